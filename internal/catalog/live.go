@@ -1,0 +1,113 @@
+package catalog
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+)
+
+// Provider is a source of tools: the built-ins, one plugin, the MCP hub, ... Tools must be safe for
+// concurrent use and return the provider's current entries; a provider whose tool list changes
+// calls the notify function it was given by Catalog.Add so that a new snapshot is built.
+type Provider interface {
+	Tools() []Entry
+}
+
+// Catalog is the live catalog: it merges its providers into snapshots and rebuilds when one of them
+// changes. It is safe for concurrent use.
+type Catalog struct {
+	log *slog.Logger
+
+	mu        sync.Mutex
+	providers []Provider
+	current   *Snapshot
+	version   uint64
+	lastErr   error
+	watchers  map[int]func(*Snapshot)
+	nextWatch int
+}
+
+// New returns an empty catalog.
+func New(log *slog.Logger) *Catalog {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Catalog{log: log, watchers: map[int]func(*Snapshot){}}
+	c.current, _ = NewSnapshot(0, nil)
+	return c
+}
+
+// Add registers a provider and rebuilds. It returns the function the provider calls when its tools
+// change.
+func (c *Catalog) Add(p Provider) (notify func()) {
+	c.mu.Lock()
+	c.providers = append(c.providers, p)
+	c.mu.Unlock()
+	c.Rebuild()
+	return c.Rebuild
+}
+
+// Rebuild builds a new snapshot from the providers. If the tools collide, the previous snapshot stays
+// current and the error is kept for Err: a bad server must not take every other tool away.
+func (c *Catalog) Rebuild() {
+	c.mu.Lock()
+	var all []Entry
+	for _, p := range c.providers {
+		all = append(all, p.Tools()...)
+	}
+	snap, err := NewSnapshot(c.version+1, all)
+	if err != nil {
+		c.lastErr = fmt.Errorf("catalog: %w", err)
+		c.mu.Unlock()
+		c.log.Warn("catalog rebuild refused", "err", err)
+		return
+	}
+	c.version++
+	c.current = snap
+	c.lastErr = nil
+	watchers := make([]func(*Snapshot), 0, len(c.watchers))
+	for _, w := range c.watchers {
+		watchers = append(watchers, w)
+	}
+	c.mu.Unlock()
+	for _, w := range watchers {
+		w(snap)
+	}
+}
+
+// Snapshot returns the current snapshot.
+func (c *Catalog) Snapshot() *Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.current
+}
+
+// Err returns the error of the last refused rebuild, or nil.
+func (c *Catalog) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr
+}
+
+// Watch calls fn with every new snapshot until the returned cancel function is called. fn runs on
+// the goroutine that rebuilt the catalog and must not block.
+func (c *Catalog) Watch(fn func(*Snapshot)) (cancel func()) {
+	c.mu.Lock()
+	id := c.nextWatch
+	c.nextWatch++
+	c.watchers[id] = fn
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.watchers, id)
+		c.mu.Unlock()
+	}
+}
+
+// Static is a Provider with a fixed list of entries.
+type Static []Entry
+
+// Tools returns the entries.
+func (s Static) Tools() []Entry { return s }
+
+var _ Provider = Static(nil)

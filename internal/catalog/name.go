@@ -1,0 +1,55 @@
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strings"
+)
+
+// MaxNameLen is the longest model-facing tool name that every provider accepts.
+const MaxNameLen = 64
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidName reports whether name can be sent to a model as it is.
+func ValidName(name string) bool { return validName.MatchString(name) }
+
+// ID builds a tool id from its parts: "<prefix>:<owner>:<name>".
+func ID(src Source, owner, name string) string {
+	if owner == "" {
+		owner = "core"
+	}
+	return src.IDPrefix() + ":" + owner + ":" + name
+}
+
+// MCPName is the model-facing name of an MCP tool: "mcp__<server>__<tool>", made safe by SafeName.
+func MCPName(server, tool string) string {
+	return SafeName("mcp__"+server+"__"+tool, ID(SourceMCP, server, tool))
+}
+
+// SafeName returns name when it is a valid model-facing name. Otherwise it returns a deterministic
+// replacement derived from the name and the tool id: illegal characters become "_", and a name that
+// changed or is too long gets a short hash of the id so that two different ids never share it.
+// The result depends only on its inputs, so it is the same on every start and in any arrival order.
+func SafeName(name, id string) string {
+	if ValidName(name) {
+		return name
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	sum := sha256.Sum256([]byte(id))
+	suffix := "_" + hex.EncodeToString(sum[:])[:8]
+	clean := b.String()
+	if len(clean)+len(suffix) > MaxNameLen {
+		clean = clean[:MaxNameLen-len(suffix)]
+	}
+	return clean + suffix
+}

@@ -1,0 +1,112 @@
+// Package plugin defines the lifecycle of nodmix's bundled plugins (decode → init → validate →
+// close) and the capabilities a plugin may contribute: tools, result middleware, providers.
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+)
+
+// Plugin is one bundled plugin instance. The lifecycle is strictly Decode, Init, Validate, then the
+// capabilities are read, and Close when nodmix shuts down (Close is also called after a failed
+// Init or Validate). Methods are called from one goroutine; capabilities it hands out (executors,
+// middleware) must be safe for concurrent use.
+type Plugin interface {
+	// Decode decodes plugins.entries.<id>.config strictly: unknown fields are errors. raw is nil when
+	// the section is absent.
+	Decode(raw json.RawMessage) error
+	// Init prepares the plugin; it may not do network I/O.
+	Init(ctx context.Context, host Host) error
+	// Validate checks the decoded configuration as a whole.
+	Validate() error
+	// Close releases what Init acquired.
+	Close() error
+}
+
+// Host is what nodmix lends a plugin. Fields are read-only for the plugin.
+type Host struct {
+	Log        *slog.Logger
+	LookupEnv  func(string) (string, bool) // the gateway's environment; never logged
+	HTTPClient *http.Client                // shared client; plugins set per-request timeouts
+	Home       string                      // nodmix's state directory
+	// Settings holds plain values of other config sections that plugins read, by dotted path
+	// (e.g. "tools.web.search.cacheTtlMinutes"); the app fills in what bundled plugins need.
+	Settings map[string]any
+}
+
+// Info describes a bundled plugin for `nodmix plugins list` and for the registry.
+type Info struct {
+	ID          string   `json:"id"`
+	Description string   `json:"description"`
+	Tools       []string `json:"tools"`     // tool names the plugin contributes
+	Providers   []string `json:"providers"` // e.g. "web_search:tavily"
+	Middleware  []string `json:"middleware,omitempty"`
+}
+
+// Factory creates a plugin instance.
+type Factory struct {
+	Info Info
+	New  func() Plugin
+}
+
+// Registry is the one visible list of bundled plugins.
+type Registry struct {
+	factories map[string]Factory
+}
+
+// ErrUnknownPlugin is returned for an id no bundled plugin has.
+var ErrUnknownPlugin = errors.New("unknown plugin")
+
+// NewRegistry returns a registry of the given factories; ids must be unique.
+func NewRegistry(fs ...Factory) (*Registry, error) {
+	r := &Registry{factories: make(map[string]Factory, len(fs))}
+	for _, f := range fs {
+		if _, dup := r.factories[f.Info.ID]; dup {
+			return nil, fmt.Errorf("plugin %q registered twice", f.Info.ID)
+		}
+		r.factories[f.Info.ID] = f
+	}
+	return r, nil
+}
+
+// List returns every plugin's Info sorted by id.
+func (r *Registry) List() []Info {
+	out := make([]Info, 0, len(r.factories))
+	for _, f := range r.factories {
+		out = append(out, f.Info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Lookup returns the factory of id.
+func (r *Registry) Lookup(id string) (Factory, error) {
+	f, ok := r.factories[id]
+	if !ok {
+		return Factory{}, fmt.Errorf("%w %q", ErrUnknownPlugin, id)
+	}
+	return f, nil
+}
+
+// Start runs the lifecycle up to Validate for one plugin. On failure the plugin is closed and the
+// error names the plugin and its step.
+func Start(ctx context.Context, f Factory, raw json.RawMessage, host Host) (Plugin, error) {
+	p := f.New()
+	if err := p.Decode(raw); err != nil {
+		return nil, fmt.Errorf("plugin %q: config: %w", f.Info.ID, err)
+	}
+	if err := p.Init(ctx, host); err != nil {
+		_ = p.Close()
+		return nil, fmt.Errorf("plugin %q: init: %w", f.Info.ID, err)
+	}
+	if err := p.Validate(); err != nil {
+		_ = p.Close()
+		return nil, fmt.Errorf("plugin %q: validate: %w", f.Info.ID, err)
+	}
+	return p, nil
+}
