@@ -1,0 +1,12 @@
+package session_test
+
+import (
+	"testing"
+
+	"github.com/nodmix/nodmix/internal/session"
+	"github.com/nodmix/nodmix/internal/session/sessiontest"
+)
+
+func TestMemory(t *testing.T) {
+	sessiontest.Run(t, func(*testing.T) session.Store { return session.NewMemory() }, nil)
+}

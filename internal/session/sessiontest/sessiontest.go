@@ -1,0 +1,91 @@
+// Package sessiontest is the conformance suite every session.Store implementation passes.
+package sessiontest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nodmix/nodmix/internal/session"
+)
+
+// Run checks a store. open returns a fresh, empty store; reopen (may be nil) reopens the same
+// durable medium after Close, to check persistence.
+func Run(t *testing.T, open func(t *testing.T) session.Store, reopen func(t *testing.T) session.Store) {
+	ctx := context.Background()
+	t.Run("selections accumulate in order", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		added, err := s.AddSelected(ctx, "a", []string{"x", "y"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"x", "y"}, added); diff != "" {
+			t.Errorf("added (-want +got):\n%s", diff)
+		}
+		added, err = s.AddSelected(ctx, "a", []string{"y", "z", "z"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"z"}, added); diff != "" {
+			t.Errorf("second add (-want +got):\n%s", diff)
+		}
+		got, err := s.Selected(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"x", "y", "z"}, got); diff != "" {
+			t.Errorf("selected (-want +got):\n%s", diff)
+		}
+		other, _ := s.Selected(ctx, "b")
+		if len(other) != 0 {
+			t.Errorf("session b sees %v", other)
+		}
+	})
+	t.Run("blobs", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		if _, err := s.Blob(ctx, "k"); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("missing blob: err = %v, want ErrNotFound", err)
+		}
+		want := []byte("raw\x00output\xff")
+		if err := s.PutBlob(ctx, "a", "k", want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Blob(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("blob (-want +got):\n%s", diff)
+		}
+	})
+	if reopen == nil {
+		return
+	}
+	t.Run("survives reopen", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.AddSelected(ctx, "p", []string{"one", "two"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutBlob(ctx, "p", "h", []byte("data")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = reopen(t)
+		defer s.Close()
+		got, err := s.Selected(ctx, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"one", "two"}, got); diff != "" {
+			t.Errorf("after reopen (-want +got):\n%s", diff)
+		}
+		if b, err := s.Blob(ctx, "h"); err != nil || string(b) != "data" {
+			t.Errorf("blob after reopen = %q, %v", b, err)
+		}
+	})
+}

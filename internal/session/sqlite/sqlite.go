@@ -1,0 +1,132 @@
+// Package sqlite is the embedded session.Store: one SQLite file in WAL mode (pure Go, no cgo),
+// so nodmix runs on one machine with no server and survives a crash at any point.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nodmix/nodmix/internal/session"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS selections (
+	session TEXT NOT NULL,
+	seq     INTEGER NOT NULL,
+	name    TEXT NOT NULL,
+	PRIMARY KEY (session, name)
+);
+CREATE INDEX IF NOT EXISTS selections_order ON selections(session, seq);
+CREATE TABLE IF NOT EXISTS blobs (
+	key     TEXT PRIMARY KEY,
+	session TEXT NOT NULL,
+	created INTEGER NOT NULL DEFAULT (unixepoch()),
+	data    BLOB NOT NULL
+);
+`
+
+// Store is a session.Store in a SQLite file.
+type Store struct {
+	db *sql.DB
+}
+
+var _ session.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("state store: %w", err)
+	}
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("state store %s: %w", path, err)
+	}
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state store %s: schema: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Selected implements session.Store.
+func (s *Store) Selected(ctx context.Context, sess string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM selections WHERE session = ? ORDER BY seq`, sess)
+	if err != nil {
+		return nil, fmt.Errorf("selections: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("selections: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// AddSelected implements session.Store in one transaction.
+func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (added []string, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("selections: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM selections WHERE session = ?`, sess).Scan(&seq); err != nil {
+		return nil, fmt.Errorf("selections: %w", err)
+	}
+	for _, n := range names {
+		seq++
+		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO selections(session, seq, name) VALUES (?, ?, ?)`, sess, seq, n)
+		if err != nil {
+			return nil, fmt.Errorf("selections: %w", err)
+		}
+		if k, _ := res.RowsAffected(); k == 1 {
+			added = append(added, n)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("selections: %w", err)
+	}
+	return added, nil
+}
+
+// PutBlob implements session.Store.
+func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) error {
+	if data == nil {
+		data = []byte{}
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO blobs(key, session, data) VALUES (?, ?, ?)`, key, sess, data)
+	if err != nil {
+		return fmt.Errorf("blob: %w", err)
+	}
+	return nil
+}
+
+// Blob implements session.Store.
+func (s *Store) Blob(ctx context.Context, key string) ([]byte, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, `SELECT data FROM blobs WHERE key = ?`, key).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blob: %w", err)
+	}
+	return b, nil
+}
+
+// Close implements session.Store.
+func (s *Store) Close() error { return s.db.Close() }
