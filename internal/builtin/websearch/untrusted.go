@@ -1,0 +1,171 @@
+package websearch
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Origin says where wrapped content came from; it picks the Source line inside the wrapper.
+type Origin string
+
+// Origins of web content.
+const (
+	OriginWebSearch Origin = "web_search"
+	OriginWebFetch  Origin = "web_fetch"
+)
+
+func (o Origin) label() string {
+	switch o {
+	case OriginWebSearch:
+		return "Web Search"
+	case OriginWebFetch:
+		return "Web Fetch"
+	default:
+		return "External"
+	}
+}
+
+// Marker replacements: what a look-alike marker inside web content becomes.
+const (
+	SanitizedStart = "[[MARKER_SANITIZED]]"
+	SanitizedEnd   = "[[END_MARKER_SANITIZED]]"
+)
+
+// NewMarkerID returns a fresh random marker id (16 hex digits). Every wrap gets its own, so a page
+// cannot close the wrapper it sits in: it would have to guess the id.
+func NewMarkerID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// Wrap encloses web content in untrusted-content markers with a fresh random id:
+//
+//	<<<EXTERNAL_UNTRUSTED_CONTENT id="<id>">>>
+//	Source: Web Search
+//	---
+//	<sanitized text>
+//	<<<END_EXTERNAL_UNTRUSTED_CONTENT id="<id>">>>
+func Wrap(text string, o Origin) string { return WrapWithID(text, o, NewMarkerID()) }
+
+// WrapWithID is Wrap with a given marker id, for deterministic output in tests and golden files.
+// id should come from NewMarkerID in production.
+func WrapWithID(text string, o Origin, id string) string {
+	var b strings.Builder
+	b.Grow(len(text) + 2*len(id) + 110)
+	b.WriteString(`<<<EXTERNAL_UNTRUSTED_CONTENT id="`)
+	b.WriteString(id)
+	b.WriteString("\">>>\nSource: ")
+	b.WriteString(o.label())
+	b.WriteString("\n---\n")
+	b.WriteString(Sanitize(text))
+	b.WriteString("\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\"")
+	b.WriteString(id)
+	b.WriteString(`">>>`)
+	return b.String()
+}
+
+// markerPattern matches a marker look-alike in folded text: any case, spaces or underscores between
+// the words, with or without an id or closing brackets.
+var markerPattern = regexp.MustCompile(`(?i)<<<\s*(END[\s_]*)?EXTERNAL[\s_]*UNTRUSTED[\s_]*CONTENT(?:[^<>\n]{0,128}>>>)?`)
+
+// Sanitize replaces everything in text that a model could take for a wrapper marker, including
+// look-alikes spelt with full-width letters, Unicode angle brackets or invisible characters.
+// Text without such a look-alike is returned unchanged.
+func Sanitize(text string) string {
+	if !mayHoldMarker(text) {
+		return text
+	}
+	folded, offsets := fold(text)
+	matches := markerPattern.FindAllStringSubmatchIndex(folded, -1)
+	if len(matches) == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	cursor := 0
+	for _, m := range matches {
+		start, end := offsets[m[0]], offsets[m[1]]
+		b.WriteString(text[cursor:start])
+		if m[2] >= 0 {
+			b.WriteString(SanitizedEnd)
+		} else {
+			b.WriteString(SanitizedStart)
+		}
+		cursor = end
+	}
+	b.WriteString(text[cursor:])
+	return b.String()
+}
+
+// mayHoldMarker is the cheap test that keeps Sanitize allocation-free for ordinary text: a marker
+// needs an opening bracket of some kind.
+func mayHoldMarker(text string) bool {
+	for _, r := range text {
+		if r == '<' {
+			return true
+		}
+		if r >= 0x80 {
+			if f, ok := foldRune(r); ok && strings.HasPrefix(f, "<") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fold maps look-alike characters to ASCII and drops invisible ones. offsets[i] is the byte offset
+// in text of the character that produced folded byte i; offsets[len(folded)] is len(text). Matches
+// start and end on character boundaries of folded, so both ends map back exactly.
+func fold(text string) (string, []int) {
+	var b strings.Builder
+	b.Grow(len(text))
+	offsets := make([]int, 0, len(text)+1)
+	for i, r := range text {
+		f, ok := foldRune(r)
+		if !ok {
+			// Decoding again tells an invalid byte (width 1) from a real U+FFFD (width 3).
+			_, w := utf8.DecodeRuneInString(text[i:])
+			b.WriteString(text[i : i+w])
+			for range w {
+				offsets = append(offsets, i)
+			}
+			continue
+		}
+		b.WriteString(f)
+		for range len(f) {
+			offsets = append(offsets, i)
+		}
+	}
+	offsets = append(offsets, len(text))
+	return b.String(), offsets
+}
+
+// foldRune returns the ASCII a look-alike stands for ("" for invisible characters), and false for
+// characters that stand for themselves.
+func foldRune(r rune) (string, bool) {
+	switch {
+	case r < 0x80:
+		return "", false
+	case r >= 0xFF21 && r <= 0xFF3A, r >= 0xFF41 && r <= 0xFF5A: // full-width letters
+		return string(r - 0xFEE0), true
+	}
+	switch r {
+	case 0xFF3F: // full-width low line
+		return "_", true
+	case 0xFF1C, 0x2329, 0x3008, 0x2039, 0x27E8, 0xFE64, 0x276C, 0x276E, 0x02C2:
+		return "<", true
+	case 0xFF1E, 0x232A, 0x3009, 0x203A, 0x27E9, 0xFE65, 0x276D, 0x276F, 0x02C3:
+		return ">", true
+	case 0x00AB, 0x300A: // « and 《 read as a double bracket
+		return "<<", true
+	case 0x00BB, 0x300B:
+		return ">>", true
+	case 0x00AD, 0x180E, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF:
+		return "", true
+	}
+	return "", false
+}
