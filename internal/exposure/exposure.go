@@ -1,0 +1,217 @@
+// Package exposure decides what a model sees of the catalog — every tool, discovery, or Tool Search —
+// and gives each session a view whose calls all go through the dispatch pipeline.
+package exposure
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/discovery"
+	"github.com/nodmix/nodmix/internal/dispatch"
+)
+
+// Mode is how the catalog is exposed.
+type Mode string
+
+const (
+	Direct          Mode = "direct"
+	Discovery       Mode = "discovery"
+	ToolSearchTools Mode = "toolsearch-tools"
+	ToolSearchCode  Mode = "toolsearch-code"
+)
+
+// Modes lists every mode, for flag validation.
+var Modes = []Mode{Direct, Discovery, ToolSearchTools, ToolSearchCode}
+
+// ParseMode validates a mode name.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("mode: must be one of direct, discovery, toolsearch-tools, toolsearch-code")
+}
+
+// Resolve picks the mode: Tool Search, when enabled, wins over discovery; code mode falls back to
+// tools mode when the sandbox cannot start.
+func Resolve(toolSearchEnabled bool, toolSearchMode string, discoveryMode discovery.Mode, codeAvailable bool) Mode {
+	if toolSearchEnabled {
+		if toolSearchMode == "tools" || !codeAvailable {
+			return ToolSearchTools
+		}
+		return ToolSearchCode
+	}
+	if discoveryMode == discovery.All || discoveryMode == discovery.MCPOnly {
+		return Discovery
+	}
+	return Direct
+}
+
+// Controls supplies the control tools of a Tool Search mode (tool_search, tool_describe, tool_call,
+// or tool_search_code) for one run over snap. It is called per view snapshot; it must be cheap.
+type Controls func(mode Mode, snap *catalog.Snapshot, session string) []catalog.Entry
+
+// Engine serves views of the live catalog. Its fields are set at assembly; it is then safe for
+// concurrent use.
+type Engine struct {
+	Mode      Mode
+	Catalog   *catalog.Catalog
+	Pipeline  *dispatch.Pipeline
+	Discovery *discovery.Service // required in Discovery mode
+	Controls  Controls           // required in Tool Search modes
+
+	mu   sync.Mutex
+	subs map[string]map[int]func()
+	next int
+}
+
+// Allowed is the current catalog snapshot without the tools policy denies: denied tools are never
+// listed, found or called.
+func (e *Engine) Allowed() *catalog.Snapshot {
+	snap := e.Catalog.Snapshot()
+	if e.Pipeline == nil || e.Pipeline.Policy == nil {
+		return snap
+	}
+	return snap.Filter(e.Pipeline.Policy.Allowed)
+}
+
+// Run returns the snapshot of what a session can call now: the visible tools plus the control
+// tools of the mode. Tool Search modes also keep every allowed tool callable through tool_call.
+func (e *Engine) Run(ctx context.Context, session string) (run *catalog.Snapshot, visible []catalog.Tool, err error) {
+	allowed := e.Allowed()
+	switch e.Mode {
+	case Discovery:
+		vis, err := e.Discovery.Visible(ctx, allowed, session)
+		if err != nil {
+			return nil, nil, err
+		}
+		search := e.Discovery.Tool(func() *catalog.Snapshot { return e.Allowed() })
+		search.Tool.Description = e.Discovery.Describe(ctx, allowed, session)
+		entries := make([]catalog.Entry, 0, len(vis)+1)
+		for _, v := range vis {
+			entries = append(entries, *v)
+		}
+		entries = append(entries, search)
+		run, err = catalog.NewSnapshot(allowed.Version(), entries)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, en := range run.Entries() {
+			visible = append(visible, en.Tool)
+		}
+		return run, visible, nil
+	case ToolSearchTools, ToolSearchCode:
+		ctrl := e.Controls(e.Mode, allowed, session)
+		run, err = allowed.With(ctrl)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range ctrl {
+			visible = append(visible, c.Tool)
+		}
+		return run, visible, nil
+	default:
+		for _, en := range allowed.Entries() {
+			visible = append(visible, en.Tool)
+		}
+		return allowed, visible, nil
+	}
+}
+
+// Open returns the view of one session. The caller closes it.
+func (e *Engine) Open(_ context.Context, session string) (*View, error) {
+	return &View{e: e, session: session}, nil
+}
+
+// Notify tells the views of session (all sessions when empty) that their tool list changed.
+func (e *Engine) Notify(session string) {
+	e.mu.Lock()
+	var fns []func()
+	for s, m := range e.subs {
+		if session == "" || s == session {
+			for _, fn := range m {
+				fns = append(fns, fn)
+			}
+		}
+	}
+	e.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+func (e *Engine) subscribe(session string, fn func()) func() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.subs == nil {
+		e.subs = map[string]map[int]func(){}
+	}
+	if e.subs[session] == nil {
+		e.subs[session] = map[int]func(){}
+	}
+	id := e.next
+	e.next++
+	e.subs[session][id] = fn
+	return func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		delete(e.subs[session], id)
+		if len(e.subs[session]) == 0 {
+			delete(e.subs, session)
+		}
+	}
+}
+
+// View is one session's window on the catalog. It is safe for concurrent use.
+type View struct {
+	e       *Engine
+	session string
+}
+
+// Session is the view's session id.
+func (v *View) Session() string { return v.session }
+
+// Tools returns the tools the session sees now.
+func (v *View) Tools() []catalog.Tool {
+	_, vis, err := v.e.Run(context.Background(), v.session)
+	if err != nil {
+		return nil
+	}
+	return vis
+}
+
+// Call calls a visible tool (or, in Tool Search modes, a control tool) by name or id.
+func (v *View) Call(ctx context.Context, name string, args json.RawMessage) (*catalog.Result, error) {
+	run, vis, err := v.e.Run(ctx, v.session)
+	if err != nil {
+		return nil, err
+	}
+	if v.e.Mode == ToolSearchTools || v.e.Mode == ToolSearchCode {
+		// Only the control tools are exposed; the rest is reached through them.
+		ok := false
+		for _, t := range vis {
+			if t.Name == name || t.ID == name {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", dispatch.ErrUnknownTool, name)
+		}
+	}
+	return v.e.Pipeline.Call(ctx, run, dispatch.Request{Target: name, Args: args, Session: v.session, Surface: "mcp"})
+}
+
+// Subscribe calls fn when the view's tool list may have changed.
+func (v *View) Subscribe(fn func()) (cancel func()) {
+	unsubSession := v.e.subscribe(v.session, fn)
+	unwatch := v.e.Catalog.Watch(func(*catalog.Snapshot) { fn() })
+	return func() { unsubSession(); unwatch() }
+}
+
+// Close releases the view.
+func (v *View) Close() error { return nil }
