@@ -1,0 +1,138 @@
+// Package telemetry records what happens to tool calls: counters in memory and one JSON Lines
+// session log per session under $NODMIX_HOME/logs. It records sizes and outcomes, never arguments.
+package telemetry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/dispatch"
+)
+
+// Recorder writes session logs and keeps counters. It is safe for concurrent use.
+type Recorder struct {
+	dir string
+	log *slog.Logger
+
+	mu       sync.Mutex
+	counts   map[string]int // outcome → calls
+	bySource map[string]int
+	bytesIn  int64
+	bytesOut int64
+}
+
+var _ dispatch.Observer = (*Recorder)(nil)
+
+// New returns a recorder writing under dir (created on first write); an empty dir keeps counters only.
+func New(dir string, log *slog.Logger) *Recorder {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Recorder{dir: dir, log: log, counts: map[string]int{}, bySource: map[string]int{}}
+}
+
+// callLine is one tool call in a session log.
+type callLine struct {
+	Time        time.Time `json:"time"`
+	Type        string    `json:"type"`
+	Surface     string    `json:"surface"`
+	CallID      string    `json:"call_id"`
+	Tool        string    `json:"tool"`
+	Name        string    `json:"name,omitempty"`
+	Source      string    `json:"source,omitempty"`
+	Outcome     string    `json:"outcome"`
+	DurationMS  float64   `json:"duration_ms"`
+	ArgsBytes   int       `json:"args_bytes"`
+	ResultBytes int       `json:"result_bytes"`
+}
+
+// Observe implements dispatch.Observer.
+func (r *Recorder) Observe(ev dispatch.Event) {
+	r.mu.Lock()
+	r.counts[ev.Outcome]++
+	if ev.Source != "" {
+		r.bySource[string(ev.Source)]++
+	}
+	r.bytesIn += int64(ev.ArgsBytes)
+	r.bytesOut += int64(ev.ResultBytes)
+	r.mu.Unlock()
+	r.Write(ev.Session, callLine{
+		Time: ev.Time.UTC(), Type: "call", Surface: ev.Surface, CallID: ev.CallID, Tool: ev.ToolID, Name: ev.ToolName,
+		Source: string(ev.Source), Outcome: ev.Outcome, DurationMS: float64(ev.Duration.Microseconds()) / 1000,
+		ArgsBytes: ev.ArgsBytes, ResultBytes: ev.ResultBytes,
+	})
+}
+
+// Counters is a snapshot of the counters.
+type Counters struct {
+	Calls       map[string]int `json:"calls"`      // by outcome
+	BySource    map[string]int `json:"by_source"`  // calls by tool source
+	ArgsBytes   int64          `json:"args_bytes"` // sum over calls
+	ResultBytes int64          `json:"result_bytes"`
+}
+
+// Counters returns the current counters.
+func (r *Recorder) Counters() Counters {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := Counters{Calls: map[string]int{}, BySource: map[string]int{}, ArgsBytes: r.bytesIn, ResultBytes: r.bytesOut}
+	for k, v := range r.counts {
+		c.Calls[k] = v
+	}
+	for k, v := range r.bySource {
+		c.BySource[k] = v
+	}
+	return c
+}
+
+// Write appends one JSON line to the session's log. Failures are logged, never returned: telemetry
+// must not break a call.
+func (r *Recorder) Write(session string, line any) {
+	if r.dir == "" {
+		return
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		r.log.Warn("session log: encode", "err", err)
+		return
+	}
+	path := filepath.Join(r.dir, "sessions", FileName(session))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		r.log.Warn("session log", "err", err)
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		r.log.Warn("session log", "err", err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		r.log.Warn("session log", "err", err)
+	}
+}
+
+var safeSession = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,80}$`)
+
+// FileName is the log file name of a session: the id itself when it is a safe file name, else a
+// hash of it, so a client-chosen id can never escape the log directory.
+func FileName(session string) string {
+	if session == "" {
+		session = "default"
+	}
+	if safeSession.MatchString(session) && session != "." && session != ".." {
+		return session + ".jsonl"
+	}
+	sum := sha256.Sum256([]byte(session))
+	return fmt.Sprintf("s-%s.jsonl", hex.EncodeToString(sum[:8]))
+}
