@@ -1,0 +1,115 @@
+// Package mcphub connects nodmix to downstream MCP servers (stdio and streamable HTTP), keeps
+// them running, and offers their tools, prompts and resources to the catalog and the MCP face.
+package mcphub
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+)
+
+// ServerConfig is one downstream server, as the app converts it from mcp.servers.<name>. Secret
+// references are already resolved: Env and Headers hold real values, which the hub never logs,
+// reports or puts in an error.
+type ServerConfig struct {
+	Name    string
+	Command string // stdio: the program to run
+	Args    []string
+	Env     map[string]string // added to the environment nodmix runs with
+	Cwd     string
+	URL     string // streamable HTTP endpoint
+	Headers map[string]string
+	Timeout time.Duration // per call; 0 means DefaultCallTimeout
+	Enabled bool
+}
+
+// ErrInvalidConfig is wrapped by every configuration error.
+var ErrInvalidConfig = errors.New("invalid mcp server config")
+
+var validServerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// Validate checks the config. Its errors name the config path and the rule, e.g.
+// `mcp.servers.x: one of command or url is required`.
+func (c ServerConfig) Validate() error {
+	path := "mcp.servers." + c.Name
+	switch {
+	case c.Name == "":
+		return fmt.Errorf("%w: mcp.servers: a server name must not be empty", ErrInvalidConfig)
+	case !validServerName.MatchString(c.Name):
+		return fmt.Errorf("%w: %s: server name must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit", ErrInvalidConfig, path)
+	case c.Command == "" && c.URL == "":
+		return fmt.Errorf("%w: %s: one of command or url is required", ErrInvalidConfig, path)
+	case c.Command != "" && c.URL != "":
+		return fmt.Errorf("%w: %s: command and url are mutually exclusive", ErrInvalidConfig, path)
+	case c.URL != "" && (len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != ""):
+		return fmt.Errorf("%w: %s: args, env and cwd apply to command servers only", ErrInvalidConfig, path)
+	case c.Command != "" && len(c.Headers) > 0:
+		return fmt.Errorf("%w: %s.headers: headers apply to url servers only", ErrInvalidConfig, path)
+	case c.Timeout < 0:
+		return fmt.Errorf("%w: %s.timeoutMs: must not be negative", ErrInvalidConfig, path)
+	}
+	if c.URL != "" {
+		if _, err := parseEndpoint(c.URL); err != nil {
+			return fmt.Errorf("%w: %s.url: %v", ErrInvalidConfig, path, err)
+		}
+	}
+	return nil
+}
+
+// Transport is "stdio" for command servers and "http" for url servers.
+func (c ServerConfig) Transport() string {
+	if c.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+// Defaults for the zero values of Options and ServerConfig.
+const (
+	DefaultCallTimeout    = 60 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultTerminateGrace = 5 * time.Second
+	DefaultHTTPKeepAlive  = 30 * time.Second
+)
+
+// Backoff paces restarts of a server that died or failed to connect: the delay starts at Initial,
+// doubles up to Max, and goes back to Initial only once a connection stayed up for StableAfter, so
+// a server that crashes right after every start is not hammered.
+type Backoff struct {
+	Initial     time.Duration // default 1s
+	Max         time.Duration // default 30s
+	StableAfter time.Duration // default 60s
+}
+
+func (b Backoff) withDefaults() Backoff {
+	if b.Initial <= 0 {
+		b.Initial = time.Second
+	}
+	if b.Max <= 0 {
+		b.Max = 30 * time.Second
+	}
+	if b.Max < b.Initial {
+		b.Max = b.Initial
+	}
+	if b.StableAfter <= 0 {
+		b.StableAfter = 60 * time.Second
+	}
+	return b
+}
+
+// Options configure a Hub.
+type Options struct {
+	Servers []ServerConfig
+	Log     *slog.Logger // nil: quiet
+	// Notify is called, on a hub goroutine and without hub locks held, whenever the result of
+	// Tools changes. It is usually the function catalog.Catalog.Add returned.
+	Notify              func()
+	ClientName, Version string // how nodmix introduces itself to servers; default "nodmix", "dev"
+
+	ConnectTimeout time.Duration // deadline of one connection attempt (initialize and first lists)
+	TerminateGrace time.Duration // how long a stdio server may take to exit after its stdin closes
+	HTTPKeepAlive  time.Duration // ping interval for url servers, to notice expired sessions; <0 off
+	Backoff        Backoff
+}

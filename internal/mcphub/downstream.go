@@ -1,0 +1,437 @@
+package mcphub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+)
+
+// protocolVersion is what the hub asks downstream servers for. The session-based 2025-11-25
+// protocol is what the servers in the wild speak; the SDK negotiates down from it when needed.
+const protocolVersion = "2025-11-25"
+
+// maxPages bounds pagination so that a server repeating cursors cannot loop the hub forever.
+const maxPages = 1000
+
+type kind uint32
+
+const (
+	kindTools kind = 1 << iota
+	kindPrompts
+	kindResources
+	kindAll = kindTools | kindPrompts | kindResources
+)
+
+// downstream is one configured server and the goroutine that keeps it connected.
+type downstream struct {
+	h       *Hub
+	cfg     ServerConfig
+	scrub   *scrubber
+	timeout time.Duration
+	client  *mcp.Client
+	poked   chan struct{} // list_changed arrived; capacity 1
+	pending atomic.Uint32 // kinds to list again
+
+	mu        sync.Mutex
+	state     State
+	cs        *mcp.ClientSession // set only while ready
+	tools     []catalog.Entry
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	lastErr   error
+	retryAt   time.Time
+	attempted bool
+	restarts  int
+}
+
+func newDownstream(h *Hub, cfg ServerConfig) *downstream {
+	d := &downstream{
+		h:       h,
+		cfg:     cfg,
+		scrub:   newScrubber(cfg),
+		timeout: cfg.Timeout,
+		poked:   make(chan struct{}, 1),
+		state:   StateIdle,
+	}
+	if d.timeout <= 0 {
+		d.timeout = DefaultCallTimeout
+	}
+	log := h.log.With("server", cfg.Name)
+	opts := &mcp.ClientOptions{
+		Logger: log,
+		// nodmix is a proxy: it offers no roots, sampling or elicitation of its own.
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { d.poke(kindTools) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { d.poke(kindPrompts) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { d.poke(kindResources) },
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			if req.Params != nil {
+				log.Debug("mcp server log message", "level", req.Params.Level, "logger", req.Params.Logger)
+			}
+		},
+	}
+	if cfg.URL != "" && h.httpKeepAlive > 0 {
+		opts.KeepAlive = h.httpKeepAlive
+	}
+	d.client = mcp.NewClient(&mcp.Implementation{Name: h.clientName, Version: h.version}, opts)
+	return d
+}
+
+func (d *downstream) runnable() bool {
+	return d.state != StateInvalid && d.state != StateDisabled
+}
+
+// poke asks the run loop to list again. It never blocks: it runs on the session's reader.
+func (d *downstream) poke(k kind) {
+	d.pending.Or(uint32(k))
+	select {
+	case d.poked <- struct{}{}:
+	default:
+	}
+}
+
+func (d *downstream) setState(s State) {
+	d.mu.Lock()
+	d.state = s
+	d.mu.Unlock()
+	d.h.bump()
+}
+
+// run keeps the server connected until ctx ends, restarting it with backoff.
+func (d *downstream) run(ctx context.Context) {
+	log := d.h.log.With("server", d.cfg.Name)
+	b := d.h.backoff
+	delay := b.Initial
+	for {
+		d.setState(StateConnecting)
+		cs, err := d.connect(ctx)
+		if err == nil {
+			log.Info("mcp server ready", "transport", d.cfg.Transport())
+			up := time.Now()
+			err = d.serve(ctx, cs)
+			if time.Since(up) >= b.StableAfter {
+				delay = b.Initial
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		d.fail(err, delay)
+		log.Warn("mcp server down", "err", err, "retry_in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		delay = min(delay*2, b.Max)
+	}
+}
+
+// connect makes one connection attempt under the connect deadline: initialize, then list.
+func (d *downstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	cctx, cancel := context.WithTimeout(ctx, d.h.connectTimeout)
+	defer cancel()
+	t, err := d.h.dial(cctx, d.cfg)
+	if err != nil {
+		return nil, d.scrub.err(fmt.Errorf("start: %w", err))
+	}
+	d.pending.Store(0) // the full listing below covers what was pending
+	cs, err := d.client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("no answer to initialize within %s", d.h.connectTimeout)
+		}
+		return nil, d.scrub.err(fmt.Errorf("initialize: %w", err))
+	}
+	l, err := d.list(cctx, cs, kindAll)
+	if err != nil {
+		_ = cs.Close()
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("no complete listing within %s", d.h.connectTimeout)
+		}
+		return nil, d.scrub.err(fmt.Errorf("list: %w", err))
+	}
+	d.mu.Lock()
+	d.state, d.cs, d.lastErr, d.attempted = StateReady, cs, nil, true
+	d.mu.Unlock()
+	d.apply(l)
+	return cs, nil
+}
+
+// serve watches a ready session until it dies or ctx ends, re-listing on list_changed.
+func (d *downstream) serve(ctx context.Context, cs *mcp.ClientSession) error {
+	done := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { done <- cs.Wait() })
+	defer wg.Wait()
+	// Runs before wg.Wait: closing the session is what ends cs.Wait. For a stdio server it also
+	// reaps the process.
+	defer cs.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-done:
+			if err == nil {
+				return errors.New("connection closed by the server")
+			}
+			return d.scrub.err(fmt.Errorf("connection closed: %w", err))
+		case <-d.poked:
+			k := kind(d.pending.Swap(0))
+			if k == 0 {
+				continue
+			}
+			lctx, cancel := context.WithTimeout(ctx, d.h.connectTimeout)
+			l, err := d.list(lctx, cs, k)
+			cancel()
+			if err != nil {
+				// A dead session shows up on done; anything else keeps the lists we have.
+				d.h.log.Warn("mcp server: listing after list_changed failed", "server", d.cfg.Name, "err", d.scrub.err(err))
+				continue
+			}
+			d.apply(l)
+		}
+	}
+}
+
+func (d *downstream) fail(err error, delay time.Duration) {
+	if err == nil {
+		err = errors.New("stopped")
+	}
+	d.mu.Lock()
+	d.state, d.cs, d.lastErr = StateDown, nil, err
+	d.retryAt = time.Now().Add(delay)
+	d.attempted = true
+	d.restarts++
+	d.mu.Unlock()
+	d.h.bump()
+}
+
+// lists is the result of one listing; have says which kinds it holds.
+type lists struct {
+	have      kind
+	tools     []*mcp.Tool
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+}
+
+func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (lists, error) {
+	caps := &mcp.ServerCapabilities{}
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil {
+		caps = ir.Capabilities
+	}
+	l := lists{have: k}
+	var err error
+	if k&kindTools != 0 && caps.Tools != nil {
+		l.tools, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Tools, r.NextCursor, nil
+		})
+		if err != nil {
+			return l, fmt.Errorf("tools/list: %w", err)
+		}
+	}
+	if k&kindPrompts != 0 && caps.Prompts != nil {
+		l.prompts, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Prompts, r.NextCursor, nil
+		})
+		if err != nil {
+			return l, fmt.Errorf("prompts/list: %w", err)
+		}
+	}
+	if k&kindResources != 0 && caps.Resources != nil {
+		l.resources, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Resources, r.NextCursor, nil
+		})
+		if err != nil {
+			return l, fmt.Errorf("resources/list: %w", err)
+		}
+		l.templates, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.ResourceTemplates, r.NextCursor, nil
+		})
+		if err != nil {
+			return l, fmt.Errorf("resources/templates/list: %w", err)
+		}
+	}
+	return l, nil
+}
+
+func paginate[T any](ctx context.Context, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
+	var out []*T
+	cursor := ""
+	for range maxPages {
+		items, next, err := page(ctx, cursor)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if it != nil {
+				out = append(out, it)
+			}
+		}
+		if next == "" {
+			return out, nil
+		}
+		if next == cursor {
+			return nil, fmt.Errorf("server repeated the cursor %q", next)
+		}
+		cursor = next
+	}
+	return nil, fmt.Errorf("more than %d pages", maxPages)
+}
+
+// apply installs a listing and tells whoever cares.
+func (d *downstream) apply(l lists) {
+	var toolsChanged, otherChanged bool
+	d.mu.Lock()
+	if l.have&kindTools != 0 {
+		entries := d.entries(l.tools)
+		toolsChanged = !sameEntries(d.tools, entries)
+		d.tools = entries
+	}
+	if l.have&kindPrompts != 0 {
+		otherChanged = otherChanged || !sameJSON(d.prompts, l.prompts)
+		d.prompts = l.prompts
+	}
+	if l.have&kindResources != 0 {
+		otherChanged = otherChanged || !sameJSON(d.resources, l.resources) || !sameJSON(d.templates, l.templates)
+		d.resources, d.templates = l.resources, l.templates
+	}
+	d.mu.Unlock()
+	d.h.bump()
+	if toolsChanged {
+		d.h.notify()
+	}
+	if otherChanged {
+		d.h.firePassthrough()
+	}
+}
+
+// entries turns a server's tools into catalog entries, sorted by id. A name listed twice keeps
+// its first definition: a server contradicting itself must not break the catalog.
+func (d *downstream) entries(tools []*mcp.Tool) []catalog.Entry {
+	server := d.cfg.Name
+	out := make([]catalog.Entry, 0, len(tools))
+	seen := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		if t.Name == "" || seen[t.Name] {
+			d.h.log.Warn("mcp server listed a tool without a name or twice; keeping the first", "server", server, "tool", t.Name)
+			continue
+		}
+		seen[t.Name] = true
+		var schema json.RawMessage
+		if t.InputSchema != nil {
+			if b, err := json.Marshal(t.InputSchema); err == nil && string(b) != "null" {
+				schema = b
+			}
+		}
+		label := t.Title
+		if label == "" && t.Annotations != nil {
+			label = t.Annotations.Title
+		}
+		out = append(out, catalog.Entry{
+			Tool: catalog.Tool{
+				ID:          catalog.ID(catalog.SourceMCP, server, t.Name),
+				Name:        catalog.MCPName(server, t.Name),
+				Label:       label,
+				Description: t.Description,
+				InputSchema: schema,
+				Source:      catalog.SourceMCP,
+				Owner:       server,
+				Server:      server,
+				MCPToolName: t.Name,
+				LoadMode:    catalog.Discoverable,
+			},
+			Exec: toolExec{d: d, name: t.Name},
+		})
+	}
+	slices.SortFunc(out, func(a, b catalog.Entry) int { return strings.Compare(a.Tool.ID, b.Tool.ID) })
+	return out
+}
+
+func sameEntries(a, b []catalog.Entry) bool {
+	return slices.EqualFunc(a, b, func(x, y catalog.Entry) bool {
+		tx, ty := &x.Tool, &y.Tool
+		return tx.ID == ty.ID && tx.Name == ty.Name && tx.Label == ty.Label &&
+			tx.Description == ty.Description && bytes.Equal(tx.InputSchema, ty.InputSchema)
+	})
+}
+
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+func (d *downstream) status() ServerStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := ServerStatus{
+		Name:      d.cfg.Name,
+		Transport: d.cfg.Transport(),
+		Target:    d.scrub.replace(d.cfg.target()),
+		State:     d.state,
+		Tools:     len(d.tools),
+		Prompts:   len(d.prompts),
+		Resources: len(d.resources),
+		Restarts:  d.restarts,
+	}
+	if d.state == StateDown {
+		st.RetryInMs = max(0, time.Until(d.retryAt)).Milliseconds()
+	}
+	if d.lastErr != nil {
+		st.LastError = d.scrub.replace(d.lastErr.Error())
+	}
+	return st
+}
+
+// session returns the live session, or an error that says why there is none.
+func (d *downstream) session() (*mcp.ClientSession, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state == StateReady && d.cs != nil {
+		return d.cs, nil
+	}
+	e := &UnavailableError{Server: d.cfg.Name, State: d.state, Err: d.lastErr}
+	if d.state == StateDown {
+		e.RetryIn = max(0, time.Until(d.retryAt))
+	}
+	return nil, e
+}
+
+// current reports whether cs is still the server's live session.
+func (d *downstream) current(cs *mcp.ClientSession) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cs == cs && d.state == StateReady
+}

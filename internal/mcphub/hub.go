@@ -1,0 +1,332 @@
+package mcphub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+)
+
+// State is where a server is in its life.
+type State string
+
+const (
+	StateDisabled   State = "disabled"   // enabled: false in config; never started
+	StateInvalid    State = "invalid"    // the config is wrong; never started
+	StateIdle       State = "idle"       // the hub has not been started yet
+	StateConnecting State = "connecting" // a connection attempt is under way
+	StateReady      State = "ready"      // connected; calls go through
+	StateDown       State = "down"       // died or failed to connect; waiting to restart
+	StateClosed     State = "closed"     // the hub was closed
+)
+
+// Sentinel errors.
+var (
+	ErrClosed          = errors.New("mcp hub closed")
+	ErrStarted         = errors.New("mcp hub already started")
+	ErrUnknownServer   = errors.New("unknown mcp server")
+	ErrUnknownPrompt   = errors.New("unknown prompt")
+	ErrUnknownResource = errors.New("unknown resource")
+)
+
+// UnavailableError is the error of a call to a server that cannot take it now. It matches
+// catalog.ErrUnavailable with errors.Is, and the server's last error too.
+type UnavailableError struct {
+	Server  string
+	State   State
+	RetryIn time.Duration // for StateDown: time until the next attempt
+	Err     error         // the last error of the server, or the one that lost the call
+}
+
+func (e *UnavailableError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcp server %q: %s", e.Server, e.State)
+	if e.State == StateDown {
+		fmt.Fprintf(&b, " (restarting in %s)", formatDelay(e.RetryIn))
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap makes the error match catalog.ErrUnavailable and the underlying cause.
+func (e *UnavailableError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{catalog.ErrUnavailable}
+	}
+	return []error{catalog.ErrUnavailable, e.Err}
+}
+
+// ServerStatus is one line of `nodmix mcp servers`. It never holds header or env values.
+type ServerStatus struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"` // "stdio" or "http"
+	Target    string `json:"target"`    // the command, or the URL without query and user info
+	State     State  `json:"state"`
+	Tools     int    `json:"tools"`
+	Prompts   int    `json:"prompts"`
+	Resources int    `json:"resources"`
+	Restarts  int    `json:"restarts"` // connections lost or attempts failed since start
+	RetryInMs int64  `json:"retryInMs,omitempty"`
+	LastError string `json:"lastError,omitempty"`
+}
+
+// Hub owns the connections to the downstream servers. It is safe for concurrent use. Every
+// goroutine it starts ends before Close returns.
+type Hub struct {
+	log            *slog.Logger
+	notify         func()
+	clientName     string
+	version        string
+	connectTimeout time.Duration
+	terminateGrace time.Duration
+	httpKeepAlive  time.Duration
+	backoff        Backoff
+	dial           dialFunc
+
+	servers []*downstream // sorted by name; fixed after New
+	byName  map[string]*downstream
+
+	wg sync.WaitGroup
+
+	mu        sync.Mutex
+	started   bool
+	closed    bool
+	cancel    context.CancelFunc
+	changed   chan struct{}
+	watchers  map[int]func()
+	nextWatch int
+}
+
+var _ catalog.Provider = (*Hub)(nil)
+
+// New builds a hub for the servers. Invalid and duplicate configs do not stop the others: they
+// show in Status with state "invalid" and the reason.
+func New(opts Options) *Hub {
+	h := &Hub{
+		log:            opts.Log,
+		notify:         opts.Notify,
+		clientName:     opts.ClientName,
+		version:        opts.Version,
+		connectTimeout: opts.ConnectTimeout,
+		terminateGrace: opts.TerminateGrace,
+		httpKeepAlive:  opts.HTTPKeepAlive,
+		backoff:        opts.Backoff.withDefaults(),
+		byName:         map[string]*downstream{},
+		changed:        make(chan struct{}),
+		watchers:       map[int]func(){},
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.notify == nil {
+		h.notify = func() {}
+	}
+	if h.clientName == "" {
+		h.clientName = "nodmix"
+	}
+	if h.version == "" {
+		h.version = "dev"
+	}
+	if h.connectTimeout <= 0 {
+		h.connectTimeout = DefaultConnectTimeout
+	}
+	if h.terminateGrace <= 0 {
+		h.terminateGrace = DefaultTerminateGrace
+	}
+	if h.httpKeepAlive == 0 {
+		h.httpKeepAlive = DefaultHTTPKeepAlive
+	}
+	h.dial = h.dialConfig
+	for _, cfg := range opts.Servers {
+		d := newDownstream(h, cfg)
+		if err := cfg.Validate(); err != nil {
+			d.state, d.lastErr = StateInvalid, err
+		} else if _, dup := h.byName[cfg.Name]; dup {
+			d.state = StateInvalid
+			d.lastErr = fmt.Errorf("%w: mcp.servers.%s: duplicate server name", ErrInvalidConfig, cfg.Name)
+		} else if !cfg.Enabled {
+			d.state = StateDisabled
+		}
+		if _, dup := h.byName[cfg.Name]; !dup {
+			h.byName[cfg.Name] = d
+		}
+		h.servers = append(h.servers, d)
+	}
+	slices.SortStableFunc(h.servers, func(a, b *downstream) int { return strings.Compare(a.cfg.Name, b.cfg.Name) })
+	return h
+}
+
+// Start connects every enabled server, each in its own goroutine with its own deadline, and
+// returns at once: a slow or broken server never delays the others. ctx bounds the life of the
+// connections (not just their start); Close ends them too.
+func (h *Hub) Start(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closed:
+		return ErrClosed
+	case h.started:
+		return ErrStarted
+	}
+	h.started = true
+	ctx, h.cancel = context.WithCancel(ctx)
+	for _, d := range h.servers {
+		if d.runnable() {
+			d.setState(StateConnecting)
+			h.wg.Go(func() { d.run(ctx) })
+		}
+	}
+	return nil
+}
+
+// Close stops every server and waits for all the hub's goroutines. Stdio servers get their stdin
+// closed, then SIGTERM, then SIGKILL, TerminateGrace apart. Close is idempotent.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.wg.Wait()
+		return nil
+	}
+	h.closed = true
+	cancel := h.cancel
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	h.wg.Wait()
+	for _, d := range h.servers {
+		if d.runnable() {
+			d.setState(StateClosed)
+		}
+	}
+	return nil
+}
+
+// Tools returns the tools of every server, sorted by id. A server that is down keeps the tools it
+// last listed, so that a call reaches it and fails with a clear error instead of "unknown tool"
+// and a restart does not make tools flicker in and out of client lists.
+func (h *Hub) Tools() []catalog.Entry {
+	var out []catalog.Entry
+	for _, d := range h.servers {
+		d.mu.Lock()
+		out = append(out, d.tools...)
+		d.mu.Unlock()
+	}
+	return out
+}
+
+// Status reports every configured server, sorted by name.
+func (h *Hub) Status() []ServerStatus {
+	out := make([]ServerStatus, 0, len(h.servers))
+	for _, d := range h.servers {
+		out = append(out, d.status())
+	}
+	return out
+}
+
+// Changed returns a channel that is closed at the next change of any server's state or lists.
+// Callers wait on it and call Changed again for the next change.
+func (h *Hub) Changed() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.changed
+}
+
+func (h *Hub) bump() {
+	h.mu.Lock()
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
+}
+
+// Settled waits until every enabled server has finished its first connection attempt, whether it
+// succeeded or not. One-shot commands call it before they read Tools.
+func (h *Hub) Settled(ctx context.Context) error {
+	for {
+		ch := h.Changed()
+		pending := false
+		for _, d := range h.servers {
+			d.mu.Lock()
+			if d.runnable() && !d.attempted && d.state != StateClosed {
+				pending = true
+			}
+			d.mu.Unlock()
+		}
+		if !pending {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for mcp servers: %w", context.Cause(ctx))
+		case <-ch:
+		}
+	}
+}
+
+// WaitState waits until the named server is in one of the states.
+func (h *Hub) WaitState(ctx context.Context, server string, states ...State) error {
+	d, ok := h.byName[server]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownServer, server)
+	}
+	for {
+		ch := h.Changed()
+		d.mu.Lock()
+		st := d.state
+		d.mu.Unlock()
+		if slices.Contains(states, st) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for mcp server %q to be %v (it is %s): %w", server, states, st, context.Cause(ctx))
+		case <-ch:
+		}
+	}
+}
+
+// Subscribe calls fn whenever the prompts or resources of any server change, until cancel is
+// called. fn runs on a hub goroutine without hub locks held and must not block for long.
+func (h *Hub) Subscribe(fn func()) (cancel func()) {
+	h.mu.Lock()
+	id := h.nextWatch
+	h.nextWatch++
+	h.watchers[id] = fn
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.watchers, id)
+		h.mu.Unlock()
+	}
+}
+
+func (h *Hub) firePassthrough() {
+	h.mu.Lock()
+	fns := make([]func(), 0, len(h.watchers))
+	for _, fn := range h.watchers {
+		fns = append(fns, fn)
+	}
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// server finds a running server by name.
+func (h *Hub) server(name string) (*downstream, error) {
+	d, ok := h.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, name)
+	}
+	return d, nil
+}

@@ -1,0 +1,239 @@
+package mcphub
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// dialFunc makes the transport of one connection attempt. Tests replace it to reach in-process
+// servers; production uses dialConfig.
+type dialFunc func(ctx context.Context, cfg ServerConfig) (mcp.Transport, error)
+
+func parseEndpoint(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, errors.New("not a valid URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, errors.New("must be an http or https URL")
+	}
+	if u.Host == "" {
+		return nil, errors.New("must name a host")
+	}
+	return u, nil
+}
+
+// redactURL keeps what identifies the endpoint and drops what may be a credential.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid url)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	u.Fragment = ""
+	return u.String()
+}
+
+// target describes the server for status output without any secret.
+func (c ServerConfig) target() string {
+	if c.URL != "" {
+		return redactURL(c.URL)
+	}
+	return c.Command
+}
+
+// dialConfig builds the real transport for cfg.
+func (h *Hub) dialConfig(_ context.Context, cfg ServerConfig) (mcp.Transport, error) {
+	if cfg.URL != "" {
+		return &mcp.StreamableClientTransport{
+			Endpoint:   cfg.URL,
+			HTTPClient: &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: cfg.Headers}},
+			MaxRetries: 2,
+		}, nil
+	}
+	// Not CommandContext: the process must outlive the connect deadline; closing the session
+	// ends it (stdin closed, then SIGTERM, then SIGKILL after TerminateGrace).
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Dir = cfg.Cwd
+	if len(cfg.Env) > 0 {
+		env := os.Environ()
+		keys := make([]string, 0, len(cfg.Env))
+		for k := range cfg.Env {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+cfg.Env[k])
+		}
+		cmd.Env = env
+	}
+	cmd.Stderr = newLineLogger(h.log.With("server", cfg.Name, "stream", "stderr"), newScrubber(cfg))
+	// A grandchild that keeps stderr open must not hold up Wait forever.
+	cmd.WaitDelay = h.terminateGrace
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: h.terminateGrace}, nil
+}
+
+// headerTransport adds the configured headers to every request to a url server.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			req.Header.Set(k, v)
+		}
+	}
+	return t.base.RoundTrip(req)
+}
+
+// lineLogger turns a server's stderr into log records, one per line. Lines are capped so that a
+// server printing a huge blob cannot flood the log.
+type lineLogger struct {
+	log   *slog.Logger
+	scrub *scrubber
+	mu    sync.Mutex
+	buf   []byte
+}
+
+const maxLogLine = 4096
+
+func newLineLogger(log *slog.Logger, s *scrubber) *lineLogger { return &lineLogger{log: log, scrub: s} }
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		l.emit(l.buf[:i])
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > maxLogLine {
+		l.emit(l.buf)
+		l.buf = l.buf[:0]
+	}
+	return len(p), nil
+}
+
+func (l *lineLogger) emit(line []byte) {
+	line = bytes.TrimRight(line, "\r")
+	if len(line) == 0 {
+		return
+	}
+	if len(line) > maxLogLine {
+		line = append(line[:maxLogLine:maxLogLine], "…"...)
+	}
+	l.log.Info("mcp server output", "line", l.scrub.replace(string(line)))
+}
+
+// scrubber removes a server's secrets (env and header values, the URL's query and user info) from
+// text that goes to logs, errors and status output.
+type scrubber struct {
+	secrets []string
+	r       *strings.Replacer
+}
+
+func newScrubber(cfg ServerConfig) *scrubber {
+	var pairs []string
+	add := func(secret, mask string) {
+		// Very short values would mask ordinary words; they are unlikely to be credentials.
+		if len(secret) >= 4 {
+			pairs = append(pairs, secret, mask)
+		}
+	}
+	if cfg.URL != "" {
+		add(cfg.URL, redactURL(cfg.URL))
+		if u, err := url.Parse(cfg.URL); err == nil {
+			add(u.RawQuery, "…")
+			if p, ok := u.User.Password(); ok {
+				add(p, "***")
+			}
+		}
+	}
+	for _, v := range cfg.Headers {
+		add(v, "***")
+		// "Bearer <token>": mask the token on its own too.
+		if _, tok, ok := strings.Cut(v, " "); ok {
+			add(tok, "***")
+		}
+	}
+	for _, v := range cfg.Env {
+		add(v, "***")
+	}
+	// Longest first, so that a value containing another is masked whole.
+	type pair struct{ old, new string }
+	ps := make([]pair, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		ps = append(ps, pair{pairs[i], pairs[i+1]})
+	}
+	slices.SortFunc(ps, func(a, b pair) int { return len(b.old) - len(a.old) })
+	flat := make([]string, 0, len(pairs))
+	for _, p := range ps {
+		flat = append(flat, p.old, p.new)
+	}
+	return &scrubber{secrets: flat, r: strings.NewReplacer(flat...)}
+}
+
+func (s *scrubber) replace(text string) string {
+	if s == nil || len(s.secrets) == 0 {
+		return text
+	}
+	return s.r.Replace(text)
+}
+
+// err returns err with secrets removed from its message; errors.Is and errors.As still see the
+// original chain.
+func (s *scrubber) err(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := s.replace(msg)
+	if clean == msg {
+		return err
+	}
+	return &scrubbedError{msg: clean, err: err}
+}
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// formatDelay renders a restart delay for people: "2s", "500ms".
+func formatDelay(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+var _ http.RoundTripper = (*headerTransport)(nil)
