@@ -1,0 +1,62 @@
+// Package policy decides which tools a run may see and call (allow/deny globs) and gates the calls
+// that remain: approvals asked of a person, and before-call hook commands that can block a call.
+package policy
+
+import (
+	"errors"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/dispatch"
+)
+
+// Rules is the allow/deny policy of tools.allow and tools.deny. Each pattern is a glob (see Match)
+// tested against both the tool id and its model-facing name. Deny wins over allow; an empty Allow
+// allows every tool that no Deny pattern names. A Rules value is immutable once in use and safe for
+// concurrent use.
+type Rules struct {
+	Allow []string
+	Deny  []string
+}
+
+var _ dispatch.Policy = Rules{}
+
+// Validate reports the first malformed pattern, naming its config path
+// (`tools.deny[2]: "mcp:[x" unterminated character class`).
+func (r Rules) Validate() error {
+	return errors.Join(validatePatterns("tools.allow", r.Allow), validatePatterns("tools.deny", r.Deny))
+}
+
+// Allowed reports whether t may be listed and called. It fails closed when the rules are
+// malformed: a deny pattern that cannot be parsed denies every tool, and an allow pattern that
+// cannot be parsed allows none.
+func (r Rules) Allowed(t *catalog.Tool) bool {
+	for _, p := range r.Deny {
+		if ValidatePattern(p) != nil || matchTool(p, t) {
+			return false
+		}
+	}
+	if len(r.Allow) == 0 {
+		return true
+	}
+	for _, p := range r.Allow {
+		if matchTool(p, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchTool matches a pattern against the tool's id and its model-facing name.
+func matchTool(pattern string, t *catalog.Tool) bool {
+	return Match(pattern, t.ID) || (t.Name != "" && Match(pattern, t.Name))
+}
+
+// firstMatch returns the first pattern that names t, or "".
+func firstMatch(patterns []string, t *catalog.Tool) (string, bool) {
+	for _, p := range patterns {
+		if matchTool(p, t) {
+			return p, true
+		}
+	}
+	return "", false
+}
