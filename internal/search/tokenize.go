@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -145,39 +146,42 @@ func (t *tokenScanner) appendTokens(out []byte, ends []int32, s string) ([]byte,
 // appendTokensASCII is appendTokensRunes for the common case, where NFKD is the
 // identity and there are no marks, no sigma and no multi-byte runes.
 func appendTokensASCII(out []byte, ends []int32, s string) ([]byte, []int32) {
-	in := false
-	prev := clsSep
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		cur := asciiClass[c]
-		if cur == clsSep {
-			if in {
-				ends = append(ends, int32(len(out)))
-				in = false
+	// Every byte of s is written at most once: grow once, then write by index.
+	n := len(out)
+	out = slices.Grow(out, len(s))[:n+len(s)]
+	for i := 0; i < len(s); {
+		for i < len(s) && asciiClass[s[i]] == clsSep {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
+		prev := clsSep
+		for ; i < len(s); i++ {
+			c := s[i]
+			cur := asciiClass[c]
+			if cur == clsSep {
+				break
 			}
+			if cur == clsUpper {
+				if prev != clsSep {
+					next := clsSep
+					if i+1 < len(s) {
+						next = asciiClass[s[i+1]]
+					}
+					if splitBefore(prev, cur, next) {
+						ends = append(ends, int32(n))
+					}
+				}
+				c += 'a' - 'A'
+			}
+			out[n] = c
+			n++
 			prev = cur
-			continue
 		}
-		if in {
-			next := clsSep
-			if i+1 < len(s) {
-				next = asciiClass[s[i+1]]
-			}
-			if splitBefore(prev, cur, next) {
-				ends = append(ends, int32(len(out)))
-			}
-		}
-		in = true
-		if cur == clsUpper {
-			c += 'a' - 'A'
-		}
-		out = append(out, c)
-		prev = cur
+		ends = append(ends, int32(n))
 	}
-	if in {
-		ends = append(ends, int32(len(out)))
-	}
-	return out, ends
+	return out[:n], ends
 }
 
 func appendTokensRunes(out []byte, ends []int32, rs []rune, cls []uint8) ([]byte, []int32) {

@@ -1,0 +1,110 @@
+package search
+
+import (
+	"strconv"
+	"testing"
+)
+
+var benchSizes = []int{100, 1000, 10000}
+
+// benchTools replicates the Seal-Tools catalog (4,076 tools) up to n tools. Copies get
+// a distinct name and server so they are distinct documents, as mirrored or versioned
+// servers would be.
+func benchTools(b *testing.B, n int) []testTool {
+	b.Helper()
+	base := readTools(b, sealtoolsTools)
+	out := make([]testTool, 0, n)
+	for copyN := 0; len(out) < n; copyN++ {
+		for _, tool := range base {
+			if len(out) == n {
+				break
+			}
+			if copyN > 0 {
+				suffix := strconv.Itoa(copyN + 1)
+				tool.ID += "_v" + suffix
+				tool.Name += "V" + suffix
+				tool.MCPToolName = tool.Name
+				tool.Server += " mirror " + suffix
+			}
+			out = append(out, tool)
+		}
+	}
+	return out
+}
+
+func benchQueries(b *testing.B) []string {
+	b.Helper()
+	qs := readQueryFile(b, sealtoolsQueries)
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = q.Query
+	}
+	return out
+}
+
+func BenchmarkTokenize(b *testing.B) {
+	docs := seedDocs(readTools(b, sealtoolsTools)[:200])
+	var sc tokenScanner
+	var bytes int64
+	for _, d := range docs {
+		bytes += int64(len(d.Summary))
+	}
+	b.SetBytes(bytes)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			sc.scan(d.Summary)
+		}
+	}
+}
+
+func BenchmarkBM25Build(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			docs := seedDocs(benchTools(b, n))
+			b.ReportAllocs()
+			for b.Loop() {
+				NewBM25(docs)
+			}
+		})
+	}
+}
+
+// BenchmarkCorpusIndex is the rebuild after an activation: the corpus is tokenized
+// once and the hidden subset (here all but every tenth document) is indexed again.
+func BenchmarkCorpusIndex(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			c := NewCorpus(seedDocs(benchTools(b, n)))
+			var subset []int
+			for i := 0; i < n; i++ {
+				if i%10 != 0 {
+					subset = append(subset, i)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Index(subset); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkBM25Search(b *testing.B) {
+	queries := benchQueries(b)
+	for _, n := range benchSizes {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			ix := NewBM25(seedDocs(benchTools(b, n)))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := ix.Search(queries[i%len(queries)], 8); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

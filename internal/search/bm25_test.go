@@ -1,0 +1,263 @@
+package search
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fixtureDocs are the seed's four test tools as the upstream test builds them: label
+// defaults to name, the summary is the description, schema keys in fixture order.
+func fixtureDocs(t testing.TB) []Doc {
+	tools := readTools(t, ompFixturePath)
+	docs := make([]Doc, len(tools))
+	for i, tool := range tools {
+		docs[i] = seedDoc(tool)
+		docs[i].SchemaKeys = tool.propOrder
+	}
+	return docs
+}
+
+func TestBM25GoldenIndex(t *testing.T) {
+	docs := fixtureDocs(t)
+	ix := NewBM25(docs)
+	lines := goldenSections(t, ompGoldenPath)["index"]
+	if len(lines) != 1+len(docs) {
+		t.Fatalf("golden index has %d lines, want %d", len(lines), 1+len(docs))
+	}
+	wantAvg, err := strconv.ParseFloat(strings.TrimPrefix(lines[0], "averageLength "), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.AvgLen() != wantAvg {
+		t.Errorf("AvgLen() = %v, want %v", ix.AvgLen(), wantAvg)
+	}
+	c := ix.Corpus()
+	for i, line := range lines[1:] {
+		fields := strings.SplitN(line, " ", 4)
+		if len(fields) != 4 || fields[1] != "len" {
+			t.Fatalf("malformed golden index line %q", line)
+		}
+		if fields[0] != docs[i].Name {
+			t.Fatalf("golden line %d names %q, fixture has %q", i, fields[0], docs[i].Name)
+		}
+		wantLen, _ := strconv.Atoi(fields[2])
+		if got := c.DocLen(i); got != wantLen {
+			t.Errorf("%s: DocLen = %d, want %d", fields[0], got, wantLen)
+		}
+		var pairs [][]any
+		if err := json.Unmarshal([]byte(fields[3]), &pairs); err != nil {
+			t.Fatal(err)
+		}
+		var want []TermFreq
+		for _, p := range pairs {
+			want = append(want, TermFreq{Term: p[0].(string), Freq: int(p[1].(float64))})
+		}
+		if diff := cmp.Diff(want, c.DocTerms(i)); diff != "" {
+			t.Errorf("%s: DocTerms mismatch (-want +got):\n%s", fields[0], diff)
+		}
+	}
+}
+
+func TestBM25GoldenSearch(t *testing.T) {
+	docs := fixtureDocs(t)
+	ix := NewBM25(docs)
+	lines := goldenSections(t, ompGoldenPath)["search vectors (name, score rounded 6dp as in details)"]
+	if len(lines) < 10 {
+		t.Fatalf("golden file has %d search vectors, want at least 10", len(lines))
+	}
+	for _, line := range lines {
+		if q, msg, ok := strings.Cut(line, " THROWS "); ok {
+			var query string
+			if err := json.Unmarshal([]byte(q), &query); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ix.Search(query, len(docs))
+			if !errors.Is(err, ErrNoTokens) || err.Error() != msg {
+				t.Errorf("Search(%q) error = %v, want %q", query, err, msg)
+			}
+			continue
+		}
+		q, out, ok := strings.Cut(line, " => ")
+		if !ok {
+			t.Fatalf("malformed golden line %q", line)
+		}
+		var query string
+		var pairs [][]any
+		if err := json.Unmarshal([]byte(q), &query); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(out), &pairs); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := ix.Search(query, len(docs))
+		if err != nil {
+			t.Fatalf("Search(%q): %v", query, err)
+		}
+		if len(hits) != len(pairs) {
+			t.Errorf("Search(%q) = %s; want %v", query, fmtHits(hits, func(i int) string { return docs[i].Name }), pairs)
+			continue
+		}
+		for k, p := range pairs {
+			name, score := p[0].(string), p[1].(float64)
+			got := hits[k]
+			if docs[got.Index].Name != name || math.Abs(got.Score-score) > 5e-7 {
+				t.Errorf("Search(%q)[%d] = %s %.6f, want %s %.6f", query, k, docs[got.Index].Name, got.Score, name, score)
+			}
+		}
+	}
+}
+
+func TestBM25EmptyAndErrors(t *testing.T) {
+	empty := NewBM25(nil)
+	if _, err := empty.Search("...", 8); !errors.Is(err, ErrNoTokens) {
+		t.Errorf("empty index, no tokens: err = %v, want ErrNoTokens", err)
+	}
+	hits, err := empty.Search("github", 8)
+	if err != nil || hits != nil {
+		t.Errorf("empty index: Search = %v, %v; want nil, nil", hits, err)
+	}
+	c := NewCorpus(fixtureDocs(t))
+	for _, subset := range [][]int{{0, 4}, {-1}, {1, 2, 1}} {
+		if _, err := c.Index(subset); err == nil {
+			t.Errorf("Index(%v): no error", subset)
+		}
+	}
+	ix, err := c.Index([]int{})
+	if err != nil || ix.Len() != 0 || ix.AvgLen() != 1 {
+		t.Errorf("Index([]) = len %d avg %v err %v; want an empty index with averageLength 1", ix.Len(), ix.AvgLen(), err)
+	}
+	// A corpus of empty documents: the seed's `0/N || 1` average.
+	blank := NewBM25([]Doc{{}, {}})
+	if blank.AvgLen() != 1 {
+		t.Errorf("blank docs AvgLen = %v, want 1", blank.AvgLen())
+	}
+	if hits, err := blank.Search("x", 3); err != nil || len(hits) != 0 {
+		t.Errorf("blank docs Search = %v, %v; want no hits", hits, err)
+	}
+}
+
+func TestBM25TiesByteOrder(t *testing.T) {
+	// Identical documents score the same; ties go by name in byte order, then by
+	// subset order for equal names.
+	docs := []Doc{
+		{Name: "b", Label: "alpha"},
+		{Name: "B", Label: "alpha"},
+		{Name: "a", Label: "alpha"},
+		{Name: "b", Label: "alpha"},
+	}
+	c := NewCorpus(docs)
+	ix, err := c.Index([]int{3, 0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search("alpha", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, h := range hits {
+		got = append(got, h.Index)
+	}
+	if diff := cmp.Diff([]int{1, 2, 3, 0}, got); diff != "" {
+		t.Errorf("tie order mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestBM25SubsetMatchesReference(t *testing.T) {
+	tools := readTools(t, sealtoolsTools)
+	docs := seedDocs(tools[:600])
+	queries := readQueryFile(t, sealtoolsQueries)[:60]
+	c := NewCorpus(docs)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 4; round++ {
+		subset := rng.Perm(len(docs))[:100+rng.IntN(400)]
+		ix, err := c.Index(subset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub := make([]Doc, len(subset))
+		for p, i := range subset {
+			sub[p] = docs[i]
+		}
+		ref := newRefBM25(sub)
+		for _, q := range queries {
+			for _, limit := range []int{0, 1, 5} {
+				want, wantErr := ref.search(q.Query, limit)
+				for k := range want {
+					want[k].Index = subset[want[k].Index]
+				}
+				got, err := ix.Search(q.Query, limit)
+				if (err != nil) != (wantErr != nil) {
+					t.Fatalf("Search(%q) err = %v, want %v", q.Query, err, wantErr)
+				}
+				if !cmp.Equal(want, got) {
+					t.Fatalf("round %d Search(%q, %d):\n got %v\nwant %v", round, q.Query, limit, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestBM25SearchFuncFiltersBeforeLimit(t *testing.T) {
+	ix := NewBM25(fixtureDocs(t))
+	all, _ := ix.Search("github", 0)
+	if len(all) != 2 {
+		t.Fatalf("Search(github) = %v, want 2 hits", all)
+	}
+	got, err := ix.SearchFunc("github", 1, func(i int) bool { return i != all[0].Index })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]Hit{all[1]}, got); diff != "" {
+		t.Errorf("SearchFunc mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestCorpusUpdateReusesAndMatches(t *testing.T) {
+	tools := readTools(t, sealtoolsTools)
+	before := seedDocs(tools[:300])
+	after := append(seedDocs(tools[100:300]), seedDocs(tools[300:400])...)
+	after[5].Summary = "Changed summary of a document that kept its name"
+	old := NewCorpus(before)
+	updated := old.Update(after)
+	fresh := NewCorpus(after)
+	if updated.Len() != len(after) {
+		t.Fatalf("Update().Len() = %d, want %d", updated.Len(), len(after))
+	}
+	for i := range after {
+		if diff := cmp.Diff(fresh.DocTerms(i), updated.DocTerms(i)); diff != "" {
+			t.Fatalf("doc %d terms differ after Update (-fresh +updated):\n%s", i, diff)
+		}
+		if fresh.DocLen(i) != updated.DocLen(i) {
+			t.Fatalf("doc %d length %d after Update, want %d", i, updated.DocLen(i), fresh.DocLen(i))
+		}
+	}
+	// The old corpus is untouched.
+	again := NewCorpus(before)
+	for i := range before {
+		if !cmp.Equal(again.DocTerms(i), old.DocTerms(i)) {
+			t.Fatalf("Update modified the old corpus at doc %d", i)
+		}
+	}
+}
+
+func TestBM25SearchAllocations(t *testing.T) {
+	tools := readTools(t, sealtoolsTools)
+	ix := NewBM25(seedDocs(tools))
+	query := "Find available rooms in New York and get the weather forecast for the data"
+	hits, _ := ix.Search(query, 10)
+	if len(hits) != 10 {
+		t.Fatalf("got %d hits, want 10", len(hits))
+	}
+	// One allocation for the returned hits; nothing per scored document.
+	if allocs := testing.AllocsPerRun(50, func() { _, _ = ix.Search(query, 10) }); allocs > 1 {
+		t.Errorf("Search allocated %v times per call, want at most 1", allocs)
+	}
+}

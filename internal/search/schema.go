@@ -1,0 +1,112 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// SchemaKeys returns the sorted top-level property names of a decoded JSON schema (as
+// encoding/json decodes into any), or nil when it has no properties object: the seed's
+// schemaKeys.
+func SchemaKeys(schema any) []string {
+	obj, ok := schema.(map[string]any)
+	if !ok {
+		return nil
+	}
+	props, ok := obj["properties"].(map[string]any)
+	if !ok || len(props) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// maxSchemaTextDepth bounds the schema walk as the reference does; it also bounds
+// self-referencing values built in memory.
+const maxSchemaTextDepth = 4
+
+// SchemaText collects the words a decoded JSON schema offers a search index: the
+// description of every node and every property name, through properties, items,
+// anyOf, oneOf and allOf, at most 4 levels deep (the reference's readParameterText).
+// const and enum values are data, not descriptions, and are skipped. Properties are
+// visited in sorted order, since a decoded Go map has no other; a bag-of-words index
+// does not see the difference.
+func SchemaText(schema any) string {
+	var parts []string
+	collectSchemaText(schema, 0, &parts)
+	return strings.Join(parts, " ")
+}
+
+func collectSchemaText(node any, depth int, parts *[]string) {
+	obj, ok := node.(map[string]any)
+	if depth > maxSchemaTextDepth || !ok {
+		return
+	}
+	if d, ok := obj["description"].(string); ok && d != "" {
+		*parts = append(*parts, d)
+	}
+	if props, ok := obj["properties"].(map[string]any); ok {
+		names := make([]string, 0, len(props))
+		for name := range props {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if name != "" {
+				*parts = append(*parts, name)
+			}
+			collectSchemaText(props[name], depth+1, parts)
+		}
+	}
+	for _, kw := range [...]string{"items", "anyOf", "oneOf", "allOf"} {
+		switch v := obj[kw].(type) {
+		case []any:
+			for _, child := range v {
+				collectSchemaText(child, depth+1, parts)
+			}
+		default:
+			collectSchemaText(v, depth+1, parts)
+		}
+	}
+}
+
+// TruncateUTF16 returns the longest prefix of s that is at most n UTF-16 code units,
+// as JavaScript's s.slice(0, n) counts them. Where slice would cut a surrogate pair in
+// half, the prefix stops before the pair: the lone half JavaScript keeps is neither a
+// letter nor a number, so every tokenizer here treats both the same.
+func TruncateUTF16(s string, n int) string {
+	units := 0
+	for i, r := range s {
+		w := 1
+		if r >= 0x10000 {
+			w = 2
+		}
+		if units+w > n {
+			return s[:i]
+		}
+		units += w
+	}
+	return s
+}
+
+// utf16Len is JavaScript's string length of s.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// lastRune returns the last rune of s and its size.
+func lastRune(s string) (rune, int) {
+	return utf8.DecodeLastRuneInString(s)
+}
