@@ -1,0 +1,138 @@
+//go:build unix
+
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// outcome is how one run ended.
+type outcome struct {
+	snap     snapshot
+	exitCode int    // -1 when the process has no exit code (signal, spawn failure)
+	signal   string // e.g. "SIGKILL", when a signal ended the process
+	timedOut bool
+	canceled bool
+	pipeHeld bool  // a process that outlived the command kept the output pipe open
+	spawnErr error // the command could not be started
+	duration time.Duration
+}
+
+// run starts req in its own process group, with stdin from the null device and stdout and stderr
+// on one pipe (so their order is kept), and waits for it. On timeout or cancellation of ctx the
+// whole group is killed with SIGKILL; after the command exits, run waits at most waitDelay for
+// other holders of the pipe (a daemon it started) before it closes the pipe and returns.
+func run(ctx context.Context, req *request, o *Options) outcome {
+	start := time.Now()
+	runCtx, cancel := context.WithTimeout(ctx, req.timeout)
+	defer cancel()
+
+	capt := newCapture(o.MaxOutputBytes)
+	cmd := osexec.CommandContext(runCtx, req.argv[0], req.argv[1:]...)
+	cmd.Dir = req.cwd
+	cmd.Env = mergeEnv(o.environ(), req.env)
+	cmd.Stdout = capt
+	cmd.Stderr = capt // the same writer: os/exec gives the child one pipe for both
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The negative pid is the process group: grandchildren die with the command.
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("kill process group %d: %w", cmd.Process.Pid, err)
+		}
+		return nil
+	}
+	cmd.WaitDelay = o.WaitDelay
+
+	if req.cwd != "" {
+		if fi, err := os.Stat(req.cwd); err != nil || !fi.IsDir() {
+			reason := "not a directory"
+			if err != nil {
+				reason = "no such directory"
+				if !errors.Is(err, os.ErrNotExist) {
+					reason = "cannot be read"
+				}
+			}
+			return outcome{exitCode: -1, spawnErr: fmt.Errorf("cwd: %q: %s", req.cwd, reason), duration: time.Since(start)}
+		}
+	}
+	err := cmd.Start()
+	if err != nil {
+		return outcome{exitCode: -1, spawnErr: spawnError(req, err), duration: time.Since(start)}
+	}
+	err = cmd.Wait()
+	out := outcome{snap: capt.result(), exitCode: -1, duration: time.Since(start)}
+	if st := cmd.ProcessState; st != nil {
+		out.exitCode = st.ExitCode()
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			out.signal = signalName(ws.Signal())
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		out.canceled = true
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		out.timedOut = true
+	}
+	if errors.Is(err, osexec.ErrWaitDelay) {
+		out.pipeHeld = true
+	}
+	return out
+}
+
+// spawnError explains why the command did not start, naming the argument at fault.
+func spawnError(req *request, err error) error {
+	switch {
+	case errors.Is(err, osexec.ErrNotFound):
+		return fmt.Errorf("command not found: %q is not in PATH", req.argv[0])
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("cannot run %q: permission denied", req.argv[0])
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("cannot run %q: no such file", req.argv[0])
+	default:
+		return fmt.Errorf("cannot start %q: %w", req.argv[0], err)
+	}
+}
+
+// mergeEnv applies overrides (KEY=VALUE) to base; later keys win, base order is kept.
+func mergeEnv(base, overrides []string) []string {
+	if len(overrides) == 0 {
+		return base
+	}
+	over := make(map[string]string, len(overrides))
+	for _, kv := range overrides {
+		k, _, _ := strings.Cut(kv, "=")
+		over[k] = kv
+	}
+	out := make([]string, 0, len(base)+len(overrides))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := over[k]; ok {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, overrides...)
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+	syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
+}
+
+func signalName(s syscall.Signal) string {
+	if n, ok := signalNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
