@@ -1,0 +1,130 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+)
+
+// maxChildLine bounds one message from the host; bridge results are the large ones.
+const maxChildLine = 64 << 20
+
+// ChildMain is the whole life of a sandbox child process: cmd/nodmix calls it when os.Args[1]
+// is [ChildArg] and exits with its return value. It assumes it owns the process — it lowers
+// resource limits and the Go memory limit — so it must not run inside a process that does
+// anything else. It serves exactly one run: it builds a locked-down runtime, says hello on out,
+// reads the run from in, and returns after writing the result. Diagnostics go to errOut, whose
+// tail the parent shows if the child dies. Cancelling ctx interrupts running code.
+func ChildMain(ctx context.Context, in io.Reader, out, errOut io.Writer) int {
+	hardenProcess()
+	return serveChild(ctx, in, out, errOut, applyRunLimits)
+}
+
+// serveChild is ChildMain without the process-wide hardening, so tests can drive the protocol
+// in-process. setLimits, if non-nil, applies process-wide limits once the run's are known.
+func serveChild(ctx context.Context, in io.Reader, out, errOut io.Writer, setLimits func(wireLimits)) int {
+	w := &childOut{w: bufio.NewWriterSize(out, 32<<10)}
+	rt, err := newJSRuntime()
+	if err != nil {
+		fmt.Fprintln(errOut, err)
+		return 1
+	}
+	w.send(message{Type: msgHello, Version: protocolVersion})
+	if err := w.flush(); err != nil {
+		fmt.Fprintf(errOut, "sandbox: say hello: %v\n", err)
+		return 1
+	}
+	r := bufio.NewReaderSize(in, 64<<10)
+	line, err := readLine(r, maxChildLine)
+	if errors.Is(err, io.EOF) {
+		// A warm child the parent no longer needs.
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "sandbox: read run: %v\n", err)
+		return 1
+	}
+	m, err := decodeMessage(line)
+	if err == nil && m.Type != msgRun {
+		err = fmt.Errorf("got %q message before run", m.Type)
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "sandbox: %v\n", err)
+		return 1
+	}
+	if setLimits != nil {
+		setLimits(*m.Limits)
+	}
+	rt.lim, rt.out = *m.Limits, w
+
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		rt.watch(ctx, rt.lim.MemoryBytes, stop)
+	}()
+	res := rt.execute(m.Code, r)
+	close(stop)
+	<-watched
+
+	if res.Kind == wireInternal {
+		fmt.Fprintln(errOut, res.Error)
+	}
+	w.send(res)
+	if err := w.flush(); err != nil {
+		fmt.Fprintf(errOut, "sandbox: send result: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// childOut writes protocol messages. Each is flushed at once: a bridge call must reach the host
+// even if the code then spins, and logs must survive a kill. The first write error sticks and
+// later sends are no-ops, because a child whose parent stopped listening has nobody to tell.
+type childOut struct {
+	w   *bufio.Writer
+	err error
+}
+
+func (o *childOut) send(m message) {
+	if o.err != nil {
+		return
+	}
+	b, err := encodeMessage(m)
+	if err != nil {
+		o.err = err
+		return
+	}
+	if _, o.err = o.w.Write(b); o.err == nil {
+		o.err = o.w.Flush()
+	}
+}
+
+func (o *childOut) flush() error {
+	if o.err != nil {
+		return o.err
+	}
+	o.err = o.w.Flush()
+	return o.err
+}
+
+// applyRunLimits sets the process-wide limits of a run: the Go memory limit, so the collector
+// works harder before the watchdog has to fail the run, and on Linux an address-space cap that
+// turns a single huge allocation, which the watchdog cannot interrupt, into a prompt crash.
+func applyRunLimits(l wireLimits) {
+	debug.SetMemoryLimit(l.MemoryBytes)
+	limitAddressSpace(l.MemoryBytes)
+}
+
+// hardenProcess applies what holds for any run: no core dumps, no file growth, a bounded Go
+// stack (deep native recursion crashes early instead of eating memory), two Ps (one runs the
+// VM; the other serves the watchdog and the collector).
+func hardenProcess() {
+	setProcessRlimits()
+	debug.SetMaxStack(128 << 20)
+	runtime.GOMAXPROCS(2)
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package sandbox
+
+func setProcessRlimits() {}
