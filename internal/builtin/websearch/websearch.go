@@ -3,6 +3,7 @@
 package websearch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -172,17 +173,29 @@ func unavailableText(err error) string {
 }
 
 // JSONResult renders v as a tool result: indented JSON text for the model and the same value as
-// structured content for clients that read it.
+// structured content for clients that read it. HTML escaping is off so that the model reads the
+// untrusted-content markers as written, not as \u003c escapes.
 func JSONResult(v any) (*catalog.Result, error) {
-	compact, err := json.Marshal(v)
+	compact, err := encodeJSON(v, "")
 	if err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
+		return nil, err
 	}
-	text, err := json.MarshalIndent(v, "", "  ")
+	text, err := encodeJSON(v, "  ")
 	if err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
+		return nil, err
 	}
 	res := catalog.TextResult(string(text))
 	res.Structured = compact
 	return res, nil
+}
+
+func encodeJSON(v any, indent string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
