@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -205,5 +206,49 @@ func BenchmarkSearchUncached(b *testing.B) {
 		if _, err := e.Exec.Execute(context.Background(), call); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Concurrent calls share the client and the caches safely (run with -race).
+func TestConcurrentCalls(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	tools := r.p.Tools()
+	provider := r.p.WebSearchProvider()
+	const n = 8
+	errs := make(chan string, 3*n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			res, err := tools[0].Exec.Execute(context.Background(), callOf(&tools[0], fmt.Sprintf(`{"query":"search %d"}`, i)))
+			if err != nil || res.IsError {
+				errs <- fmt.Sprint(err, res.Text())
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			res, err := tools[1].Exec.Execute(context.Background(), callOf(&tools[1], fmt.Sprintf(`{"urls":["https://go.dev/%d"]}`, i)))
+			if err != nil || res.IsError {
+				errs <- fmt.Sprint(err, res.Text())
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if _, err := provider.Search(context.Background(), websearch.Query{Query: fmt.Sprintf("web %d", i)}); err != nil {
+				errs <- err.Error()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if got := r.srv.count(); got != 3*n {
+		t.Errorf("%d requests, want %d", got, 3*n)
+	}
+	if r.p.searches.len() != 2*n || r.p.extracts.len() != n {
+		t.Errorf("cache sizes %d, %d", r.p.searches.len(), r.p.extracts.len())
 	}
 }

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/nodmix/nodmix/internal/config"
 )
 
 // Defaults of the plugin configuration.
@@ -22,7 +23,7 @@ const (
 	maxTimeoutSeconds     = 600
 )
 
-// config is plugins.entries.tavily.config:
+// pluginConfig is plugins.entries.tavily.config:
 //
 //	webSearch: {
 //	  apiKey: "tvly-..." | {"$env": "NAME"} | {"$file": "/path"},  // else TAVILY_API_KEY
@@ -30,52 +31,31 @@ const (
 //	  searchTimeoutSeconds: 30,                                     // tavily_search and web_search
 //	  extractTimeoutSeconds: 60,                                    // tavily_extract
 //	}
-type config struct {
-	apiKey         secret
+type pluginConfig struct {
+	apiKey         config.Secret
 	baseURL        string
 	searchTimeout  float64 // seconds; 0 means the default
 	extractTimeout float64
 }
 
-// secret is a credential as configured: a literal string or a SecretRef. It is resolved on every
-// call, so a rotated $file or environment value takes effect without a restart. A local type until
-// internal/config offers one.
-type secret struct {
-	literal string
-	env     string // {"$env": NAME}
-	file    string // {"$file": PATH}
-}
-
-func (s secret) isSet() bool { return s.literal != "" || s.env != "" || s.file != "" }
-
-// resolve returns the trimmed secret value, or "" and a note for the setup error saying why a
-// configured reference gave nothing. The note never contains the value.
-func (s secret) resolve(lookupEnv func(string) (string, bool)) (value, note string) {
-	switch {
-	case s.env != "":
-		v, ok := lookupEnv(s.env)
-		if v = strings.TrimSpace(v); !ok || v == "" {
-			return "", fmt.Sprintf("webSearch.apiKey refers to $env %s, which is not set", s.env)
-		}
-		return v, ""
-	case s.file != "":
-		data, err := os.ReadFile(s.file)
-		if err != nil {
-			return "", fmt.Sprintf("webSearch.apiKey refers to $file %s, which cannot be read", s.file)
-		}
-		if v := strings.TrimSpace(string(data)); v != "" {
-			return v, ""
-		}
-		return "", fmt.Sprintf("webSearch.apiKey refers to $file %s, which is empty", s.file)
-	default:
-		return strings.TrimSpace(s.literal), ""
+// resolveKey resolves the configured key on every call, so a rotated $file or environment value
+// takes effect without a restart. It returns the trimmed value, or "" and a note for the setup
+// error saying why a configured reference gave nothing; the note never contains a value.
+func resolveKey(s config.Secret, lookupEnv func(string) (string, bool)) (value, note string) {
+	if !s.IsSet() {
+		return "", ""
 	}
+	v, err := s.Resolve(lookupEnv)
+	if err != nil {
+		return "", "webSearch.apiKey" + strings.TrimPrefix(err.Error(), "secret")
+	}
+	return strings.TrimSpace(v), ""
 }
 
 // decodeConfig decodes the raw plugin config strictly. Errors name the path relative to
 // plugins.entries.tavily.config, e.g. "webSearch.apiKye: unknown field".
-func decodeConfig(raw json.RawMessage) (config, error) {
-	var c config
+func decodeConfig(raw json.RawMessage) (pluginConfig, error) {
+	var c pluginConfig
 	top, err := objectFields("", raw, "webSearch")
 	if err != nil || top == nil {
 		return c, err
@@ -111,55 +91,28 @@ func decodeConfig(raw json.RawMessage) (config, error) {
 	return c, nil
 }
 
-func decodeSecret(path string, raw json.RawMessage) (secret, error) {
-	var s secret
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isNull(raw) {
-		return s, nil
-	}
-	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &s.literal); err != nil {
-			return s, fmt.Errorf("%s: must be a string or a SecretRef", path)
-		}
-		return s, nil
-	}
-	if raw[0] != '{' {
-		return s, fmt.Errorf(`%s: must be a string or a SecretRef ({"$env": "NAME"} or {"$file": "/path"})`, path)
-	}
-	fields, err := objectFields(path, raw, "$env", "$file")
-	if err != nil {
-		return s, err
-	}
-	if len(fields) != 1 {
-		return s, fmt.Errorf(`%s: a SecretRef has exactly one of "$env" or "$file"`, path)
-	}
-	for k, v := range fields {
-		var val string
-		if err := json.Unmarshal(v, &val); err != nil {
-			return s, fmt.Errorf("%s.%s: must be a string", path, k)
-		}
-		if k == "$env" {
-			s.env = val
-		} else {
-			s.file = val
-		}
+func decodeSecret(path string, raw json.RawMessage) (config.Secret, error) {
+	var s config.Secret
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "secret: "))
 	}
 	return s, nil
 }
 
+// envName is the rule for the variable onboarding stores in a {"$env": NAME} reference.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // validate checks values the decoder cannot: URLs, names, ranges.
-func (c *config) validate() error {
-	if c.apiKey.env != "" || c.apiKey.file != "" {
-		if c.apiKey.env != "" && !envName.MatchString(c.apiKey.env) {
-			return fmt.Errorf("webSearch.apiKey.$env: %q is not a valid environment variable name", c.apiKey.env)
+func (c *pluginConfig) validate() error {
+	switch kind, target := c.apiKey.Ref(); {
+	case kind == "$file" && !filepath.IsAbs(target) && !strings.HasPrefix(target, "~/"):
+		// The plugin is not told where the config file is, so a relative path would depend on the
+		// gateway's working directory.
+		return fmt.Errorf("webSearch.apiKey.$file: must be an absolute path (or start with ~/)")
+	case kind == "" && c.apiKey.IsSet():
+		if v, _ := c.apiKey.Resolve(func(string) (string, bool) { return "", false }); strings.TrimSpace(v) == "" {
+			return fmt.Errorf("webSearch.apiKey: must not be blank")
 		}
-		if c.apiKey.file != "" && !filepath.IsAbs(c.apiKey.file) {
-			return fmt.Errorf("webSearch.apiKey.$file: must be an absolute path")
-		}
-	} else if c.apiKey.literal != "" && strings.TrimSpace(c.apiKey.literal) == "" {
-		return fmt.Errorf("webSearch.apiKey: must not be blank")
 	}
 	if b := strings.TrimSpace(c.baseURL); b != "" && !validBaseURL(b) {
 		return fmt.Errorf("webSearch.baseUrl: must be an absolute http(s) URL like %s", DefaultBaseURL)

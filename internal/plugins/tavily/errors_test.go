@@ -90,7 +90,7 @@ func TestErrorStatuses(t *testing.T) {
 		},
 		{
 			name: "5xx retried up to the bound", tool: "tavily_extract", args: `{"urls":["https://go.dev"]}`,
-			replies: []reply{{500, nil, `{"detail":{"error":"[500] Internal server error"}}`}, {502, nil, ""}, {503, nil, "upstream exploded"}},
+			replies:  []reply{{500, nil, `{"detail":{"error":"[500] Internal server error"}}`}, {502, nil, ""}, {503, nil, "upstream exploded"}},
 			wantText: "Tavily Extract API error (503): upstream exploded Tavily kept failing after 3 attempts; try again later.",
 			wantReqs: 3, wantSleeps: []time.Duration{500 * time.Millisecond, time.Second},
 		},

@@ -73,7 +73,7 @@ func TestConfigureEditsDecode(t *testing.T) {
 	if err := p.Decode(json.RawMessage(`{"webSearch":{"apiKey":` + string(ref) + `}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Validate(); err != nil || p.cfg.apiKey.env != "MY_TAVILY" {
-		t.Errorf("validate: %v, key %+v", err, p.cfg.apiKey)
+	if err := p.Validate(); err != nil || viewOf(p.cfg).KeyRef != "$env MY_TAVILY" {
+		t.Errorf("validate: %v, key %v", err, p.cfg.apiKey)
 	}
 }

@@ -56,7 +56,7 @@ var Factory = plugin.Factory{
 // Plugin is one instance of the Tavily plugin. Its lifecycle methods are called from one goroutine
 // (see plugin.Plugin); once Init has returned, its tools and provider are safe for concurrent use.
 type Plugin struct {
-	cfg       config
+	cfg       pluginConfig
 	log       *slog.Logger
 	lookupEnv func(string) (string, bool)
 	client    apiClient
@@ -349,10 +349,8 @@ func missingKey(msg, note string) error {
 // (a literal or a SecretRef), then TAVILY_API_KEY. note explains a configured reference that gave
 // nothing.
 func (p *Plugin) apiKey() (key, note string) {
-	if p.cfg.apiKey.isSet() {
-		if key, note = p.cfg.apiKey.resolve(p.lookupEnv); key != "" {
-			return key, ""
-		}
+	if key, note = resolveKey(p.cfg.apiKey, p.lookupEnv); key != "" {
+		return key, ""
 	}
 	if v, ok := p.lookupEnv(EnvAPIKey); ok {
 		if v = strings.TrimSpace(v); v != "" {

@@ -85,30 +85,31 @@ func TestDecodeConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		raw     string
-		want    config
+		want    cfgView
 		wantErr string // from Decode, else from Validate
 	}{
 		{name: "absent", raw: ``},
 		{name: "null", raw: `null`},
 		{name: "empty", raw: `{}`},
 		{name: "literal key and base", raw: `{"webSearch":{"apiKey":"tvly-x","baseUrl":"https://proxy.example/api/tavily/"}}`,
-			want: config{apiKey: secret{literal: "tvly-x"}, baseURL: "https://proxy.example/api/tavily/"}},
-		{name: "env ref", raw: `{"webSearch":{"apiKey":{"$env":"MY_TAVILY"}}}`, want: config{apiKey: secret{env: "MY_TAVILY"}}},
-		{name: "file ref", raw: `{"webSearch":{"apiKey":{"$file":"/run/secrets/tavily"}}}`, want: config{apiKey: secret{file: "/run/secrets/tavily"}}},
+			want: cfgView{Key: "tvly-x", BaseURL: "https://proxy.example/api/tavily/"}},
+		{name: "env ref", raw: `{"webSearch":{"apiKey":{"$env":"MY_TAVILY"}}}`, want: cfgView{KeyRef: "$env MY_TAVILY"}},
+		{name: "file ref", raw: `{"webSearch":{"apiKey":{"$file":"/run/secrets/tavily"}}}`, want: cfgView{KeyRef: "$file /run/secrets/tavily"}},
 		{name: "timeouts", raw: `{"webSearch":{"searchTimeoutSeconds":19.9,"extractTimeoutSeconds":90}}`,
-			want: config{searchTimeout: 19.9, extractTimeout: 90}},
+			want: cfgView{Search: 19.9, Extract: 90}},
 		{name: "unknown top-level field", raw: `{"websearch":{}}`, wantErr: "websearch: unknown field"},
 		{name: "unknown nested field", raw: `{"webSearch":{"apiKye":"x"}}`, wantErr: "webSearch.apiKye: unknown field"},
 		{name: "not an object", raw: `[]`, wantErr: "must be an object"},
 		{name: "webSearch not an object", raw: `{"webSearch":"x"}`, wantErr: "webSearch: must be an object"},
-		{name: "key of the wrong type", raw: `{"webSearch":{"apiKey":5}}`, wantErr: `webSearch.apiKey: must be a string or a SecretRef ({"$env": "NAME"} or {"$file": "/path"})`},
-		{name: "unknown ref kind", raw: `{"webSearch":{"apiKey":{"$vault":"x"}}}`, wantErr: "webSearch.apiKey.$vault: unknown field"},
-		{name: "two ref kinds", raw: `{"webSearch":{"apiKey":{"$env":"A","$file":"/b"}}}`, wantErr: `webSearch.apiKey: a SecretRef has exactly one of "$env" or "$file"`},
-		{name: "ref value not a string", raw: `{"webSearch":{"apiKey":{"$env":1}}}`, wantErr: "webSearch.apiKey.$env: must be a string"},
+		{name: "key of the wrong type", raw: `{"webSearch":{"apiKey":5}}`, wantErr: `webSearch.apiKey: must be a string or a SecretRef: {"$env": "NAME"} or {"$file": "/path"}`},
+		{name: "unknown ref kind", raw: `{"webSearch":{"apiKey":{"$vault":"x"}}}`, wantErr: `webSearch.apiKey: must be a string or a SecretRef: {"$env": "NAME"} or {"$file": "/path"}`},
+		{name: "two ref kinds", raw: `{"webSearch":{"apiKey":{"$env":"A","$file":"/b"}}}`, wantErr: `webSearch.apiKey: must be a string or a SecretRef`},
+		{name: "ref value not a string", raw: `{"webSearch":{"apiKey":{"$env":1}}}`, wantErr: `webSearch.apiKey: must be a string or a SecretRef`},
 		{name: "base of the wrong type", raw: `{"webSearch":{"baseUrl":1}}`, wantErr: "webSearch.baseUrl: must be a string"},
 		{name: "timeout of the wrong type", raw: `{"webSearch":{"searchTimeoutSeconds":"30"}}`, wantErr: "webSearch.searchTimeoutSeconds: must be a number of seconds"},
-		{name: "bad env name", raw: `{"webSearch":{"apiKey":{"$env":"1BAD-NAME"}}}`, wantErr: `webSearch.apiKey.$env: "1BAD-NAME" is not a valid environment variable name`},
-		{name: "relative file", raw: `{"webSearch":{"apiKey":{"$file":"secrets/k"}}}`, wantErr: "webSearch.apiKey.$file: must be an absolute path"},
+		{name: "bad env name", raw: `{"webSearch":{"apiKey":{"$env":"1BAD-NAME"}}}`, wantErr: "webSearch.apiKey: $env must name an environment variable (letters, digits and _, not starting with a digit)"},
+		{name: "relative file", raw: `{"webSearch":{"apiKey":{"$file":"secrets/k"}}}`, wantErr: "webSearch.apiKey.$file: must be an absolute path (or start with ~/)"},
+		{name: "home file", raw: `{"webSearch":{"apiKey":{"$file":"~/.tavily"}}}`, want: cfgView{KeyRef: "$file ~/.tavily"}},
 		{name: "blank key", raw: `{"webSearch":{"apiKey":"   "}}`, wantErr: "webSearch.apiKey: must not be blank"},
 		{name: "base without scheme", raw: `{"webSearch":{"baseUrl":"api.tavily.com"}}`, wantErr: "webSearch.baseUrl: must be an absolute http(s) URL like https://api.tavily.com"},
 		{name: "base with another scheme", raw: `{"webSearch":{"baseUrl":"ftp://x"}}`, wantErr: "webSearch.baseUrl: must be an absolute http(s) URL"},
@@ -131,11 +132,27 @@ func TestDecodeConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("err = %v", err)
 			}
-			if d := cmp.Diff(tt.want, p.cfg, cmp.AllowUnexported(config{}, secret{})); d != "" {
+			if d := cmp.Diff(tt.want, viewOf(p.cfg)); d != "" {
 				t.Errorf("config (-want +got):\n%s", d)
 			}
 		})
 	}
+}
+
+// cfgView is what a test compares of a decoded config.
+type cfgView struct {
+	Key, KeyRef, BaseURL string
+	Search, Extract      float64
+}
+
+func viewOf(c pluginConfig) cfgView {
+	v := cfgView{BaseURL: c.baseURL, Search: c.searchTimeout, Extract: c.extractTimeout}
+	if kind, target := c.apiKey.Ref(); kind != "" {
+		v.KeyRef = kind + " " + target
+	} else if c.apiKey.IsSet() {
+		v.Key, _ = c.apiKey.Resolve(func(string) (string, bool) { return "", false })
+	}
+	return v
 }
 
 // plugin.Start names the plugin and the step around the path of a bad field.
@@ -223,11 +240,11 @@ func TestAPIKeyResolution(t *testing.T) {
 		{name: "blank env is unset", env: map[string]string{EnvAPIKey: "  "}, wantErr: msgMissingKeySearch},
 		{name: "neither", env: map[string]string{}, wantErr: msgMissingKeySearch},
 		{name: "unset env ref and no env", apiKey: `{"$env":"MY_TAVILY"}`, env: map[string]string{},
-			wantErr: msgMissingKeySearch + " (webSearch.apiKey refers to $env MY_TAVILY, which is not set.)"},
+			wantErr: msgMissingKeySearch + " (webSearch.apiKey: environment variable MY_TAVILY is not set.)"},
 		{name: "missing file", apiKey: fmt.Sprintf(`{"$file":%q}`, filepath.Join(dir, "nope")), env: map[string]string{},
-			wantErr: msgMissingKeySearch + " (webSearch.apiKey refers to $file " + filepath.Join(dir, "nope") + ", which cannot be read.)"},
+			wantErr: msgMissingKeySearch + " (webSearch.apiKey: read secret file: open " + filepath.Join(dir, "nope") + ": no such file or directory.)"},
 		{name: "empty file", apiKey: fmt.Sprintf(`{"$file":%q}`, emptyFile), env: map[string]string{},
-			wantErr: msgMissingKeySearch + " (webSearch.apiKey refers to $file " + emptyFile + ", which is empty.)"},
+			wantErr: msgMissingKeySearch + " (webSearch.apiKey: secret file " + emptyFile + " is empty.)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
