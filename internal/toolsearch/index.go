@@ -1,0 +1,310 @@
+package toolsearch
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/dispatch"
+)
+
+// Hit is one ranked document: its position in the slice the ranker was built from, and its score.
+type Hit struct {
+	Doc   int
+	Score float64
+}
+
+// Ranker ranks the catalog of an Index for a query. Search returns at most limit hits, best first,
+// skipping documents for which allow (when not nil) returns false before counting them against
+// the limit. A query with no usable terms returns no hits, never the whole catalog.
+// Implementations must be safe for concurrent use.
+type Ranker interface {
+	Search(query string, limit int, allow func(doc int) bool) []Hit
+}
+
+// RankerFactory builds a ranker over tools; hit Doc values index this slice. The tools must not be
+// modified.
+type RankerFactory func(tools []*catalog.Tool) Ranker
+
+// descriptionCap bounds the one-line description of a compact descriptor, in UTF-16 units.
+const descriptionCap = 512
+
+// Index is the searchable form of one catalog snapshot under one policy: the entries Tool Search
+// serves (allowed, and neither hidden nor control tools), their ranker and lookup tables, and the
+// compact descriptors, computed on first use. It is immutable and safe for concurrent use; build
+// it once per snapshot (IndexCache does) and share it between runs.
+type Index struct {
+	snap    *catalog.Snapshot
+	entries []*catalog.Entry // snapshot (id) order
+	byID    map[string]int
+	byName  map[string][]int // model-facing name, and the bare name of an MCP tool
+	byLower map[string][]int // lowercased id and name, for the exact-match tier of search
+	ranker  Ranker
+	sources SourceCounts
+	key     [32]byte
+
+	descOnce []sync.Once
+	desc     []Descriptor
+}
+
+// NewIndex builds the index of snap. Entries the policy denies (when policy is not nil) are left
+// out entirely: search, describe, call and suggestions never see them.
+func NewIndex(snap *catalog.Snapshot, policy dispatch.Policy, rank RankerFactory) (*Index, error) {
+	if snap == nil {
+		return nil, errors.New("toolsearch: index needs a snapshot")
+	}
+	if rank == nil {
+		return nil, errors.New("toolsearch: index needs a ranker")
+	}
+	ix := &Index{
+		snap:    snap,
+		byID:    map[string]int{},
+		byName:  map[string][]int{},
+		byLower: map[string][]int{},
+	}
+	for _, e := range snap.Entries() {
+		if !catalogued(&e.Tool) || (policy != nil && !policy.Allowed(&e.Tool)) {
+			continue
+		}
+		i := len(ix.entries)
+		ix.entries = append(ix.entries, e)
+		t := &e.Tool
+		ix.byID[t.ID] = i
+		ix.byName[t.Name] = append(ix.byName[t.Name], i)
+		if t.Source == catalog.SourceMCP && t.MCPToolName != "" && t.MCPToolName != t.Name {
+			ix.byName[t.MCPToolName] = append(ix.byName[t.MCPToolName], i)
+		}
+		lid, lname := strings.ToLower(t.ID), strings.ToLower(t.Name)
+		ix.byLower[lid] = append(ix.byLower[lid], i)
+		if lname != lid {
+			ix.byLower[lname] = append(ix.byLower[lname], i)
+		}
+		ix.sources.add(t)
+	}
+	tools := make([]*catalog.Tool, len(ix.entries))
+	for i, e := range ix.entries {
+		tools[i] = &e.Tool
+	}
+	ix.ranker = rank(tools)
+	ix.descOnce = make([]sync.Once, len(ix.entries))
+	ix.desc = make([]Descriptor, len(ix.entries))
+	ix.key = indexKey(snap.Version(), ix.entries)
+	return ix, nil
+}
+
+// catalogued reports whether Tool Search serves t: control tools and hidden tools stay out.
+func catalogued(t *catalog.Tool) bool {
+	return t.LoadMode != catalog.Hidden && !isControlName(t.Name)
+}
+
+// indexKey identifies an index by snapshot version and the exact ids it serves.
+func indexKey(version uint64, entries []*catalog.Entry) [32]byte {
+	h := sha256.New()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], version)
+	h.Write(b[:])
+	for _, e := range entries {
+		h.Write([]byte(e.Tool.ID))
+		h.Write([]byte{0})
+	}
+	var k [32]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// Len is the number of entries Tool Search serves.
+func (ix *Index) Len() int { return len(ix.entries) }
+
+// Sources is the size of the catalog per source.
+func (ix *Index) Sources() SourceCounts { return ix.sources }
+
+// Snapshot is the snapshot the index was built from; calls run on it.
+func (ix *Index) Snapshot() *catalog.Snapshot { return ix.snap }
+
+// descriptor returns the compact descriptor of entry i.
+func (ix *Index) descriptor(i int) Descriptor {
+	ix.descOnce[i].Do(func() { ix.desc[i] = compact(&ix.entries[i].Tool) })
+	return ix.desc[i]
+}
+
+func compact(t *catalog.Tool) Descriptor {
+	d := Descriptor{
+		ID:          t.ID,
+		Source:      sourceOf(t),
+		SourceName:  owner(t),
+		Name:        t.Name,
+		Label:       t.DisplayLabel(),
+		Description: oneLine(t.Description, descriptionCap),
+		Input:       hintUnknown,
+	}
+	if t.Source == catalog.SourceMCP {
+		tool := t.MCPToolName
+		if tool == "" {
+			tool = t.Name
+		}
+		d.MCP = &MCPInfo{ServerName: t.Server, SafeServerName: owner(t), ToolName: tool}
+	}
+	if trusted(t) {
+		if schema, err := parseValue(t.Schema()); err == nil {
+			d.Input = compactInputHint(schema)
+		}
+	}
+	return d
+}
+
+func owner(t *catalog.Tool) string {
+	if o := strings.TrimSpace(t.Owner); o != "" {
+		return o
+	}
+	return "core"
+}
+
+// oneLine collapses white space and cuts s to n UTF-16 units, ending a cut with "...".
+func oneLine(s string, n int) string {
+	s = collapseSpace(s)
+	if utf16Len(s) <= n {
+		return s
+	}
+	return prefixUTF16(s, n-3) + "..."
+}
+
+// describe returns the full description of entry i.
+func (ix *Index) describe(i int) Description {
+	t := &ix.entries[i].Tool
+	d := Description{Descriptor: ix.descriptor(i), Parameters: json.RawMessage(`{}`)}
+	d.Description = t.Description
+	if len(t.InputSchema) > 0 && json.Valid(t.InputSchema) {
+		d.Parameters = t.InputSchema
+	}
+	return d
+}
+
+// search ranks the catalog for query (reference §2.4.8): an entry whose id is exactly the trimmed
+// query wins alone; otherwise every entry whose id or name equals it, ignoring case, is an exact
+// match. Exact matches come first, then the ranker's hits; at most limit entries are returned.
+func (ix *Index) search(query string, limit int) []int {
+	q := strings.TrimSpace(query)
+	var exact []int
+	if i, ok := ix.byID[q]; ok {
+		exact = []int{i}
+	} else if q != "" {
+		exact = slices.Clone(ix.byLower[strings.ToLower(q)])
+		slices.Sort(exact)
+		exact = slices.Compact(exact)
+	}
+	if limit == 1 && len(exact) == 1 {
+		return exact
+	}
+	hits := ix.ranker.Search(query, limit+len(exact), nil)
+	isExact := func(doc int) bool { return slices.Contains(exact, doc) }
+	out := make([]int, 0, min(limit, len(hits)+len(exact)))
+	// Exact matches the ranker did not find (a name made only of stop words) lead, in catalog
+	// order; then ranked exact matches; then the rest of the ranking.
+	for _, i := range exact {
+		if !slices.ContainsFunc(hits, func(h Hit) bool { return h.Doc == i }) {
+			out = append(out, i)
+		}
+	}
+	for _, h := range hits {
+		if isExact(h.Doc) {
+			out = append(out, h.Doc)
+		}
+	}
+	for _, h := range hits {
+		if h.Doc >= 0 && h.Doc < len(ix.entries) && !isExact(h.Doc) {
+			out = append(out, h.Doc)
+		}
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// find resolves an id or name (reference §2.5.3): an exact id wins; otherwise a unique name.
+func (ix *Index) find(needle string) (int, error) {
+	needle = strings.TrimSpace(needle)
+	if i, ok := ix.byID[needle]; ok {
+		return i, nil
+	}
+	named := ix.byName[needle]
+	switch len(named) {
+	case 1:
+		return named[0], nil
+	case 0:
+		return -1, inputErr(ErrUnknownTool, "")
+	}
+	return -1, inputErr(ErrAmbiguous, "Ambiguous tool name: "+needle+"; use an exact tool id.")
+}
+
+// matches returns the entries an id or name names exactly, for argument repair.
+func (ix *Index) matches(s string) []int {
+	var out []int
+	if i, ok := ix.byID[s]; ok {
+		out = append(out, i)
+	}
+	for _, i := range ix.byName[s] {
+		if !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// IndexCache keeps the indexes of the last few snapshots so that runs on an unchanged catalog
+// share one. It is safe for concurrent use.
+type IndexCache struct {
+	rank   RankerFactory
+	policy dispatch.Policy
+
+	mu    sync.Mutex
+	items []*Index // most recent first
+}
+
+// indexCacheSize is how many catalog versions stay indexed: the current one and a few that
+// in-flight runs may still use.
+const indexCacheSize = 4
+
+// NewIndexCache returns a cache that builds indexes with rank, under policy (nil: the caller
+// passes snapshots that are already filtered).
+func NewIndexCache(policy dispatch.Policy, rank RankerFactory) *IndexCache {
+	return &IndexCache{rank: rank, policy: policy}
+}
+
+// Index returns the index of snap, building it when the snapshot's version or tool set is new.
+func (c *IndexCache) Index(snap *catalog.Snapshot) (*Index, error) {
+	// The key needs the filtered entry list; computing it is far cheaper than an index build.
+	var entries []*catalog.Entry
+	for _, e := range snap.Entries() {
+		if catalogued(&e.Tool) && (c.policy == nil || c.policy.Allowed(&e.Tool)) {
+			entries = append(entries, e)
+		}
+	}
+	key := indexKey(snap.Version(), entries)
+	c.mu.Lock()
+	for i, ix := range c.items {
+		if ix.key == key {
+			copy(c.items[1:i+1], c.items[:i])
+			c.items[0] = ix
+			c.mu.Unlock()
+			return ix, nil
+		}
+	}
+	c.mu.Unlock()
+	ix, err := NewIndex(snap, c.policy, c.rank)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items = append([]*Index{ix}, c.items...)
+	if len(c.items) > indexCacheSize {
+		c.items = c.items[:indexCacheSize]
+	}
+	return ix, nil
+}
