@@ -93,7 +93,8 @@ func (p *Plugin) Decode(raw json.RawMessage) error {
 }
 
 // Init takes what the host lends. It reads tools.web.search.cacheTtlMinutes from host.Settings
-// (default 15; 0 disables the cache). It does no I/O.
+// (default 15; 0 disables the cache). Without host.LookupEnv no environment is read (so no
+// TAVILY_API_KEY); without host.HTTPClient a plain client is used. It does no I/O.
 func (p *Plugin) Init(_ context.Context, host plugin.Host) error {
 	p.log = host.Log
 	if p.log == nil {
