@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // maxChildLine bounds one message from the host; bridge results are the large ones.
@@ -28,6 +29,7 @@ func ChildMain(ctx context.Context, in io.Reader, out, errOut io.Writer) int {
 // in-process. setLimits, if non-nil, applies process-wide limits once the run's are known.
 func serveChild(ctx context.Context, in io.Reader, out, errOut io.Writer, setLimits func(wireLimits)) int {
 	w := &childOut{w: bufio.NewWriterSize(out, 32<<10)}
+	warmUp()
 	rt, err := newJSRuntime()
 	if err != nil {
 		fmt.Fprintln(errOut, err)
@@ -127,4 +129,22 @@ func hardenProcess() {
 	setProcessRlimits()
 	debug.SetMaxStack(128 << 20)
 	runtime.GOMAXPROCS(2)
+}
+
+// warmUpCode exercises what a typical run touches: compiling an async body, promises, JSON.
+const warmUpCode = `const xs = [1, 2, 3].map(x => ({x, s: String(x)}));
+await Promise.all(xs.map(async x => x));
+return JSON.parse(JSON.stringify({xs, ok: true}));`
+
+// warmUp runs representative code once in a throwaway runtime while the child is still idle,
+// so the first real run does not pay for faulting in the compiler and interpreter. The run
+// itself always gets a fresh runtime; nothing of this one survives.
+func warmUp() {
+	rt, err := newJSRuntime()
+	if err != nil {
+		return
+	}
+	rt.lim = wireLimits{MemoryBytes: 1 << 30, MaxLogBytes: 1 << 10, MaxResultBytes: 1 << 10, MaxBridgeCalls: 1}
+	rt.out = &childOut{w: bufio.NewWriter(io.Discard)}
+	_ = rt.execute(warmUpCode, bufio.NewReader(strings.NewReader("")))
 }

@@ -161,3 +161,5 @@ func mustRun(t *testing.T, p *Pool, code string, b Bridge) *Result {
 	}
 	return res
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

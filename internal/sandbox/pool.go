@@ -131,7 +131,14 @@ func (p *Pool) Run(ctx context.Context, code string, b Bridge, lim Limits) (*Res
 		return nil, err
 	}
 	p.log.Debug("sandbox: run", "warm", c.warm, "pid", c.cmd.Process.Pid)
-	return c.run(ctx, p.ctx.Done(), code, b, lim, p.log)
+	res, err := c.run(ctx, p.ctx.Done(), code, b, lim, p.log)
+	// Reaping a process takes as long as the run itself; the caller need not wait for it.
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		c.close()
+	}()
+	return res, err
 }
 
 // Available reports whether a child can start here, by starting one (which then waits in the

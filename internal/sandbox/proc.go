@@ -41,7 +41,7 @@ type child struct {
 	maxLine atomic.Int64
 	warm    bool
 
-	closeOnce sync.Once
+	killOnce sync.Once
 }
 
 // startChild starts argv in dir with an empty environment and waits for its hello.
@@ -137,13 +137,18 @@ func (c *child) alive() bool {
 	}
 }
 
-// close kills the process and reaps it. Idempotent.
-func (c *child) close() {
-	c.closeOnce.Do(func() {
+// kill stops the process without waiting for it. Idempotent.
+func (c *child) kill() {
+	c.killOnce.Do(func() {
 		close(c.quit)
 		_ = c.cmd.Process.Kill()
-		<-c.exited
 	})
+}
+
+// close kills the process and waits until it has been reaped. Idempotent.
+func (c *child) close() {
+	c.kill()
+	<-c.exited
 }
 
 // awaitExit waits for a child that stopped talking to exit by itself, then reaps it.
@@ -242,7 +247,7 @@ func (t *tailBuffer) preview(n int) string {
 		notes = append(notes, fmt.Sprintf("%d more bytes not shown", dropped))
 	}
 	if len(notes) > 0 {
-		text += " [" + strings.Join(notes, "; ") + "]"
+		text = strings.TrimSpace(text + " [" + strings.Join(notes, "; ") + "]")
 	}
 	return text
 }

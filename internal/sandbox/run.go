@@ -36,8 +36,9 @@ type bridgeOutcome struct {
 	err   error
 }
 
-// run drives one run on c and always leaves c closed. poolDone ends the run when the pool
-// closes. The caller has validated code and lim.
+// run drives one run on c and leaves c killed, or exiting by itself after its result; the
+// caller reaps it. poolDone ends the run when the pool closes. The caller has validated code
+// and lim.
 func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, b Bridge, lim Limits, log *slog.Logger) (res *Result, err error) {
 	res = &Result{Warm: c.warm}
 	started := time.Now()
@@ -46,9 +47,12 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 	bctx, bcancel := context.WithCancel(ctx)
 	var bridges sync.WaitGroup
 	results := make(chan bridgeOutcome)
+	finished := false // the child sent its result and consumed everything sent to it
 	defer func() {
-		// Killing the child first unblocks a writer stuck on a full pipe.
-		c.close()
+		if !finished {
+			// Kill first: it unblocks a writer stuck on the pipe of a child that is not reading.
+			c.kill()
+		}
 		w.stop()
 		bcancel()
 		bridges.Wait()
@@ -112,6 +116,7 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 					clock.pause()
 				}
 			case msgResult:
+				finished = true
 				return res, c.resultError(m, res)
 			default:
 				return res, fmt.Errorf("sandbox: unexpected %q message from child", m.Type)
