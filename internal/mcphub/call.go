@@ -62,13 +62,23 @@ func (d *downstream) classify(ctx, cctx context.Context, cs *mcp.ClientSession, 
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("mcp server %q: %s timed out after %s: %w", server, what, d.timeout, context.DeadlineExceeded), false
 	case errors.As(err, &wire):
-		return fmt.Errorf("mcp server %q refused the %s: %w", server, what, d.scrub.err(err)), true
+		// The SDK's "calling ..." prefix says nothing the reader needs; the server's message does.
+		return &refusedError{msg: fmt.Sprintf("mcp server %q refused the %s: %s", server, what, d.scrub.replace(wire.Message)), err: wire}, true
 	case connectionLost(err) || !d.current(cs):
 		return &lostError{server: server, what: what, err: d.scrub.err(err)}, false
 	default:
 		return fmt.Errorf("mcp server %q: %s: %w", server, what, d.scrub.err(err)), false
 	}
 }
+
+// refusedError is a JSON-RPC error the server answered with; it unwraps to the *jsonrpc.Error.
+type refusedError struct {
+	msg string
+	err error
+}
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return e.err }
 
 func connectionLost(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||

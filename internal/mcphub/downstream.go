@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -40,12 +42,16 @@ type downstream struct {
 	scrub   *scrubber
 	timeout time.Duration
 	client  *mcp.Client
-	poked   chan struct{} // list_changed arrived; capacity 1
-	pending atomic.Uint32 // kinds to list again
+	http    *http.Transport // url servers: owned, so that Close can drop its idle connections
+	poked   chan struct{}   // list_changed arrived; capacity 1
+	pending atomic.Uint32   // kinds to list again
+	// attemptCmd is the process of the current attempt; only the run goroutine touches it.
+	attemptCmd *exec.Cmd
 
 	mu        sync.Mutex
 	state     State
 	cs        *mcp.ClientSession // set only while ready
+	pid       int                // stdio: the process of the latest attempt
 	tools     []catalog.Entry
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
@@ -82,8 +88,11 @@ func newDownstream(h *Hub, cfg ServerConfig) *downstream {
 			}
 		},
 	}
-	if cfg.URL != "" && h.httpKeepAlive > 0 {
-		opts.KeepAlive = h.httpKeepAlive
+	if cfg.URL != "" {
+		d.http = http.DefaultTransport.(*http.Transport).Clone()
+		if h.httpKeepAlive > 0 {
+			opts.KeepAlive = h.httpKeepAlive
+		}
 	}
 	d.client = mcp.NewClient(&mcp.Implementation{Name: h.clientName, Version: h.version}, opts)
 	return d
@@ -111,6 +120,9 @@ func (d *downstream) setState(s State) {
 
 // run keeps the server connected until ctx ends, restarting it with backoff.
 func (d *downstream) run(ctx context.Context) {
+	if d.http != nil {
+		defer d.http.CloseIdleConnections()
+	}
 	log := d.h.log.With("server", d.cfg.Name)
 	b := d.h.backoff
 	delay := b.Initial
@@ -145,12 +157,18 @@ func (d *downstream) run(ctx context.Context) {
 func (d *downstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.h.connectTimeout)
 	defer cancel()
-	t, err := d.h.dial(cctx, d.cfg)
+	t, err := d.h.dial(cctx, d)
 	if err != nil {
 		return nil, d.scrub.err(fmt.Errorf("start: %w", err))
 	}
 	d.pending.Store(0) // the full listing below covers what was pending
 	cs, err := d.client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if cmd := d.attemptCmd; cmd != nil && cmd.Process != nil {
+		d.mu.Lock()
+		d.pid = cmd.Process.Pid
+		d.mu.Unlock()
+	}
+	d.attemptCmd = nil
 	if err != nil {
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("no answer to initialize within %s", d.h.connectTimeout)
@@ -406,6 +424,7 @@ func (d *downstream) status() ServerStatus {
 		Resources: len(d.resources),
 		Restarts:  d.restarts,
 	}
+	st.PID = d.pid
 	if d.state == StateDown {
 		st.RetryInMs = max(0, time.Until(d.retryAt)).Milliseconds()
 	}

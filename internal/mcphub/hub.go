@@ -74,7 +74,8 @@ type ServerStatus struct {
 	Tools     int    `json:"tools"`
 	Prompts   int    `json:"prompts"`
 	Resources int    `json:"resources"`
-	Restarts  int    `json:"restarts"` // connections lost or attempts failed since start
+	Restarts  int    `json:"restarts"`      // connections lost or attempts failed since start
+	PID       int    `json:"pid,omitempty"` // stdio: the process of the current or last attempt
 	RetryInMs int64  `json:"retryInMs,omitempty"`
 	LastError string `json:"lastError,omitempty"`
 }
@@ -145,7 +146,7 @@ func New(opts Options) *Hub {
 	if h.httpKeepAlive == 0 {
 		h.httpKeepAlive = DefaultHTTPKeepAlive
 	}
-	h.dial = h.dialConfig
+	h.dial = dialConfig
 	for _, cfg := range opts.Servers {
 		d := newDownstream(h, cfg)
 		if err := cfg.Validate(); err != nil {
@@ -170,21 +171,26 @@ func New(opts Options) *Hub {
 // connections (not just their start); Close ends them too.
 func (h *Hub) Start(ctx context.Context) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	switch {
 	case h.closed:
+		h.mu.Unlock()
 		return ErrClosed
 	case h.started:
+		h.mu.Unlock()
 		return ErrStarted
 	}
 	h.started = true
 	ctx, h.cancel = context.WithCancel(ctx)
 	for _, d := range h.servers {
 		if d.runnable() {
-			d.setState(StateConnecting)
+			d.mu.Lock()
+			d.state = StateConnecting
+			d.mu.Unlock()
 			h.wg.Go(func() { d.run(ctx) })
 		}
 	}
+	h.mu.Unlock()
+	h.bump()
 	return nil
 }
 

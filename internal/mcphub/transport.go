@@ -19,7 +19,7 @@ import (
 
 // dialFunc makes the transport of one connection attempt. Tests replace it to reach in-process
 // servers; production uses dialConfig.
-type dialFunc func(ctx context.Context, cfg ServerConfig) (mcp.Transport, error)
+type dialFunc func(ctx context.Context, d *downstream) (mcp.Transport, error)
 
 func parseEndpoint(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
@@ -57,12 +57,13 @@ func (c ServerConfig) target() string {
 	return c.Command
 }
 
-// dialConfig builds the real transport for cfg.
-func (h *Hub) dialConfig(_ context.Context, cfg ServerConfig) (mcp.Transport, error) {
+// dialConfig builds the real transport for the server's config.
+func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
+	cfg, h := d.cfg, d.h
 	if cfg.URL != "" {
 		return &mcp.StreamableClientTransport{
 			Endpoint:   cfg.URL,
-			HTTPClient: &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: cfg.Headers}},
+			HTTPClient: &http.Client{Transport: &headerTransport{base: d.http, headers: cfg.Headers}},
 			MaxRetries: 2,
 		}, nil
 	}
@@ -85,6 +86,7 @@ func (h *Hub) dialConfig(_ context.Context, cfg ServerConfig) (mcp.Transport, er
 	cmd.Stderr = newLineLogger(h.log.With("server", cfg.Name, "stream", "stderr"), newScrubber(cfg))
 	// A grandchild that keeps stderr open must not hold up Wait forever.
 	cmd.WaitDelay = h.terminateGrace
+	d.attemptCmd = cmd
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: h.terminateGrace}, nil
 }
 

@@ -1,0 +1,249 @@
+package mcphub
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// checkLeaks fails the test if goroutines started during it (by the hub, the SDK, os/exec or
+// net/http) are still alive once every other cleanup has run. Call it first in a test.
+func checkLeaks(t *testing.T) {
+	t.Helper()
+	before := goroutineIDs()
+	t.Cleanup(func() {
+		var leaked []string
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			leaked = leaked[:0]
+			for id, stack := range goroutineStacks() {
+				if before[id] {
+					continue
+				}
+				if strings.Contains(stack, "modelcontextprotocol") || strings.Contains(stack, "nodmix/internal") ||
+					strings.Contains(stack, "os/exec") || strings.Contains(stack, "net/http") {
+					leaked = append(leaked, stack)
+				}
+			}
+			if len(leaked) == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if len(leaked) > 0 {
+			t.Errorf("%d goroutines leaked; first:\n%s", len(leaked), leaked[0])
+		}
+	})
+}
+
+var goroutineHeader = regexp.MustCompile(`^goroutine (\d+) `)
+
+func goroutineStacks() map[string]string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	out := map[string]string{}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if m := goroutineHeader.FindStringSubmatch(g); m != nil {
+			out[m[1]] = g
+		}
+	}
+	return out
+}
+
+func goroutineIDs() map[string]bool {
+	ids := map[string]bool{}
+	for id := range goroutineStacks() {
+		ids[id] = true
+	}
+	return ids
+}
+
+// fakeNet connects the hub to in-process Go MCP servers instead of processes and URLs.
+type fakeNet struct {
+	mu       sync.Mutex
+	servers  map[string]*mcp.Server
+	sessions map[string][]*mcp.ServerSession
+	dials    map[string]int
+	silent   map[string]bool // never answers initialize
+	garbage  map[string]bool // writes a non-JSON line instead of answering
+}
+
+func newFakeNet() *fakeNet {
+	return &fakeNet{
+		servers:  map[string]*mcp.Server{},
+		sessions: map[string][]*mcp.ServerSession{},
+		dials:    map[string]int{},
+		silent:   map[string]bool{},
+		garbage:  map[string]bool{},
+	}
+}
+
+func (f *fakeNet) dial(ctx context.Context, d *downstream) (mcp.Transport, error) {
+	name := d.cfg.Name
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dials[name]++
+	switch {
+	case f.silent[name]:
+		pr, _ := io.Pipe()
+		return &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{io.Discard}}, nil
+	case f.garbage[name]:
+		return &mcp.IOTransport{Reader: io.NopCloser(strings.NewReader("this is not JSON-RPC\n")), Writer: nopWriteCloser{io.Discard}}, nil
+	}
+	srv, ok := f.servers[name]
+	if !ok {
+		return nil, fmt.Errorf("no such fake server %q", name)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	f.sessions[name] = append(f.sessions[name], ss)
+	return ct, nil
+}
+
+// kill ends every session of the server, as if its process died.
+func (f *fakeNet) kill(name string) {
+	f.mu.Lock()
+	ss := f.sessions[name]
+	f.sessions[name] = nil
+	f.mu.Unlock()
+	for _, s := range ss {
+		_ = s.Close()
+	}
+}
+
+func (f *fakeNet) dialCount(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dials[name]
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// newTestServer is a Go MCP server with an echo tool and the given extra tool names.
+func newTestServer(name string, opts *mcp.ServerOptions, extra ...string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, opts)
+	type echoIn struct {
+		Message string `json:"message,omitempty"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Title: "Echo", Description: "Echoes the message."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ": " + in.Message}}}, nil, nil
+		})
+	for _, n := range extra {
+		addPlainTool(s, n)
+	}
+	return s
+}
+
+func addPlainTool(s *mcp.Server, name string) {
+	s.AddTool(&mcp.Tool{Name: name, Description: "The " + name + " tool.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil
+		})
+}
+
+// testHub starts a hub on the fake network and closes it at cleanup. notified counts Notify calls.
+func testHub(t *testing.T, f *fakeNet, opts Options, servers ...ServerConfig) (h *Hub, notified *atomic.Int32) {
+	t.Helper()
+	notified = new(atomic.Int32)
+	opts.Servers = servers
+	opts.Notify = func() { notified.Add(1) }
+	if opts.Log == nil {
+		opts.Log = testLogger(t)
+	}
+	if opts.Backoff == (Backoff{}) {
+		opts.Backoff = Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, StableAfter: time.Hour}
+	}
+	h = New(opts)
+	if f != nil {
+		h.dial = f.dial
+	}
+	if err := h.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	return h, notified
+}
+
+func enabled(name string) ServerConfig {
+	return ServerConfig{Name: name, Command: "unused-" + name, Enabled: true}
+}
+
+// waitState waits for the server's state, failing the test after a generous deadline.
+func waitState(t *testing.T, h *Hub, server string, states ...State) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := h.WaitState(ctx, server, states...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor waits until cond holds, re-checking at every hub change.
+func waitFor(t *testing.T, h *Hub, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for {
+		ch := h.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-ch:
+		case <-time.After(50 * time.Millisecond): // conditions outside the hub (e.g. notify counts)
+		}
+	}
+}
+
+func statusOf(h *Hub, name string) ServerStatus {
+	for _, s := range h.Status() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return ServerStatus{}
+}
+
+// testLogger writes to the test log only when the test fails or -v is set.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct {
+	t  *testing.T
+	mu sync.Mutex
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	defer func() { _ = recover() }() // a log line after the test ended must not panic
+	w.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
