@@ -1,0 +1,583 @@
+package tokenjuice
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// ---- git status ----
+
+var (
+	statusEntryRE = regexp.MustCompile(`^\s+(modified|new file|deleted|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them):\s+(.+)$`)
+	statusHintRE  = regexp.MustCompile(`^\s*\((use|fix|all conflicts|see) .*\)\s*$`)
+	porcelainRE   = regexp.MustCompile(`^([ MADRCUT?!]{2}) (.+)$`)
+	aheadRE       = regexp.MustCompile(`^Your branch is (ahead of|behind) '([^']+)' by (\d+) commits?`)
+	divergedRE    = regexp.MustCompile(`^and have (\d+) and (\d+) different commits each`)
+)
+
+var statusCodes = map[string]string{
+	"modified": "M", "new file": "A", "deleted": "D", "renamed": "R", "copied": "C", "typechange": "T",
+	"both modified": "UU", "both added": "AA", "both deleted": "DD", "added by us": "AU",
+	"added by them": "UA", "deleted by us": "DU", "deleted by them": "UD",
+}
+
+var statusSections = map[string]string{
+	"Changes to be committed:":       "staged:",
+	"Changes not staged for commit:": "unstaged:",
+	"Untracked files:":               "untracked:",
+	"Unmerged paths:":                "unmerged:",
+	"Ignored files:":                 "ignored:",
+}
+
+// reduceGitStatus rewrites long-format status into one line per path under short section names,
+// without git's hints. Entries are matched whether git indents them with a tab or spaces, and a
+// hint is never taken for a path (both were bugs of the reference).
+func reduceGitStatus(d *doc) (string, bool) {
+	if allPorcelain(d.lines) {
+		if linesChars(d.lines) <= sampleBudget {
+			return passthrough, true // already terse
+		}
+		return strings.Join(sample(d.lines, sampleBudget*2, "paths"), "\n"), true
+	}
+	var out []string
+	section := ""
+	for _, l := range d.lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+			continue
+		case strings.HasPrefix(l, "On branch "):
+			out = append(out, "branch "+strings.TrimPrefix(l, "On branch "))
+		case strings.HasPrefix(l, "HEAD detached "):
+			out = append(out, l)
+		case aheadRE.MatchString(l):
+			m := aheadRE.FindStringSubmatch(l)
+			dir := "ahead"
+			if m[1] == "behind" {
+				dir = "behind"
+			}
+			out = append(out, fmt.Sprintf("%s %s by %s", dir, m[2], m[3]))
+		case divergedRE.MatchString(l):
+			m := divergedRE.FindStringSubmatch(l)
+			out = append(out, fmt.Sprintf("diverged: %s and %s different commits", m[1], m[2]))
+		case strings.HasPrefix(l, "Your branch is up to date"), strings.HasPrefix(l, "Your branch and "),
+			strings.HasPrefix(l, "  (use "), strings.HasPrefix(l, "no changes added to commit"),
+			strings.HasPrefix(l, "nothing added to commit"):
+		case statusSections[t] != "":
+			section = statusSections[t]
+			out = append(out, section)
+		case statusHintRE.MatchString(l):
+		case t == "nothing to commit, working tree clean" || strings.HasPrefix(t, "nothing to commit"):
+			out = append(out, "working tree clean")
+		case statusEntryRE.MatchString(l):
+			m := statusEntryRE.FindStringSubmatch(l)
+			out = append(out, statusCodes[m[1]]+" "+m[2])
+		case section != "" && (strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "  ")):
+			out = append(out, t)
+		default:
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return "", false
+	}
+	return strings.Join(selectLines(out, sampleBudget*2, nil, 0), "\n"), true
+}
+
+func allPorcelain(lines []string) bool {
+	for _, l := range lines {
+		if !porcelainRE.MatchString(l) && !strings.HasPrefix(l, "## ") {
+			return false
+		}
+	}
+	return len(lines) > 0
+}
+
+// ---- git diff, show, log -p ----
+
+type diffFile struct {
+	name           string
+	meta           []string // rename from/to, new/deleted file mode, Binary files differ
+	isNew          bool
+	added, removed int
+	hunks          []*hunk
+}
+
+type hunk struct {
+	header         string
+	changed        []string // + and - lines
+	added, removed int
+}
+
+var hunkRE = regexp.MustCompile(`^@@+ [-+\d, ]+ @@+`)
+
+// parseDiff reads unified diffs. Lines before the first "diff --git" are returned as preamble.
+func parseDiff(lines []string) (pre []string, files []*diffFile) {
+	var f *diffFile
+	var h *hunk
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "diff --git ") || strings.HasPrefix(l, "diff --cc ") || strings.HasPrefix(l, "diff --combined "):
+			f = &diffFile{name: diffName(l)}
+			files = append(files, f)
+			h = nil
+		case f == nil:
+			pre = append(pre, l)
+		case h == nil && (strings.HasPrefix(l, "rename from ") || strings.HasPrefix(l, "rename to ") ||
+			strings.HasPrefix(l, "copy from ") || strings.HasPrefix(l, "copy to ") || strings.HasPrefix(l, "Binary files ")):
+			f.meta = append(f.meta, l)
+		case h == nil && strings.HasPrefix(l, "new file mode"):
+			f.isNew = true
+		case h == nil && strings.HasPrefix(l, "deleted file mode"):
+			f.meta = append(f.meta, "deleted")
+		case h == nil && (strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "index ") ||
+			strings.HasPrefix(l, "similarity index") || strings.HasPrefix(l, "dissimilarity index") ||
+			strings.HasPrefix(l, "old mode") || strings.HasPrefix(l, "new mode")):
+		case hunkRE.MatchString(l):
+			h = &hunk{header: l}
+			f.hunks = append(f.hunks, h)
+		case h != nil && strings.HasPrefix(l, "+"):
+			if strings.TrimSpace(l[1:]) != "" {
+				h.changed = append(h.changed, l)
+			}
+			h.added++
+			f.added++
+		case h != nil && strings.HasPrefix(l, "-"):
+			if strings.TrimSpace(l[1:]) != "" {
+				h.changed = append(h.changed, l)
+			}
+			h.removed++
+			f.removed++
+		case h != nil && (strings.HasPrefix(l, " ") || l == "" || strings.HasPrefix(l, `\`)):
+		default:
+			// Not diff text: a commit header of git log -p, or the end of the diff.
+			f, h = nil, nil
+			pre = append(pre, l)
+		}
+	}
+	return pre, files
+}
+
+func diffName(l string) string {
+	rest := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(l, "diff --git "), "diff --cc "), "diff --combined ")
+	if i := strings.Index(rest, " b/"); i >= 0 && strings.HasPrefix(rest, "a/") {
+		return rest[i+3:]
+	}
+	return rest
+}
+
+// declRE finds declarations in added code: what an outline of a new file shows.
+var declRE = regexp.MustCompile(`^\+ {0,4}((pub(\([\w:]+\))? |export (default )?|async |static |public |private |protected |internal |abstract |final |override |unsafe |extern "C" )*)(fn|func|def|class|struct|enum|trait|impl|interface|type|mod|module|function|const [A-Z_]|record|object|namespace|package)\b`)
+
+const (
+	diffBudget     = 1600
+	diffLineChars  = 110
+	firstPassLines = 4
+	hunkLines      = 8
+)
+
+// shown returns the lines worth showing of a hunk: for a hunk that mostly adds code, its outline
+// (declarations); otherwise its changed lines.
+func (h *hunk) shown() []string {
+	if h.added >= 20 && h.removed <= h.added/10 {
+		var decls []string
+		for _, l := range h.changed {
+			if declRE.MatchString(l) {
+				decls = append(decls, l)
+			}
+		}
+		if len(decls) > 0 {
+			return decls
+		}
+	}
+	return h.changed
+}
+
+// renderDiff shows every file with its counts, then spends the budget breadth-first: each file's
+// first change before any file's second hunk, so that no file is hidden behind a large one.
+func renderDiff(files []*diffFile, budget int) []string {
+	var out []string
+	totalA, totalR := 0, 0
+	headers := make([][]string, len(files))
+	for i, f := range files {
+		totalA += f.added
+		totalR += f.removed
+		headers[i] = fileHeader(f)
+	}
+	if len(files) > 1 {
+		out = append(out, fmt.Sprintf("%s changed, +%d -%d", plural(len(files), "file"), totalA, totalR))
+	}
+	room := budget - linesChars(out)
+	for _, h := range headers {
+		room -= linesChars(h)
+	}
+	// shown[i][j] is how many lines of hunk j of file i are shown; -1 means not even its start.
+	shown := make([][]int, len(files))
+	for i, f := range files {
+		shown[i] = make([]int, len(f.hunks))
+		for j := range shown[i] {
+			shown[i][j] = -1
+		}
+	}
+	grow := func(i, j, upto int) {
+		h := files[i].hunks[j]
+		lines := h.shown()
+		from := max(shown[i][j], 0)
+		upto = min(upto, len(lines))
+		cost := 0
+		if shown[i][j] < 0 {
+			cost = charCount(hunkStart(h.header)) + 1
+		}
+		for k := from; k < upto; k++ {
+			cost += charCount(clip(lines[k], diffLineChars)) + 1
+		}
+		if cost > room || upto <= from && shown[i][j] >= 0 {
+			return
+		}
+		room -= cost
+		shown[i][j] = max(upto, from)
+	}
+	for i, f := range files { // every file's first change
+		if len(f.hunks) > 0 && !f.deleted() {
+			grow(i, 0, 1)
+		}
+	}
+	for i, f := range files { // a few more lines of every first hunk (an outline for new code)
+		if len(f.hunks) > 0 && shown[i][0] >= 0 {
+			grow(i, 0, firstPassLines)
+		}
+	}
+	for i, f := range files { // the other hunks' first change
+		if f.deleted() {
+			continue
+		}
+		for j := 1; j < len(f.hunks); j++ {
+			grow(i, j, 1)
+		}
+	}
+	for i, f := range files { // more lines of every hunk shown
+		for j := range f.hunks {
+			if shown[i][j] >= 0 {
+				grow(i, j, hunkLines)
+			}
+		}
+	}
+	hidden := 0
+	for i, f := range files {
+		out = append(out, headers[i]...)
+		for j, h := range f.hunks {
+			lines := h.shown()
+			n := shown[i][j]
+			if n >= 0 {
+				for k := 0; k < n; k++ {
+					l := clip(lines[k], diffLineChars)
+					if k == 0 {
+						l = hunkStart(h.header) + " " + l
+					}
+					out = append(out, l)
+				}
+				if n == 0 {
+					out = append(out, hunkStart(h.header))
+				}
+			}
+			hidden += h.added + h.removed - max(n, 0)
+		}
+	}
+	if hidden > 0 {
+		out = append(out, fmt.Sprintf("(%s not shown)", plural(hidden, "changed line")))
+	}
+	return out
+}
+
+func fileHeader(f *diffFile) []string {
+	counts := fmt.Sprintf("+%d -%d", f.added, f.removed)
+	if f.isNew {
+		counts = "new, " + counts
+	}
+	for _, m := range f.meta {
+		if strings.HasPrefix(m, "rename ") || strings.HasPrefix(m, "copy ") {
+			hdr := append([]string(nil), f.meta...)
+			hdr[len(hdr)-1] += " (" + counts + ")"
+			return hdr
+		}
+	}
+	hdr := []string{f.name + " (" + counts + ")"}
+	for _, m := range f.meta {
+		if m == "deleted" {
+			hdr[0] = f.name + " (deleted, " + counts + ")"
+		} else {
+			hdr = append(hdr, "  "+m)
+		}
+	}
+	return hdr
+}
+
+// deleted reports whether the diff deletes the file: its old content is not worth showing.
+func (f *diffFile) deleted() bool {
+	for _, m := range f.meta {
+		if m == "deleted" {
+			return true
+		}
+	}
+	return false
+}
+
+// diffBudgetFor gives every file room for its header and first change, within bounds.
+func diffBudgetFor(files []*diffFile) int {
+	return max(900, min(2400, 500+70*len(files)))
+}
+
+var hunkStartRE = regexp.MustCompile(`\+(\d+)`)
+
+// hunkStart renders a hunk header as "@<first new line>".
+func hunkStart(header string) string {
+	if m := hunkStartRE.FindStringSubmatch(header); m != nil {
+		return "@" + m[1]
+	}
+	return "@"
+}
+
+func reduceGitDiff(d *doc) (string, bool) {
+	if d.src.has("--stat", "--numstat", "--shortstat", "--name-only", "--name-status", "--compact-summary") {
+		return reduceStatList(d)
+	}
+	pre, files := parseDiff(d.lines)
+	if len(files) == 0 {
+		return "", false
+	}
+	out := append(condense(pre), renderDiff(files, diffBudgetFor(files))...)
+	return strings.Join(out, "\n"), true
+}
+
+// reduceStatList handles --stat and --name-only lists: alignment padding is removed and long lists
+// are sampled; the summary line is always kept.
+func reduceStatList(d *doc) (string, bool) {
+	var out []string
+	for _, l := range d.lines {
+		t := strings.TrimSpace(l)
+		if i := strings.Index(t, " | "); i > 0 {
+			t = strings.TrimSpace(t[:i]) + " | " + strings.TrimSpace(t[i+3:])
+		}
+		out = append(out, t)
+	}
+	return strings.Join(sample(out, sampleBudget*2, "lines"), "\n"), true
+}
+
+// ---- git log ----
+
+var (
+	commitRE = regexp.MustCompile(`^commit ([0-9a-f]{7,64})(?: \((.+)\))?$`)
+	statRE   = regexp.MustCompile(`^ (\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
+	graphRE  = regexp.MustCompile(`^[*|\\/ _.-]+$`)
+)
+
+type commit struct {
+	hash, refs, author, date, subject string
+	merge                             bool
+	stat                              string
+	files                             []*diffFile
+}
+
+func parseLog(lines []string) []*commit {
+	var cs []*commit
+	var c *commit
+	var body []string
+	flush := func() {
+		if c == nil {
+			return
+		}
+		_, c.files = parseDiff(body)
+		for _, l := range body {
+			if m := statRE.FindStringSubmatch(l); m != nil {
+				c.stat = fmt.Sprintf("%s files, +%s -%s", m[1], orZero(m[2]), orZero(m[3]))
+			}
+		}
+	}
+	for _, l := range lines {
+		if m := commitRE.FindStringSubmatch(l); m != nil {
+			flush()
+			c = &commit{hash: m[1], refs: m[2]}
+			cs = append(cs, c)
+			body = nil
+			continue
+		}
+		if c == nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(l, "Merge: "):
+			c.merge = true
+		case strings.HasPrefix(l, "Author: "):
+			a := strings.TrimPrefix(l, "Author: ")
+			if i := strings.Index(a, " <"); i > 0 {
+				a = a[:i]
+			}
+			c.author = a
+		case strings.HasPrefix(l, "Date: "):
+			c.date = shortDate(strings.TrimSpace(strings.TrimPrefix(l, "Date:")))
+		case strings.HasPrefix(l, "    ") && c.subject == "" && strings.TrimSpace(l) != "":
+			c.subject = strings.TrimSpace(l)
+		case strings.HasPrefix(l, "    "):
+		default:
+			body = append(body, l)
+		}
+	}
+	flush()
+	return cs
+}
+
+func orZero(s string) string {
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+func shortDate(s string) string {
+	for _, layout := range []string{"Mon Jan 2 15:04:05 2006 -0700", time.RFC3339, "2006-01-02 15:04:05 -0700"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.Format("2006-01-02")
+		}
+	}
+	return s
+}
+
+func (c *commit) line() string {
+	var b strings.Builder
+	b.WriteString(c.hash)
+	if c.date != "" {
+		b.WriteString(" " + c.date)
+	}
+	b.WriteString(" " + c.subject)
+	if c.stat != "" {
+		b.WriteString(" [" + c.stat + "]")
+	}
+	for _, f := range c.files {
+		b.WriteString(fmt.Sprintf("\n  %s (+%d -%d)", f.name, f.added, f.removed))
+	}
+	return b.String()
+}
+
+const logBudget = 850
+
+func reduceGitLog(d *doc) (string, bool) {
+	cs := parseLog(d.lines)
+	if len(cs) == 0 {
+		return reduceOneline(d.lines)
+	}
+	items := make([]string, len(cs))
+	for i, c := range cs {
+		items[i] = c.line()
+	}
+	header := plural(len(cs), "commit")
+	return header + ":\n" + strings.Join(sample(items, logBudget, "commits"), "\n"), true
+}
+
+// reduceOneline handles --oneline and --graph logs: graph-only lines go, the rest is sampled.
+func reduceOneline(lines []string) (string, bool) {
+	var items []string
+	for _, l := range lines {
+		if graphRE.MatchString(l) {
+			continue
+		}
+		items = append(items, clip(l, diffLineChars))
+	}
+	return strings.Join(sample(items, sampleBudget, "lines"), "\n"), true
+}
+
+// reduceGitShow renders a commit's header in one line and its diff like git diff does.
+func reduceGitShow(d *doc) (string, bool) {
+	cs := parseLog(d.lines)
+	if len(cs) != 1 {
+		return reduceGitLog(d)
+	}
+	c := cs[0]
+	files := c.files
+	c.files = nil
+	out := []string{c.line()}
+	out = append(out, renderDiff(files, diffBudgetFor(files))...)
+	return strings.Join(out, "\n"), true
+}
+
+// ---- git blame ----
+
+var blameRE = regexp.MustCompile(`^\^?([0-9a-f]{4,40}) (?:\S+ +)?\((.+?) +(\d{4}-\d\d-\d\d) [\d:]+ [-+]\d{4} +(\d+)\) ?(.*)$`)
+
+// reduceGitBlame lists the commits with their authors and line counts once, then shows a sample of
+// the code with line numbers instead of repeating the attribution on every line.
+func reduceGitBlame(d *doc) (string, bool) {
+	type who struct {
+		key   string
+		lines int
+	}
+	var order []*who
+	byHash := map[string]*who{}
+	var code []string
+	for _, l := range d.lines {
+		m := blameRE.FindStringSubmatch(l)
+		if m == nil {
+			return "", false
+		}
+		w := byHash[m[1]]
+		if w == nil {
+			w = &who{key: fmt.Sprintf("%s (%s %s)", m[1], m[2], m[3])}
+			byHash[m[1]] = w
+			order = append(order, w)
+		}
+		w.lines++
+		code = append(code, fmt.Sprintf("%4s %s", m[4], clip(m[5], diffLineChars)))
+	}
+	out := []string{fmt.Sprintf("%s by %s:", plural(len(code), "line"), plural(len(order), "commit"))}
+	for _, w := range sample(commitsByCount(order, func(w *who) (string, int) { return w.key, w.lines }), sampleBudget/2, "commits") {
+		out = append(out, "  "+w)
+	}
+	out = append(out, sample(code, sampleBudget, "lines")...)
+	return strings.Join(out, "\n"), true
+}
+
+// commitsByCount renders "key: N lines" in first-seen order.
+func commitsByCount[T any](items []T, f func(T) (string, int)) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		k, n := f(it)
+		out[i] = fmt.Sprintf("%s: %s", k, plural(n, "line"))
+	}
+	return out
+}
+
+// ---- git commit ----
+
+var modeLineRE = regexp.MustCompile(`^ (create|delete) mode \d+ (.+)$|^ (rename|copy) (.+) \(\d+%\)$|^ mode change \d+ => \d+ (.+)$`)
+
+// reduceGitCommit keeps the commit line and the summary and lists created, deleted and renamed
+// paths compactly.
+func reduceGitCommit(d *doc) (string, bool) {
+	var out []string
+	kinds := map[string][]string{}
+	var kindOrder []string
+	for _, l := range d.lines {
+		m := modeLineRE.FindStringSubmatch(l)
+		if m == nil {
+			out = append(out, l)
+			continue
+		}
+		kind, p := m[1], m[2]
+		switch {
+		case m[3] != "":
+			kind, p = m[3], m[4]
+		case m[5] != "":
+			kind, p = "mode change", m[5]
+		}
+		if kinds[kind] == nil {
+			kindOrder = append(kindOrder, kind)
+		}
+		kinds[kind] = append(kinds[kind], p)
+	}
+	for _, k := range kindOrder {
+		ps := kinds[k]
+		out = append(out, fmt.Sprintf(" %s (%d): %s", k, len(ps), strings.Join(sample(ps, sampleBudget/3, "paths"), ", ")))
+	}
+	return strings.Join(condense(out), "\n"), true
+}

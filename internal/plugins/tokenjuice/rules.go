@@ -1,0 +1,230 @@
+package tokenjuice
+
+import "strings"
+
+// rules is the classification table, tried in order; the first match wins. Matchers look at the
+// effective argv of the main pipeline's source (see effective), so "python -m pytest", "npx jest"
+// and "sudo apt-get install" find their rules.
+var rules = []*rule{
+	// git
+	{id: "git/status", family: "git", match: gitIs("status"), reduce: reduceGitStatus},
+	{id: "git/diff", family: "git", match: gitIs("diff"), reduce: reduceGitDiff},
+	{id: "git/show", family: "git", match: gitIs("show"), reduce: reduceGitShow},
+	{id: "git/log", family: "git", match: gitIs("log", "reflog", "whatchanged"), reduce: reduceGitLog},
+	{id: "git/blame", family: "git", match: gitIs("blame", "annotate"), reduce: reduceGitBlame},
+	{id: "git/commit", family: "git", match: gitIs("commit", "merge", "cherry-pick", "revert", "am"), reduce: reduceGitCommit},
+	{id: "git/branch", family: "git", match: gitIs("branch", "tag", "stash", "remote", "worktree"), reduce: reduceList("entries", isCurrentBranch)},
+	{id: "git/grep", family: "search", match: gitIs("grep"), reduce: reduceGrep},
+	{id: "git/ls-files", family: "inventory", match: gitIs("ls-files", "ls-tree"), reduce: reducePaths},
+	{id: "git/transfer", family: "git", match: gitIs("clone", "fetch", "pull", "push", "submodule", "gc", "checkout", "switch", "rebase"), reduce: reduceGeneric},
+
+	// tests
+	{id: "tests/go", family: "tests", match: goIs("test"), reduce: reduceGoTest},
+	{id: "tests/pytest", family: "tests", match: nameIs("pytest", "py.test"), reduce: reduceTests},
+	{id: "tests/jest", family: "tests", match: nameIs("jest"), reduce: reduceTests},
+	{id: "tests/vitest", family: "tests", match: nameIs("vitest"), reduce: reduceTests},
+	{id: "tests/cargo", family: "tests", match: subIs("cargo", "test", "nextest"), reduce: reduceTests},
+	{id: "tests/npm", family: "tests", match: npmScript("test", "t", "tst"), reduce: reduceTests},
+	{id: "tests/other", family: "tests", match: nameIs("mocha", "playwright", "rspec", "phpunit", "unittest", "tox", "nox", "ctest"), reduce: reduceTests},
+
+	// package managers
+	{id: "install/npm", family: "package", match: pkgInstall, reduce: reduceNodeInstall},
+	{id: "install/pip", family: "package", match: pipIs("install", "download", "uninstall"), reduce: reducePipInstall},
+	{id: "package/pip-list", family: "package", match: pipIs("list", "freeze"), reduce: reducePipList},
+	{id: "package/apt", family: "package", match: nameIs("apt", "apt-get", "aptitude"), reduce: reduceApt},
+	{id: "package/go-mod", family: "package", match: goModIs, reduce: reduceGoMod},
+	{id: "package/npm-ls", family: "package", match: npmIs("ls", "list", "la", "ll"), reduce: reduceNpmLs},
+	{id: "package/table", family: "package", match: npmIs("outdated", "audit", "view", "info"), reduce: reduceList("rows", nil)},
+
+	// builds
+	{id: "build/go", family: "build", match: goIs("build", "vet", "install", "run", "generate"), reduce: reduceBuild},
+	{id: "build/cargo", family: "build", match: subIs("cargo", "build", "check", "clippy", "run", "install", "doc"), reduce: reduceCargoBuild},
+	{id: "build/tsc", family: "build", match: nameIs("tsc", "vue-tsc", "eslint", "biome", "oxlint", "prettier", "ruff", "mypy", "flake8", "pylint", "golangci-lint", "staticcheck"), reduce: reduceBuild},
+	{id: "build/npm", family: "build", match: npmScript("build", "lint", "typecheck", "check", "compile"), reduce: reduceBuild},
+	{id: "build/make", family: "build", match: nameIs("make", "gmake", "cmake", "ninja", "gcc", "g++", "cc", "c++", "clang", "clang++", "mvn", "gradle", "gradlew", "dotnet", "msbuild", "xcodebuild", "swift", "bazel"), reduce: reduceBuild},
+	{id: "build/docker", family: "build", match: dockerBuild, reduce: reduceDockerBuild},
+
+	// inventories and searches
+	{id: "inventory/ls", family: "inventory", match: nameIs("ls", "exa", "eza", "lsd"), reduce: reduceLs},
+	{id: "inventory/find", family: "inventory", match: nameIs("find", "fd", "fdfind", "locate"), reduce: reducePaths},
+	{id: "inventory/tree", family: "inventory", match: nameIs("tree"), reduce: reduceList("lines", nil)},
+	{id: "inventory/du", family: "inventory", match: nameIs("du"), reduce: reduceDu},
+	{id: "inventory/archive", family: "inventory", match: nameIs("tar", "unzip", "zip", "zipinfo", "7z", "rsync"), reduce: reducePaths},
+	{id: "search/rg-files", family: "inventory", match: rgFiles, reduce: reducePaths},
+	{id: "search/grep", family: "search", match: nameIs("grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"), reduce: reduceGrep},
+
+	// help last: "git help" and "docker --help" are help, whatever the program
+	{id: "help", family: "help", match: isHelp, reduce: reduceHelp},
+}
+
+func init() {
+	// Help wins over the program's own rule: move it first. (Kept last in the table for reading.)
+	h := rules[len(rules)-1]
+	copy(rules[1:], rules[:len(rules)-1])
+	rules[0] = h
+}
+
+func nameIs(names ...string) func(*command, *simple) bool {
+	return func(_ *command, s *simple) bool {
+		for _, n := range names {
+			if s.name() == n {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func subIs(prog string, subs ...string) func(*command, *simple) bool {
+	return func(_ *command, s *simple) bool {
+		if s.name() != prog {
+			return false
+		}
+		for _, sub := range subs {
+			if firstOperand(s) == sub {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// firstOperand is the first argument that is not an option (a subcommand).
+func firstOperand(s *simple) string {
+	for _, a := range s.argv[1:] {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
+func gitIs(subs ...string) func(*command, *simple) bool {
+	return func(_ *command, s *simple) bool {
+		sub, _ := gitSub(s)
+		for _, x := range subs {
+			if sub == x {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func goIs(subs ...string) func(*command, *simple) bool { return subIs("go", subs...) }
+
+func goModIs(_ *command, s *simple) bool {
+	if s.name() != "go" {
+		return false
+	}
+	sub := firstOperand(s)
+	return sub == "mod" || sub == "get" || sub == "work"
+}
+
+func pipIs(subs ...string) func(*command, *simple) bool {
+	return func(c *command, s *simple) bool {
+		n := s.name()
+		if n == "uv" && s.arg(1) == "pip" {
+			s = &simple{argv: s.argv[1:]}
+			n = "pip"
+		}
+		if n != "pip" && n != "pip3" && n != "pipx" {
+			return false
+		}
+		sub := firstOperand(s)
+		for _, x := range subs {
+			if sub == x {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func npmIs(subs ...string) func(*command, *simple) bool {
+	return func(_ *command, s *simple) bool {
+		if s.name() != "npm" && s.name() != "pnpm" && s.name() != "yarn" && s.name() != "bun" {
+			return false
+		}
+		sub := firstOperand(s)
+		for _, x := range subs {
+			if sub == x {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// npmScript matches "npm test", "npm run build", "pnpm build", "yarn test" and so on.
+func npmScript(scripts ...string) func(*command, *simple) bool {
+	return func(_ *command, s *simple) bool {
+		if s.name() != "npm" && s.name() != "pnpm" && s.name() != "yarn" && s.name() != "bun" {
+			return false
+		}
+		ops := s.operands()
+		if len(ops) > 0 && (ops[0] == "run" || ops[0] == "run-script") {
+			ops = ops[1:]
+		}
+		if len(ops) == 0 {
+			return false
+		}
+		for _, x := range scripts {
+			if ops[0] == x || strings.HasPrefix(ops[0], x+":") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func pkgInstall(_ *command, s *simple) bool {
+	switch s.name() {
+	case "npm", "pnpm", "yarn", "bun":
+		sub := firstOperand(s)
+		if s.name() == "yarn" && sub == "" {
+			return true
+		}
+		switch sub {
+		case "install", "i", "ci", "add", "remove", "uninstall", "update", "up", "upgrade", "rm":
+			return true
+		}
+	}
+	return false
+}
+
+func dockerBuild(_ *command, s *simple) bool {
+	if s.name() != "docker" && s.name() != "podman" && s.name() != "buildah" {
+		return false
+	}
+	ops := s.operands()
+	return len(ops) > 0 && (ops[0] == "build" || len(ops) > 1 && ops[0] == "buildx" && ops[1] == "build" ||
+		ops[0] == "compose" && len(ops) > 1 && ops[1] == "build")
+}
+
+func rgFiles(_ *command, s *simple) bool { return s.name() == "rg" && s.has("--files") }
+
+func isHelp(_ *command, s *simple) bool {
+	if s.name() == "man" {
+		return true
+	}
+	if s.has("--help", "-h", "-help", "help") {
+		// "git log -h" is help; "grep -h" is not (it hides file names).
+		return !(s.has("-h") && (s.name() == "grep" || s.name() == "rg" || s.name() == "ls" || s.name() == "du" || s.name() == "df" || s.name() == "sort" || s.name() == "free"))
+	}
+	return false
+}
+
+func isCurrentBranch(l string) bool { return strings.HasPrefix(l, "* ") }
+
+// reduceList samples a list of lines, always keeping the lines keep selects.
+func reduceList(unit string, keep func(string) bool) func(d *doc) (string, bool) {
+	return func(d *doc) (string, bool) {
+		lines := condense(d.lines)
+		sal := keep
+		if sal == nil {
+			sal = salientRE.MatchString
+		}
+		return strings.Join(selectLines(lines, sampleBudget, sal, salientBudget/2), "\n"), true
+	}
+}

@@ -1,0 +1,81 @@
+package tokenjuice
+
+import "fmt"
+
+// Shares of a sampling budget: the head shows how the output starts (commands, first errors), the
+// tail how it ends (summaries), and a window around the middle shows its shape in between, so that
+// a model sees a long list's character throughout and not only its two ends.
+const (
+	headShare = 45
+	midShare  = 20
+)
+
+// sampleKeep marks the items to show within budget characters: a head, a window around the middle
+// and a tail. Items are kept whole; the first and the last are always kept.
+func sampleKeep(items []string, budget int) []bool {
+	n := len(items)
+	keep := make([]bool, n)
+	total := 0
+	for _, it := range items {
+		total += charCount(it) + 1
+	}
+	if total <= budget || n <= 3 {
+		for i := range keep {
+			keep[i] = true
+		}
+		return keep
+	}
+	take := func(i int, room *int, first bool) bool {
+		c := charCount(items[i]) + 1
+		if c > *room && !first {
+			return false
+		}
+		keep[i] = true
+		*room -= c
+		return true
+	}
+	headRoom := budget * headShare / 100
+	midRoom := budget * midShare / 100
+	tailRoom := budget - headRoom - midRoom
+	h := 0
+	for h < n && take(h, &headRoom, h == 0) {
+		h++
+	}
+	t := n - 1
+	for t >= h && take(t, &tailRoom, t == n-1) {
+		t--
+	}
+	// The middle window grows outwards from the centre: c, c-1, c+1, c-2, ...
+	if c := (n - 1) / 2; c >= h && c <= t {
+		for step := 0; ; step++ {
+			i := c - (step+1)/2
+			if step%2 == 0 {
+				i = c + step/2
+			}
+			if i < h || i > t || keep[i] || !take(i, &midRoom, false) {
+				break
+			}
+		}
+	}
+	return keep
+}
+
+func gapLine(n int, unit string) string {
+	return fmt.Sprintf("… %s %s omitted …", group(n), pluralNoun(n, unit))
+}
+
+// pluralNoun returns unit for n == 1 in its singular form ("line" for "lines").
+func pluralNoun(n int, unit string) string {
+	if n != 1 {
+		return unit
+	}
+	switch {
+	case len(unit) > 3 && unit[len(unit)-3:] == "ies":
+		return unit[:len(unit)-3] + "y"
+	case len(unit) > 4 && (unit[len(unit)-4:] == "ches" || unit[len(unit)-4:] == "shes"):
+		return unit[:len(unit)-2]
+	case len(unit) > 1 && unit[len(unit)-1] == 's':
+		return unit[:len(unit)-1]
+	}
+	return unit
+}

@@ -1,0 +1,84 @@
+package tokenjuice
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+var (
+	goOkRE      = regexp.MustCompile(`^ok\s+(\S+)\s+(\(cached\)|[\d.]+s)`)
+	goNoTestRE  = regexp.MustCompile(`^\?\s+\S+\s+\[no test files\]$`)
+	goPassRE    = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP):)\s`)
+	goFailPkgRE = regexp.MustCompile(`^(FAIL|---\s*FAIL:|panic:|fatal error:|# )|\[build failed\]|\[setup failed\]`)
+)
+
+// reduceGoTest keeps failures whole (--- FAIL blocks with their messages, panics, build errors,
+// FAIL lines) and reduces passing packages to a count and a sample of their names.
+func reduceGoTest(d *doc) (string, bool) {
+	var ok, rest []string
+	cached, noTests := 0, 0
+	for _, l := range d.lines {
+		switch {
+		case goOkRE.MatchString(l):
+			m := goOkRE.FindStringSubmatch(l)
+			ok = append(ok, m[1])
+			if m[2] == "(cached)" {
+				cached++
+			}
+		case goNoTestRE.MatchString(l):
+			noTests++
+		case goPassRE.MatchString(l), l == "PASS":
+		default:
+			rest = append(rest, l)
+		}
+	}
+	var out []string
+	if len(ok) > 0 {
+		summary := fmt.Sprintf("ok: %s", plural(len(ok), "package"))
+		if cached > 0 {
+			summary += fmt.Sprintf(" (%d cached)", cached)
+		}
+		if noTests > 0 {
+			summary += fmt.Sprintf("; %d without tests", noTests)
+		}
+		out = append(out, summary)
+		for _, p := range sample(ok, sampleBudget/2, "packages") {
+			out = append(out, "  "+p)
+		}
+	}
+	if len(rest) > 0 {
+		out = append(out, selectLines(condense(rest), sampleBudget, testSalient, salientBudget*2)...)
+	}
+	if len(out) == 0 {
+		return "", false
+	}
+	return strings.Join(out, "\n"), true
+}
+
+var (
+	testSalientRE = regexp.MustCompile(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
+	// testNoiseRE are lines of passing tests and runner chatter.
+	testNoiseRE  = regexp.MustCompile(`^\s*(✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
+	pytestDotsRE = regexp.MustCompile(`^(\S+\.py)? ?[.sxX]+\s*(\[\s*\d+%\])?$`)
+)
+
+func testSalient(l string) bool { return testSalientRE.MatchString(l) }
+
+// reduceTests serves pytest, jest, vitest, cargo test, mocha and npm test: passing tests and
+// runner chatter go, failures (names, assertion messages, locations) and summaries stay.
+func reduceTests(d *doc) (string, bool) {
+	var kept []string
+	dropped := 0
+	for _, l := range d.lines {
+		if testNoiseRE.MatchString(l) || pytestDotsRE.MatchString(strings.TrimSpace(l)) && !strings.ContainsAny(l, "FE") {
+			dropped++
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if len(kept) == 0 {
+		return fmt.Sprintf("%s of passing tests and runner output omitted", plural(dropped, "line")), true
+	}
+	return strings.Join(selectLines(condense(kept), sampleBudget, testSalient, salientBudget*2), "\n"), true
+}
