@@ -169,7 +169,7 @@ func (r *Runtime) executor(name string) catalog.Executor {
 }
 
 func (r *Runtime) handleSearch(p *value) (*catalog.Result, error) {
-	b := DefaultBatchBudget()
+	b := r.budget
 	req, err := r.parseSearchRequest(p, b)
 	if err != nil {
 		return nil, err

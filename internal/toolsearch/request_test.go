@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/dispatch"
 )
 
 func TestSearchRequestErrors(t *testing.T) {
@@ -333,4 +335,16 @@ func FuzzCallArgs(f *testing.F) {
 			t.Fatalf("%s: id %q input %q", args, id, input)
 		}
 	})
+}
+
+func TestCustomBatchBudget(t *testing.T) {
+	snap, _ := catalog.NewSnapshot(1, goldenEntries())
+	ix, _ := NewIndex(snap, nil, newWordRanker)
+	b := DefaultBatchBudget()
+	b.MaxQueries = 2
+	rt, _ := New(Config{Index: ix, Pipeline: &dispatch.Pipeline{}, Budget: b})
+	res, err := rt.executor(ToolSearch).Execute(context.Background(), catalog.Call{Args: json.RawMessage(`{"queries":[{"query":"a"},{"query":"b"},{"query":"c"}]}`)})
+	if err != nil || res.Text() != "queries may contain at most 2 entries." {
+		t.Fatalf("%v %q", err, res.Text())
+	}
 }

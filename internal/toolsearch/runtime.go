@@ -29,6 +29,8 @@ type Config struct {
 	Session string
 	// Runner runs tool_search_code; nil means code mode is unavailable.
 	Runner Runner
+	// Budget bounds batched searches; the zero value means DefaultBatchBudget.
+	Budget BatchBudget
 	Log    *slog.Logger
 }
 
@@ -41,6 +43,7 @@ type Runtime struct {
 	opts    Options
 	session string
 	runner  Runner
+	budget  BatchBudget
 	log     *slog.Logger
 	scope   string
 
@@ -76,6 +79,10 @@ func New(cfg Config) (*Runtime, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	budget := cfg.Budget
+	if budget == (BatchBudget{}) {
+		budget = DefaultBatchBudget()
+	}
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return &Runtime{
@@ -84,6 +91,7 @@ func New(cfg Config) (*Runtime, error) {
 		opts:    cfg.Options.Normalize(),
 		session: cfg.Session,
 		runner:  cfg.Runner,
+		budget:  budget,
 		log:     log,
 		scope:   hex.EncodeToString(b[:]),
 	}, nil
