@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +31,7 @@ func (x toolExec) Execute(ctx context.Context, call catalog.Call) (*catalog.Resu
 }
 
 func (d *downstream) callTool(ctx context.Context, name string, args json.RawMessage) (*catalog.Result, error) {
-	cs, err := d.session()
+	c, err := d.session()
 	if err != nil {
 		return nil, err
 	}
@@ -39,9 +40,9 @@ func (d *downstream) callTool(ctx context.Context, name string, args json.RawMes
 	}
 	cctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
-	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		err, refused := d.classify(ctx, cctx, cs, "call to tool "+quote(name), err)
+		err, refused := d.classify(ctx, cctx, c, "call to tool "+quote(name), err)
 		if refused {
 			// The server is fine and said no (bad arguments, unknown tool): the model reads why.
 			return catalog.ErrorResult(err.Error()), nil
@@ -53,7 +54,7 @@ func (d *downstream) callTool(ctx context.Context, name string, args json.RawMes
 
 // classify turns the error of a request to the server into the error to report. refused is
 // true when the server itself answered with a JSON-RPC error.
-func (d *downstream) classify(ctx, cctx context.Context, cs *mcp.ClientSession, what string, err error) (_ error, refused bool) {
+func (d *downstream) classify(ctx, cctx context.Context, c *conn, what string, err error) (_ error, refused bool) {
 	server := d.cfg.Name
 	var wire *jsonrpc.Error
 	switch {
@@ -64,7 +65,7 @@ func (d *downstream) classify(ctx, cctx context.Context, cs *mcp.ClientSession, 
 	case errors.As(err, &wire):
 		// The SDK's "calling ..." prefix says nothing the reader needs; the server's message does.
 		return &refusedError{msg: fmt.Sprintf("mcp server %q refused the %s: %s", server, what, d.scrub.replace(wire.Message)), err: wire}, true
-	case connectionLost(err) || !d.current(cs):
+	case connectionLost(err) || c.diedWithin(time.Second):
 		return &lostError{server: server, what: what, err: d.scrub.err(err)}, false
 	default:
 		return fmt.Errorf("mcp server %q: %s: %w", server, what, d.scrub.err(err)), false

@@ -50,8 +50,8 @@ type downstream struct {
 
 	mu        sync.Mutex
 	state     State
-	cs        *mcp.ClientSession // set only while ready
-	pid       int                // stdio: the process of the latest attempt
+	conn      *conn // set only while ready
+	pid       int   // stdio: the process of the latest attempt
 	tools     []catalog.Entry
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
@@ -128,11 +128,11 @@ func (d *downstream) run(ctx context.Context) {
 	delay := b.Initial
 	for {
 		d.setState(StateConnecting)
-		cs, err := d.connect(ctx)
+		c, err := d.connect(ctx)
 		if err == nil {
 			log.Info("mcp server ready", "transport", d.cfg.Transport())
 			up := time.Now()
-			err = d.serve(ctx, cs)
+			err = d.serve(ctx, c)
 			if time.Since(up) >= b.StableAfter {
 				delay = b.Initial
 			}
@@ -154,7 +154,7 @@ func (d *downstream) run(ctx context.Context) {
 }
 
 // connect makes one connection attempt under the connect deadline: initialize, then list.
-func (d *downstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.h.connectTimeout)
 	defer cancel()
 	t, err := d.h.dial(cctx, d)
@@ -175,39 +175,69 @@ func (d *downstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 		return nil, d.scrub.err(fmt.Errorf("initialize: %w", err))
 	}
+	c := watch(cs)
 	l, err := d.list(cctx, cs, kindAll)
 	if err != nil {
-		_ = cs.Close()
+		c.close()
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("no complete listing within %s", d.h.connectTimeout)
 		}
 		return nil, d.scrub.err(fmt.Errorf("list: %w", err))
 	}
-	d.mu.Lock()
-	d.state, d.cs, d.lastErr, d.attempted = StateReady, cs, nil, true
-	d.mu.Unlock()
-	d.apply(l)
-	return cs, nil
+	d.apply(l, c)
+	return c, nil
+}
+
+// conn is a live session and the signal of its end. Its watcher goroutine belongs to the run
+// loop, which waits for it (close) before it goes on.
+type conn struct {
+	cs   *mcp.ClientSession
+	dead chan struct{} // closed when the session has ended
+	err  error         // why, once dead is closed
+}
+
+func watch(cs *mcp.ClientSession) *conn {
+	c := &conn{cs: cs, dead: make(chan struct{})}
+	go func() {
+		c.err = cs.Wait()
+		close(c.dead)
+	}()
+	return c
+}
+
+// close ends the session (for a stdio server: its process) and waits for the watcher.
+func (c *conn) close() {
+	_ = c.cs.Close()
+	<-c.dead
+}
+
+// diedWithin reports whether the session ends within d: a transport error on a call usually
+// means the connection is going down, and the watcher sees it a moment later.
+func (c *conn) diedWithin(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.dead:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // serve watches a ready session until it dies or ctx ends, re-listing on list_changed.
-func (d *downstream) serve(ctx context.Context, cs *mcp.ClientSession) error {
-	done := make(chan error, 1)
-	var wg sync.WaitGroup
-	wg.Go(func() { done <- cs.Wait() })
-	defer wg.Wait()
-	// Runs before wg.Wait: closing the session is what ends cs.Wait. For a stdio server it also
-	// reaps the process.
-	defer cs.Close()
+func (d *downstream) serve(ctx context.Context, c *conn) error {
+	// For a stdio server, closing also reaps the process.
+	defer c.close()
+	cs := c.cs
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case err := <-done:
-			if err == nil {
+		case <-c.dead:
+			if c.err == nil {
 				return errors.New("connection closed by the server")
 			}
-			return d.scrub.err(fmt.Errorf("connection closed: %w", err))
+			return d.scrub.err(fmt.Errorf("connection closed: %w", c.err))
 		case <-d.poked:
 			k := kind(d.pending.Swap(0))
 			if k == 0 {
@@ -221,7 +251,7 @@ func (d *downstream) serve(ctx context.Context, cs *mcp.ClientSession) error {
 				d.h.log.Warn("mcp server: listing after list_changed failed", "server", d.cfg.Name, "err", d.scrub.err(err))
 				continue
 			}
-			d.apply(l)
+			d.apply(l, nil)
 		}
 	}
 }
@@ -231,7 +261,7 @@ func (d *downstream) fail(err error, delay time.Duration) {
 		err = errors.New("stopped")
 	}
 	d.mu.Lock()
-	d.state, d.cs, d.lastErr = StateDown, nil, err
+	d.state, d.conn, d.lastErr = StateDown, nil, err
 	d.retryAt = time.Now().Add(delay)
 	d.attempted = true
 	d.restarts++
@@ -328,10 +358,14 @@ func paginate[T any](ctx context.Context, page func(context.Context, string) ([]
 	return nil, fmt.Errorf("more than %d pages", maxPages)
 }
 
-// apply installs a listing and tells whoever cares.
-func (d *downstream) apply(l lists) {
+// apply installs a listing and tells whoever cares. With ready set, the server becomes ready in
+// the same step, so that nobody sees it ready without its tools.
+func (d *downstream) apply(l lists, ready *conn) {
 	var toolsChanged, otherChanged bool
 	d.mu.Lock()
+	if ready != nil {
+		d.state, d.conn, d.lastErr, d.attempted = StateReady, ready, nil, true
+	}
 	if l.have&kindTools != 0 {
 		entries := d.entries(l.tools)
 		toolsChanged = !sameEntries(d.tools, entries)
@@ -435,22 +469,15 @@ func (d *downstream) status() ServerStatus {
 }
 
 // session returns the live session, or an error that says why there is none.
-func (d *downstream) session() (*mcp.ClientSession, error) {
+func (d *downstream) session() (*conn, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.state == StateReady && d.cs != nil {
-		return d.cs, nil
+	if d.state == StateReady && d.conn != nil {
+		return d.conn, nil
 	}
 	e := &UnavailableError{Server: d.cfg.Name, State: d.state, Err: d.lastErr}
 	if d.state == StateDown {
 		e.RetryIn = max(0, time.Until(d.retryAt))
 	}
 	return nil, e
-}
-
-// current reports whether cs is still the server's live session.
-func (d *downstream) current(cs *mcp.ClientSession) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.cs == cs && d.state == StateReady
 }

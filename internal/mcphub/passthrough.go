@@ -64,15 +64,15 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	if err != nil {
 		return nil, err
 	}
-	cs, err := d.session()
+	c, err := d.session()
 	if err != nil {
 		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
-	res, err := cs.GetPrompt(cctx, &mcp.GetPromptParams{Name: orig, Arguments: args})
+	res, err := c.cs.GetPrompt(cctx, &mcp.GetPromptParams{Name: orig, Arguments: args})
 	if err != nil {
-		return nil, d.requestError(ctx, cctx, cs, "prompts/get "+quote(orig), err)
+		return nil, d.requestError(ctx, cctx, c, "prompts/get "+quote(orig), err)
 	}
 	return res, nil
 }
@@ -167,22 +167,22 @@ func (h *Hub) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceRe
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownResource, uri)
 	}
-	cs, err := d.session()
+	c, err := d.session()
 	if err != nil {
 		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
-	res, err := cs.ReadResource(cctx, &mcp.ReadResourceParams{URI: uri})
+	res, err := c.cs.ReadResource(cctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, d.requestError(ctx, cctx, cs, "resources/read "+quote(uri), err)
+		return nil, d.requestError(ctx, cctx, c, "resources/read "+quote(uri), err)
 	}
 	return res, nil
 }
 
 // requestError reports a failed prompt or resource request. A refusal keeps the server's
 // JSON-RPC error in the chain so that the MCP face can pass its code on.
-func (d *downstream) requestError(ctx, cctx context.Context, cs *mcp.ClientSession, what string, err error) error {
-	err, _ = d.classify(ctx, cctx, cs, what, err)
+func (d *downstream) requestError(ctx, cctx context.Context, c *conn, what string, err error) error {
+	err, _ = d.classify(ctx, cctx, c, what, err)
 	return err
 }

@@ -20,6 +20,7 @@ const server = new Server(
 const text = (t) => ({ content: [{ type: "text", text: t }] });
 const tools = new Map();
 let cancelled = 0;
+let inflight = 0;
 
 function define(name, description, properties, handler) {
   tools.set(name, { description, inputSchema: { type: "object", properties }, handler });
@@ -39,14 +40,20 @@ define("remove_tool", "Removes a tool and announces the change.", { name: { type
 });
 define("sleep", "Waits ms milliseconds, or until the call is cancelled.", { ms: { type: "number" } }, (a, extra) =>
   new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve(text("slept")), a.ms ?? 1000);
+    inflight++;
+    const timer = setTimeout(() => {
+      inflight--;
+      resolve(text("slept"));
+    }, a.ms ?? 1000);
     extra.signal.addEventListener("abort", () => {
       clearTimeout(timer);
+      inflight--;
       cancelled++;
       reject(new Error("cancelled"));
     });
   }),
 );
+define("inflight", "How many sleep calls are running now.", {}, () => text(String(inflight)));
 define("cancelled_count", "How many calls were cancelled by the client so far.", {}, () => text(String(cancelled)));
 define("fail", "Always fails with a tool error.", {}, () => ({ content: [{ type: "text", text: "it failed" }], isError: true }));
 define("crash", "Exits the process at once.", {}, () => process.exit(3));
