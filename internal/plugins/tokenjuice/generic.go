@@ -113,7 +113,11 @@ func collapseRuns(lines []string) []string {
 			j++
 		}
 		if n := j - i; n >= 3 {
-			out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-1))
+			if j == len(lines) { // the run ends the output: its last line is the final state
+				out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-2), lines[j-1])
+			} else {
+				out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-1))
+			}
 			i = j
 			continue
 		}

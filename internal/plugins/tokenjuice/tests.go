@@ -59,7 +59,9 @@ func reduceGoTest(d *doc) (string, bool) {
 var (
 	testSalientRE = regexp.MustCompile(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
 	// testNoiseRE are lines of passing tests and runner chatter.
-	testNoiseRE  = regexp.MustCompile(`^\s*(✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
+	testNoiseRE  = regexp.MustCompile(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
+	// ruleRE finds the long rules runners draw around headings ("==== FAILURES ====").
+	ruleRE       = regexp.MustCompile(`={4,}|_{4,}|-{8,}|\*{4,}|#{8,}|~{8,}`)
 	pytestDotsRE = regexp.MustCompile(`^(\S+\.py)? ?[.sxX]+\s*(\[\s*\d+%\])?$`)
 )
 
@@ -75,7 +77,7 @@ func reduceTests(d *doc) (string, bool) {
 			dropped++
 			continue
 		}
-		kept = append(kept, l)
+		kept = append(kept, ruleRE.ReplaceAllStringFunc(l, func(r string) string { return r[:3] }))
 	}
 	if len(kept) == 0 {
 		return fmt.Sprintf("%s of passing tests and runner output omitted", plural(dropped, "line")), true

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# record NAME CWD CMD : runs CMD with bash -c in CWD, stores combined output, exit code and command.
+set -u
+# Usage: record.sh OUTDIR. Re-records the golden inputs in OUTDIR/<case>/ from real commands run in a
+# scratch directory; machine paths are rewritten to /home/dev/... as in the benchmark corpus.
+OUT=${1:?usage: record.sh OUTDIR}
+W=$(mktemp -d)
+record() {
+  local name=$1 cwd=$2 cmd=$3
+  mkdir -p "$OUT/$name"
+  (cd "$cwd" && bash -c "$cmd" > "$OUT/$name/output.txt" 2>&1; echo $? > "$OUT/$name/exit_code.txt")
+  printf "%s\n" "$cmd" | sed -e "s#$W#/home/dev/work#g" > "$OUT/$name/cmd.txt"
+  # no machine paths in the repo
+  sed -i -e "s#$W#/home/dev/work#g" -e "s#$HOME/go#/home/dev/go#g" -e "s#$HOME/#/home/dev/#g" "$OUT/$name/output.txt"
+}
+export GIT_AUTHOR_NAME="Dev Example" GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME="Dev Example" GIT_COMMITTER_EMAIL=dev@example.com
+export GIT_AUTHOR_DATE="2026-01-05T10:00:00Z" GIT_COMMITTER_DATE="2026-01-05T10:00:00Z"
+mkdir -p $W/repo && cd $W/repo
+git init -q -b main .
+mkdir -p src/api src/store docs
+for f in src/api/handler.go src/api/routes.go src/store/db.go src/store/cache.go docs/guide.md README.md; do
+  for i in $(seq 1 30); do echo "line $i of $f"; done > $f
+done
+git add -A && git commit -q -m "initial import"
+for n in 1 2 3 4 5 6; do echo "change $n" >> src/api/handler.go; git commit -qam "api: tune handler step $n"; done
+git mv src/store/cache.go src/store/lru.go && git commit -qm "store: rename cache to lru"
+sed -i 's/line 5 of/LINE FIVE of/' src/api/routes.go src/store/db.go
+sed -i '20,25d' docs/guide.md
+echo "new feature" > src/api/feature.go
+git add src/api/feature.go
+echo tmp > scratch.log; mkdir -p notes; echo a > notes/a.md; echo b > notes/b.md
+record git_status_long $W/repo "git status"
+record git_status_porcelain $W/repo "git status --porcelain"
+record git_diff_worktree $W/repo "git diff"
+record git_log_default $W/repo "git log -n 5"
+record git_log_oneline $W/repo "git log --oneline"
+record git_show_head $W/repo "git show HEAD~1"
+for b in feature/login feature/search fix/cache-eviction release/1.2 chore/deps; do git branch $b; done
+record git_branch $W/repo "git branch -a"
+record git_blame_small $W/repo "git blame src/api/handler.go"
+record git_clone_local $W "git clone --progress file://$W/repo clone2"
+record git_commit_many $W/repo "git add -A && git commit -m 'wip: notes and scratch'"
+record git_show_file $W/repo "git show HEAD:README.md"
+record cat_file $W/repo "cat src/api/routes.go"
+record sed_range $W/repo "sed -n '3,9p' src/store/db.go"
+# go
+mkdir -p $W/gomod/calc $W/gomod/panicky $W/gomod/okpkg $W/gobroken
+cd $W/gomod && cat > go.mod <<'G'
+module example.com/gomod
+
+go 1.22
+G
+cat > calc/calc.go <<'G'
+package calc
+
+func Add(a, b int) int { return a + b + 1 }
+G
+cat > calc/calc_test.go <<'G'
+package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if got := Add(2, 2); got != 4 {
+		t.Errorf("Add(2, 2) = %d, want 4", got)
+	}
+}
+
+func TestAddZero(t *testing.T) {
+	if got := Add(0, 0); got != 0 {
+		t.Fatalf("Add(0, 0) = %d, want 0", got)
+	}
+}
+
+func TestSub(t *testing.T) {}
+G
+cat > panicky/p.go <<'G'
+package panicky
+
+import "sync"
+
+func Boom() {
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); select {} }()
+	}
+	var m map[string]int
+	m["x"] = 1
+}
+G
+cat > panicky/p_test.go <<'G'
+package panicky
+
+import "testing"
+
+func TestBoom(t *testing.T) { Boom() }
+G
+cat > okpkg/ok.go <<'G'
+package okpkg
+
+import "fmt"
+
+func One() int { fmt.Printf("%d\\n", "one"); return 1 }
+G
+cat > okpkg/ok_test.go <<'G'
+package okpkg
+
+import "testing"
+
+func TestOne(t *testing.T) {
+	if One() != 1 {
+		t.Fatal("one")
+	}
+}
+G
+record go_test_fail $W/gomod "go test ./..."
+record go_vet $W/gomod "go vet ./..."
+mkdir -p $W/crash && cd $W/crash && printf 'module example.com/crash\n\ngo 1.22\n' > go.mod && cat > main.go <<'G'
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+func worker(id int, ch chan int) {
+	for v := range ch {
+		_ = v * id
+	}
+}
+
+func process(items []int, i int) int { return items[i] }
+
+func main() {
+	for i := 0; i < 6; i++ {
+		go worker(i, make(chan int))
+	}
+	time.Sleep(10 * time.Millisecond)
+	fmt.Println("processing 3 items")
+	fmt.Println(process([]int{1, 2, 3}, 5))
+}
+G
+go build -o crash . && record go_panic_goroutines $W/crash "GOTRACEBACK=all ./crash"
+cd $W/gobroken && printf 'module example.com/broken\n\ngo 1.22\n' > go.mod && cat > main.go <<'G'
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	var unused int
+	x := undefinedThing()
+	fmt.Println("hi" + 1)
+}
+G
+record go_build_fail $W/gobroken "go build ./..."
+# python
+mkdir -p $W/py/tests && cd $W/py && cat > tests/test_math.py <<'P'
+import pytest
+
+def helper(x):
+    return inner(x)
+
+def inner(x):
+    return x["missing"]
+
+@pytest.mark.parametrize("n", range(12))
+def test_square(n):
+    assert n * n >= 0
+
+def test_wrong():
+    assert 2 + 2 == 5, "math is broken"
+
+def test_error():
+    helper({})
+P
+mkdir -p $W/bin && ln -sf "$(command -v python3)" $W/bin/python
+PATH=$W/bin:$PATH record pytest_fail $W/py "python -m pytest tests"
+cat > deep.py <<'P'
+def a(n):
+    return b(n)
+def b(n):
+    return c(n)
+def c(n):
+    if n == 0:
+        raise ValueError("bad value: n reached zero")
+    return a(n - 1)
+print("starting run")
+a(6)
+P
+record python_traceback $W/py "python3 deep.py"
+# node
+mkdir -p $W/js && cd $W/js && cat > app.js <<'J'
+console.log("loading 3 modules");
+function parse(cfg) { return cfg.items.map((i) => i.name.trim()); }
+function main() { return parse({ items: [{ name: " a " }, {}] }); }
+main();
+J
+record node_error $W/js "node app.js"
+# inventories and searches
+mkdir -p $W/tree && cd $W/tree && for d in cmd internal/api internal/store internal/store/sqlite pkg/util web/static; do mkdir -p $d; for i in $(seq 1 9); do echo "package x // $d $i" > $d/file_$i.go; done; done
+for i in $(seq 1 25); do echo "func Handle$i() { log.Printf(\"handler $i ready\") }" >> internal/api/handlers.go; done
+record find_go $W/tree "find . -name '*.go' | sort"
+record ls_long $W/tree/internal/api "ls -la"
+record ls_recursive $W/tree "ls -R"
+record du_dirs $W/tree "du -sh */* | sort -k2"
+record grep_rn $W/tree "grep -rn 'handler' ."
+record tar_list $W "tar -cvf /dev/null tree"
+# logs, repeats, progress
+record repeated_lines $W "for i in \$(seq 1 40); do echo \"connecting to db at 10.0.0.\$((i % 3)) (attempt \$i)\"; done; echo 'giving up: connection refused'; exit 1"
+record progress_bar $W "for i in \$(seq 0 10 100); do printf '\rdownloading model.bin %3d%%' \$i; done; printf '\nsaved model.bin (42 MB)\n'"
+record ansi_colors $W/repo "git -c color.ui=always log --oneline --graph --decorate"
+# help
+record help_git_commit $W "git commit -h"
+record help_ls $W "ls --help"
+# generic fallback
+record generic_seq $W "seq 1 400 | sed 's/^/processed record /'"
+rm -rf "$W"
