@@ -59,7 +59,7 @@ func reduceGoTest(d *doc) (string, bool) {
 var (
 	testSalientRE = regexp.MustCompile(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
 	// testNoiseRE are lines of passing tests and runner chatter.
-	testNoiseRE  = regexp.MustCompile(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
+	testNoiseRE = regexp.MustCompile(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
 	// ruleRE finds the long rules runners draw around headings ("==== FAILURES ====").
 	ruleRE       = regexp.MustCompile(`={4,}|_{4,}|-{8,}|\*{4,}|#{8,}|~{8,}`)
 	pytestDotsRE = regexp.MustCompile(`^(\S+\.py)? ?[.sxX]+\s*(\[\s*\d+%\])?$`)
