@@ -33,6 +33,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// SelfCommand is the Options.Command that starts children from the running binary, which must
+// dispatch [ChildArg] to [ChildMain].
+func SelfCommand() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: locate own executable: %w", err)
+	}
+	return []string{exe, ChildArg}, nil
+}
+
 // Pool runs code in sandbox children. Each child serves exactly one run and is then killed, so
 // no state can leak between runs; a few started children are kept idle so that a run does not
 // wait for a process start, and are replaced in the background. Safe for concurrent use: each

@@ -47,9 +47,11 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 	bctx, bcancel := context.WithCancel(ctx)
 	var bridges sync.WaitGroup
 	results := make(chan bridgeOutcome)
-	finished := false // the child sent its result and consumed everything sent to it
+	finished := false // the child sent its result
+	inflight, sent, logBytes := 0, 0, 0
 	defer func() {
-		if !finished {
+		// A child that failed with bridge calls outstanding may never read their results.
+		if !finished || inflight > 0 {
 			// Kill first: it unblocks a writer stuck on the pipe of a child that is not reading.
 			c.kill()
 		}
@@ -74,7 +76,6 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 		defer t.Stop()
 		rssTick = t.C
 	}
-	inflight, sent, logBytes := 0, 0, 0
 	for {
 		select {
 		case m, ok := <-c.msgs:
@@ -159,7 +160,7 @@ func (c *child) resultError(m message, res *Result) error {
 	case wireAborted:
 		kind = KindAborted
 	case wireInternal:
-		kind = KindChildExited
+		kind = KindInternal
 	}
 	return &CodeError{Kind: kind, Message: m.Error}
 }

@@ -130,6 +130,7 @@ const (
 	KindLimit        FailureKind = "limit"         // memory, bridge call, or result size limit
 	KindNeverSettled FailureKind = "never-settled" // the promise could no longer settle
 	KindChildExited  FailureKind = "child-exited"  // the child died without a result
+	KindInternal     FailureKind = "internal"      // the runtime itself failed on this code
 )
 
 // CodeError is a failure of the model's code that the model should see as the tool result, as

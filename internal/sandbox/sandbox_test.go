@@ -392,8 +392,9 @@ func TestChildFailures(t *testing.T) {
 		if ce.Kind != KindChildExited || !want.MatchString(ce.Message) {
 			t.Errorf("error = %q (%s), want match of %s", ce.Message, ce.Kind, want)
 		}
-		if i := strings.Index(ce.Message, ": "); len(strings.TrimSuffix(ce.Message[i+2:strings.LastIndex(ce.Message, " [")], "")) != stderrPreview {
-			t.Errorf("preview is not the last %d bytes: %q", stderrPreview, ce.Message)
+		preview := strings.TrimPrefix(ce.Message, msgChildExitPrefix+"3: ")
+		if preview = preview[:strings.LastIndex(preview, " [")]; len(preview) != stderrPreview {
+			t.Errorf("preview has %d bytes, want the last %d", len(preview), stderrPreview)
 		}
 	})
 	t.Run("protocol violation is an infrastructure error", func(t *testing.T) {
@@ -465,5 +466,49 @@ func TestValidation(t *testing.T) {
 	_, err := p.Run(context.Background(), strings.Repeat(" ", MaxCodeBytes)+"x", &fakeBridge{}, Limits{})
 	if ce := codeError(t, err); ce.Kind != KindInvalid {
 		t.Errorf("oversized code: %+v", ce)
+	}
+}
+
+func TestSelfCommand(t *testing.T) {
+	got, err := SelfCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	if diff := cmp.Diff([]string{exe, ChildArg}, got); diff != "" {
+		t.Errorf("SelfCommand (-want +got):\n%s", diff)
+	}
+}
+
+// TestDispatchBridge covers the host-side checks, which a well-behaved child never trips.
+func TestDispatchBridge(t *testing.T) {
+	tests := []struct {
+		method, args string
+		want         string // value, or error text
+	}{
+		{methodSearch, `{"query":"q","limit":-3}`, `[{"id":"` + testToolID + `","name":"issue_create","source":"nodmix"}]`},
+		{methodSearch, `{"query":5}`, msgSearchQuery},
+		{methodSearch, `{}`, msgSearchQuery},
+		{methodDescribe, `{"id":null}`, msgDescribeID},
+		{methodDescribe, `{"id":"` + testToolID + `"}`, `{"id":"` + testToolID + `","name":"issue_create","input":{"repository":"string","title":"string"}}`},
+		{methodCall, `{"id":["x"]}`, msgCallID},
+		{methodCall, `{"id":"` + testToolID + `"}`, `{"name":"issue_create","input":null}`},
+		{"exec", `{"command":"id"}`, msgUnsupported},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method+" "+tc.args, func(t *testing.T) {
+			b := &fakeBridge{}
+			v, err := dispatchBridge(context.Background(), b, tc.method, json.RawMessage(tc.args))
+			got := string(v)
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+			if tc.method == methodSearch && err == nil && b.lastLimit != 0 {
+				t.Errorf("negative limit passed as %d, want 0", b.lastLimit)
+			}
+		})
 	}
 }

@@ -18,9 +18,9 @@ func TestSecurity(t *testing.T) {
 	p := newTestPool(t, 2)
 	const evalErr = "EvalError: " + msgCodeGeneration
 	tests := []struct {
-		name string
-		code string
-		lim  func(*Limits)
+		name  string
+		code  string
+		lim   func(*Limits)
 		kind  FailureKind
 		want  string // exact message, or a regexp when it starts with "^"
 		check func(t *testing.T, res *Result)
@@ -73,16 +73,20 @@ Function.prototype.constructor = 1; return (function () {}).constructor("return 
 		{name: "loop forever catching everything", code: `for (;;) { try { while (true) {} } catch (e) {} finally { continue; } }`,
 			kind: KindTimeout, want: msgTimedOut},
 		{name: "loop forever in a continuation", code: `await null; for (;;) {}`, kind: KindTimeout, want: msgTimedOut},
+		// Backtracking inside one native regexp call never reaches an interrupt check; the
+		// parent's kill ends it all the same.
+		{name: "catastrophic backtracking", code: `return /^(?=a)(a+)+$/.test("a".repeat(40) + "b");`,
+			kind: KindTimeout, want: msgTimedOut},
 		{name: "loop forever inside toString of a throw", code: `throw {toString() { for (;;) {} }};`, kind: KindTimeout, want: msgTimedOut},
 		// String.prototype.repeat loops once per copy, which -race makes slow: build megabytes
 		// from kilobytes so the snippets exhaust memory, not the deadline, in every build.
 		{name: "allocate without bound", code: `const mb = "x".repeat(1024).repeat(1024);
 let a = []; while (true) a.push(mb + a.length);`,
-			kind: KindLimit, want: memoryMessage(64 << 20)},
+			lim: slowUnderRace, kind: KindLimit, want: memoryMessage(64 << 20)},
 		{name: "allocate objects without bound", code: `let a = []; while (true) a.push({i: a.length, s: [1, 2, 3]});`,
-			kind: KindLimit, want: memoryMessage(64 << 20)},
-		{name: "one huge allocation", code: `const s = "x".repeat(2 ** 14).repeat(2 ** 14); for (;;) {}`,
-			kind: KindLimit, want: memoryMessage(64 << 20)},
+			lim: slowUnderRace, kind: KindLimit, want: memoryMessage(64 << 20)},
+		{name: "one huge allocation", code: `const s = "x".repeat(2 ** 13).repeat(2 ** 14); for (;;) {}`,
+			lim: slowUnderRace, kind: KindLimit, want: memoryMessage(64 << 20)},
 		{name: "recurse without bound", code: `function f() { return f() + 1; } return f();`,
 			kind: KindThrown, want: msgStackOverflow},
 		{name: "recurse without bound in native code", code: `const open = "[".repeat(1000).repeat(1000);
@@ -193,3 +197,7 @@ func TestGlobalSurface(t *testing.T) {
 		t.Errorf("globals (-want +got):\n%s", diff)
 	}
 }
+
+// slowUnderRace gives snippets that must hit a memory limit time to get there: the race
+// detector makes big copies and collections several times slower, and the machine is shared.
+func slowUnderRace(l *Limits) { l.Timeout = 20 * time.Second }
