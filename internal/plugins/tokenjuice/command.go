@@ -103,10 +103,12 @@ func parseCommand(line string, argv []string) *command {
 	if len(argv) > 0 && strings.TrimSpace(line) == "" {
 		line = strings.Join(argv, " ")
 	}
-	if len(argv) > 0 && !looksShell(argv) {
-		s := effective(append([]string(nil), argv...))
-		c.segments = [][]simple{{s}}
-	} else {
+	switch {
+	case len(argv) > 0 && looksShell(argv):
+		c.segments = splitShell(argv[len(argv)-1], 1)
+	case len(argv) > 0:
+		c.segments = [][]simple{{effective(append([]string(nil), argv...))}}
+	default:
 		c.segments = splitShell(line, 0)
 	}
 	c.pickMain()
@@ -411,6 +413,10 @@ func effective(words []string) simple {
 					argv = argv[i+1:]
 					break
 				}
+				if (argv[i] == "-X" || argv[i] == "-W") && i+1 < len(argv) {
+					i++
+					continue
+				}
 				if !strings.HasPrefix(argv[i], "-") {
 					break
 				}
@@ -485,8 +491,8 @@ var passFilters = map[string]bool{"head": true, "tail": true, "nl": true, "cat":
 func (c *command) isFileRead() bool {
 	found := false
 	for _, seg := range c.segments {
-		if len(seg) == 0 || trivial[seg[0].name()] {
-			continue
+		if len(seg) == 0 || trivial[seg[0].name()] || len(seg) == 1 && seg[0].name() == "sed" && seg[0].hasShort('i') {
+			continue // no output of its own
 		}
 		if !pipelineReads(seg) {
 			return false
