@@ -1,5 +1,3 @@
-// Package sandbox runs the model's Tool Search code (tool_search_code) in a locked-down goja
-// runtime inside a short-lived child process of nodmix, bridging nodmix.tools calls to the host.
 package sandbox
 
 import (
