@@ -1,0 +1,322 @@
+package mcpserve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// binding is one MCP session: an SDK server of its own, whose tool set mirrors Session.Tools so
+// that the SDK sends notifications/tools/list_changed to exactly this client when it changes.
+type binding struct {
+	srv  *Server
+	id   string
+	sess Session
+	mcp  *mcp.Server
+	log  *slog.Logger
+
+	toolsDirty atomic.Bool
+	otherDirty atomic.Bool
+	kick       chan struct{} // capacity 1: something is dirty
+	stop       chan struct{}
+	done       chan struct{} // the sync goroutine ended
+
+	cancelTools func()
+	cancelOther func()
+	closeOnce   sync.Once
+	closeErr    error
+
+	mu        sync.Mutex          // serializes syncs
+	tools     map[string][32]byte // name → fingerprint of what the SDK server lists
+	prompts   map[string][32]byte
+	resources map[string][32]byte
+	templates map[string][32]byte
+}
+
+// newBinding opens the core session and prepares its SDK server with the current lists, so that
+// the client's first tools/list already sees them and no list_changed follows initialize.
+func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
+	sess, err := s.sessions.Open(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("opening session: %w", err)
+	}
+	b := &binding{
+		srv:       s,
+		id:        id,
+		sess:      sess,
+		log:       s.log.With("session", id),
+		kick:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+		tools:     map[string][32]byte{},
+		prompts:   map[string][32]byte{},
+		resources: map[string][32]byte{},
+		templates: map[string][32]byte{},
+	}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if s.opts.Prompts != nil {
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	if s.opts.Resources != nil {
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+	}
+	b.mcp = mcp.NewServer(s.impl(), &mcp.ServerOptions{
+		Instructions:              s.opts.Instructions,
+		Logger:                    b.log,
+		Capabilities:              caps,
+		GetSessionID:              func() string { return id },
+		SupportedProtocolVersions: s.versions,
+	})
+	b.mcp.AddReceivingMiddleware(b.middleware)
+	if err := s.register(b); err != nil {
+		_ = sess.Close()
+		return nil, err
+	}
+	b.syncTools()
+	b.syncOther()
+	b.cancelTools = sess.Subscribe(func() { b.mark(&b.toolsDirty) })
+	b.cancelOther = func() {}
+	var cancels []func()
+	for _, v := range []any{s.opts.Prompts, s.opts.Resources} {
+		if w, ok := v.(Watcher); ok && v != nil {
+			cancels = append(cancels, w.Subscribe(func() { b.mark(&b.otherDirty) }))
+		}
+	}
+	if len(cancels) > 0 {
+		b.cancelOther = func() {
+			for _, c := range cancels {
+				c()
+			}
+		}
+	}
+	go b.run()
+	return b, nil
+}
+
+func (b *binding) mark(dirty *atomic.Bool) {
+	dirty.Store(true)
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run applies changes as they are announced, so that the client hears of them without asking.
+func (b *binding) run() {
+	defer close(b.done)
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-b.kick:
+			if b.toolsDirty.Load() {
+				b.syncTools()
+			}
+			if b.otherDirty.Load() {
+				b.syncOther()
+			}
+		}
+	}
+}
+
+// close ends the binding: unsubscribes, stops the sync goroutine and closes the core session.
+func (b *binding) close() error {
+	b.closeOnce.Do(func() {
+		b.cancelTools()
+		b.cancelOther()
+		close(b.stop)
+		<-b.done
+		b.closeErr = b.sess.Close()
+		b.srv.unregister(b)
+	})
+	return b.closeErr
+}
+
+// middleware brings the lists up to date before the client reads them (a tool activated by the
+// previous call must be listed by the next tools/list, not 10ms later), and sends tools/call to
+// the session directly: the session, not the SDK's copy of the list, decides what can be called.
+func (b *binding) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			if b.toolsDirty.Load() {
+				b.syncTools()
+			}
+		case "tools/call":
+			if r, ok := req.(*mcp.CallToolRequest); ok {
+				return b.callTool(ctx, r)
+			}
+		case "prompts/list", "resources/list", "resources/templates/list":
+			if b.otherDirty.Load() {
+				b.syncOther()
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (b *binding) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params == nil || req.Params.Name == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `tools/call: "name" is required`}
+	}
+	args, err := objectArgs(req.Params.Arguments)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tools/call %q: %v", req.Params.Name, err)}
+	}
+	res, err := b.sess.Call(ctx, req.Params.Name, args)
+	if err != nil {
+		return nil, wireError(err, jsonrpc.CodeInvalidParams)
+	}
+	return toCallResult(res)
+}
+
+// wireError is the JSON-RPC error the client gets for err.
+func wireError(err error, code int64) error {
+	var wire *jsonrpc.Error
+	switch {
+	case errors.As(err, &wire):
+		return wire
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	default:
+		return &jsonrpc.Error{Code: code, Message: err.Error()}
+	}
+}
+
+func (b *binding) toolHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return b.callTool(ctx, req)
+}
+
+func fingerprint(v any) [32]byte {
+	data, _ := json.Marshal(v)
+	return sha256.Sum256(data)
+}
+
+// syncTools makes the SDK server list what the session shows. The SDK notices a change and sends
+// one (debounced) notifications/tools/list_changed.
+func (b *binding) syncTools() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.toolsDirty.Store(false)
+	want := map[string][32]byte{}
+	var add []*mcp.Tool
+	for _, t := range b.sess.Tools() {
+		if _, dup := want[t.Name]; dup || t.Name == "" {
+			b.log.Warn("session lists a tool name twice or empty; keeping the first", "tool", t.Name, "id", t.ID)
+			continue
+		}
+		mt := &mcp.Tool{Name: t.Name, Title: t.Label, Description: t.Description, InputSchema: objectSchema(t.Schema())}
+		fp := fingerprint(mt)
+		want[t.Name] = fp
+		if old, ok := b.tools[t.Name]; !ok || old != fp {
+			add = append(add, mt)
+		}
+	}
+	var remove []string
+	for name := range b.tools {
+		if _, ok := want[name]; !ok {
+			remove = append(remove, name)
+		}
+	}
+	if len(remove) > 0 {
+		b.mcp.RemoveTools(remove...)
+	}
+	for _, mt := range add {
+		if err := safely(func() { b.mcp.AddTool(mt, b.toolHandler) }); err != nil {
+			b.log.Warn("tool not served", "tool", mt.Name, "err", err)
+			delete(want, mt.Name)
+		}
+	}
+	b.tools = want
+}
+
+// syncOther mirrors the passed-through prompts, resources and resource templates.
+func (b *binding) syncOther() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.otherDirty.Store(false)
+	if p := b.srv.opts.Prompts; p != nil {
+		b.prompts = syncSet(b, p.Prompts(), b.prompts,
+			func(x *mcp.Prompt) string { return x.Name },
+			func(names ...string) { b.mcp.RemovePrompts(names...) },
+			func(x *mcp.Prompt) { b.mcp.AddPrompt(x, b.promptHandler) })
+	}
+	if r := b.srv.opts.Resources; r != nil {
+		b.resources = syncSet(b, r.Resources(), b.resources,
+			func(x *mcp.Resource) string { return x.URI },
+			func(uris ...string) { b.mcp.RemoveResources(uris...) },
+			func(x *mcp.Resource) { b.mcp.AddResource(x, b.resourceHandler) })
+		b.templates = syncSet(b, r.ResourceTemplates(), b.templates,
+			func(x *mcp.ResourceTemplate) string { return x.URITemplate },
+			func(ts ...string) { b.mcp.RemoveResourceTemplates(ts...) },
+			func(x *mcp.ResourceTemplate) { b.mcp.AddResourceTemplate(x, b.resourceHandler) })
+	}
+}
+
+func syncSet[T any](b *binding, items []*T, have map[string][32]byte, key func(*T) string, remove func(...string), add func(*T)) map[string][32]byte {
+	want := map[string][32]byte{}
+	for _, it := range items {
+		k := key(it)
+		if _, dup := want[k]; dup || k == "" {
+			continue
+		}
+		fp := fingerprint(it)
+		if old, ok := have[k]; ok && old == fp {
+			want[k] = fp
+			continue
+		}
+		if err := safely(func() { add(it) }); err != nil {
+			b.log.Warn("passthrough item not served", "key", k, "err", err)
+			continue
+		}
+		want[k] = fp
+	}
+	var gone []string
+	for k := range have {
+		if _, ok := want[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	slices.Sort(gone)
+	if len(gone) > 0 {
+		remove(gone...)
+	}
+	return want
+}
+
+func (b *binding) promptHandler(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	res, err := b.srv.opts.Prompts.GetPrompt(ctx, req.Params.Name, req.Params.Arguments)
+	if err != nil {
+		return nil, wireError(err, jsonrpc.CodeInternalError)
+	}
+	return res, nil
+}
+
+func (b *binding) resourceHandler(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	res, err := b.srv.opts.Resources.ReadResource(ctx, req.Params.URI)
+	if err != nil {
+		return nil, wireError(err, jsonrpc.CodeInternalError)
+	}
+	return res, nil
+}
+
+// safely runs an SDK registration, which panics on input it rejects (a schema that is not an
+// object, an invalid URI): one bad item must not take the session down.
+func safely(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	f()
+	return nil
+}

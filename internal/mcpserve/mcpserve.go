@@ -1,0 +1,226 @@
+// Package mcpserve serves nodmix's catalog as an MCP server over stdio and streamable HTTP, with
+// one view of the catalog per client session, and holds the gateway's small HTTP server.
+package mcpserve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+)
+
+// Sessions opens the per-client view of the catalog: what a client sees and calls depends on the
+// exposure mode and, in discovery mode, on what it has activated. Open is called once per MCP
+// session (for HTTP, when the client initializes; for stdio, once per Serve) and must be safe for
+// concurrent use. The returned Session belongs to mcpserve, which closes it when the MCP session
+// ends.
+type Sessions interface {
+	Open(ctx context.Context, id string) (Session, error)
+}
+
+// Session is one client's view. Its methods may be called concurrently.
+type Session interface {
+	// Tools returns the tools visible now, with model-facing names and schemas.
+	Tools() []catalog.Tool
+	// Call runs a tool by model-facing name. An error means the call could not be made (unknown
+	// or denied tool, bad arguments): the client gets it as a JSON-RPC error, invalid params
+	// unless it is a *jsonrpc.Error, which passes through as it is. A failure of the tool itself
+	// is a Result with IsError set.
+	Call(ctx context.Context, name string, args json.RawMessage) (*catalog.Result, error)
+	// Subscribe registers fn to be called whenever Tools changed (activation, a server's
+	// list_changed). fn does not block and may be called from any goroutine, also from inside Call.
+	Subscribe(fn func()) (cancel func())
+	Close() error
+}
+
+// Prompts passes prompts through (the hub implements it, with namespaced names). The values it
+// returns are not modified by mcpserve. Implementations must be safe for concurrent use.
+type Prompts interface {
+	Prompts() []*mcp.Prompt
+	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
+}
+
+// Resources passes resources and resource templates through (the hub implements it).
+// Implementations must be safe for concurrent use.
+type Resources interface {
+	Resources() []*mcp.Resource
+	ResourceTemplates() []*mcp.ResourceTemplate
+	ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+}
+
+// Watcher is implemented by a Prompts or Resources value whose lists change; fn is called after
+// every change and must not block.
+type Watcher interface {
+	Subscribe(fn func()) (cancel func())
+}
+
+// Options configure a Server. The zero value serves tools only.
+type Options struct {
+	Name, Version string // how nodmix introduces itself; default "nodmix", "dev"
+	Instructions  string
+	Log           *slog.Logger // nil: quiet
+	Prompts       Prompts      // nil: no prompts capability
+	Resources     Resources    // nil: no resources capability
+	// MaxMessageBytes caps one incoming message (an HTTP body, a stdio line). Default 4 MiB.
+	MaxMessageBytes int
+	// SessionTimeout closes HTTP sessions idle for that long; 0 keeps them until the client ends
+	// them or the server closes.
+	SessionTimeout time.Duration
+	// SessionID is the id Serve opens its session with; empty means a random one.
+	SessionID string
+}
+
+// DefaultMaxMessageBytes is the default of Options.MaxMessageBytes.
+const DefaultMaxMessageBytes = 4 << 20
+
+// ErrClosed is returned by Serve after Close.
+var ErrClosed = errors.New("mcp server closed")
+
+// Server is nodmix as an MCP server. One Server serves any number of stdio connections (Serve)
+// and HTTP sessions (Handler). It is safe for concurrent use; Close ends every session and waits
+// for the goroutines the Server started.
+type Server struct {
+	sessions Sessions
+	opts     Options
+	log      *slog.Logger
+	versions []string
+
+	probe *mcp.Server // answers the HTTP handler's per-request protocol version question
+
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	closed   bool
+	bindings map[*binding]struct{}
+}
+
+// New returns a Server that opens sessions from sessions.
+func New(sessions Sessions, opts Options) *Server {
+	if opts.Name == "" {
+		opts.Name = "nodmix"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	s := &Server{
+		sessions: sessions,
+		opts:     opts,
+		log:      opts.Log,
+		versions: sessionVersions(),
+		bindings: map[*binding]struct{}{},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.probe = mcp.NewServer(s.impl(), &mcp.ServerOptions{Logger: s.log, SupportedProtocolVersions: s.versions})
+	return s
+}
+
+// sessionVersions are the protocol versions nodmix serves: those with sessions. The stateless
+// 2026-07-28 protocol needs per-session state carried by the client (DESIGN §11); until then a
+// client asking for it is negotiated down.
+func sessionVersions() []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v < "2026-07-28" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (s *Server) impl() *mcp.Implementation {
+	return &mcp.Implementation{Name: s.opts.Name, Version: s.opts.Version}
+}
+
+// Serve serves one MCP session over t (for stdio, see ServeStdio) until the client disconnects or
+// ctx ends. It returns nil when the session ended normally.
+func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	id := s.opts.SessionID
+	if id == "" {
+		id = newID()
+	}
+	b, err := s.newBinding(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	ss, err := b.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = ss.Wait()
+		close(ended)
+	})
+	defer wg.Wait()
+	select {
+	case <-ended:
+	case <-ctx.Done():
+		_ = ss.Close()
+	}
+	return nil
+}
+
+// Serve serves one MCP session over t with a Server made from sessions; see Server.Serve.
+func Serve(ctx context.Context, sessions Sessions, t mcp.Transport) error {
+	s := New(sessions, Options{})
+	defer s.Close()
+	return s.Serve(ctx, t)
+}
+
+// Close ends every session and waits for the Server's goroutines. Serve calls in progress
+// return; the HTTP handler answers new sessions with an error.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	bs := make([]*binding, 0, len(s.bindings))
+	for b := range s.bindings {
+		bs = append(bs, b)
+	}
+	s.mu.Unlock()
+	for _, b := range bs {
+		for ss := range b.mcp.Sessions() {
+			_ = ss.Close()
+		}
+	}
+	s.wg.Wait()
+	for _, b := range bs {
+		b.close()
+	}
+	return nil
+}
+
+func (s *Server) register(b *binding) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.bindings[b] = struct{}{}
+	return nil
+}
+
+func (s *Server) unregister(b *binding) {
+	s.mu.Lock()
+	delete(s.bindings, b)
+	s.mu.Unlock()
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
