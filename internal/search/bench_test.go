@@ -108,3 +108,30 @@ func BenchmarkBM25Search(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRanker measures the Tool Search ranker over 5,000 tools (the Seal-Tools
+// catalog and a mirrored part of it) with the Seal-Tools dev queries.
+func BenchmarkRanker(b *testing.B) {
+	queries := benchQueries(b)
+	docs := rankDocs(benchTools(b, 5000), true)
+	for _, mode := range []struct {
+		name string
+		opts RankerOptions
+	}{{"nodmix", RankerOptions{}}, {"reference", RankerOptions{Reference: true}}} {
+		b.Run("build/"+mode.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				NewRanker(docs, mode.opts)
+			}
+		})
+		b.Run("search/"+mode.name, func(b *testing.B) {
+			r := NewRanker(docs, mode.opts)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				r.Search(queries[i%len(queries)], 8, nil)
+				i++
+			}
+		})
+	}
+}

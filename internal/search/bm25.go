@@ -476,15 +476,24 @@ func (ix *BM25) less(a, b candidate) bool {
 }
 
 // selectTop reorders cands so that its first min(limit, len) entries are the best in
-// order, and returns them. With a limit below the candidate count it keeps a bounded
-// heap instead of sorting everything.
-func selectTop(cands []candidate, limit int, less func(a, b candidate) bool) []candidate {
+// order, and returns them (all of them, sorted, when limit < 1). Below the candidate
+// count it keeps a bounded heap instead of sorting everything.
+func selectTop[T any](cands []T, limit int, less func(a, b T) bool) []T {
+	order := func(a, b T) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	}
 	if limit < 1 || limit >= len(cands) {
-		slices.SortFunc(cands, func(a, b candidate) int { return cmpLess(less, a, b) })
+		slices.SortFunc(cands, order)
 		return cands
 	}
 	// cands[:limit] is a heap with the worst kept candidate at the root.
-	worse := func(a, b candidate) bool { return less(b, a) }
+	worse := func(a, b T) bool { return less(b, a) }
 	h := cands[:limit]
 	for i := limit/2 - 1; i >= 0; i-- {
 		siftDown(h, i, worse)
@@ -495,23 +504,13 @@ func selectTop(cands []candidate, limit int, less func(a, b candidate) bool) []c
 			siftDown(h, 0, worse)
 		}
 	}
-	slices.SortFunc(h, func(a, b candidate) int { return cmpLess(less, a, b) })
+	slices.SortFunc(h, order)
 	return h
-}
-
-func cmpLess(less func(a, b candidate) bool, a, b candidate) int {
-	switch {
-	case less(a, b):
-		return -1
-	case less(b, a):
-		return 1
-	}
-	return 0
 }
 
 // siftDown restores the heap property below i, where above(a, b) means a belongs
 // nearer the root than b.
-func siftDown(h []candidate, i int, above func(a, b candidate) bool) {
+func siftDown[T any](h []T, i int, above func(a, b T) bool) {
 	for {
 		top := i
 		l, r := 2*i+1, 2*i+2

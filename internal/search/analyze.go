@@ -1,0 +1,303 @@
+package search
+
+import (
+	"slices"
+	"strings"
+)
+
+// nodmixAnalyzer is nodmix's text model for the Tool Search ranker. It keeps the
+// reference's word splitting and stemmer, and adds:
+//
+//   - fields scored as in BM25F, each with a weight and its own length normalization,
+//     so a word in the name outweighs one deep in a parameter description;
+//   - schema property names and parameter text for every source;
+//   - compound words both ways: a word and its case parts are indexed (GitHub: github,
+//     git, hub), adjacent words are also indexed joined on both sides ("git hub" is
+//     found by "github"), the tool part of server__tool names is a word of its own, and
+//     a query word the corpus lacks is split into corpus words or matched by a long
+//     shared prefix;
+//   - a wider English stop-word list for the filler of natural-language requests;
+//   - the reference's intent expansions plus groups of general English synonyms;
+//   - no literal tier: with synonyms, a tool reached only through expansions may well be
+//     the best match.
+//
+// The parameters were chosen on one half of each development set; the other half
+// checks that they generalize (see the package tests).
+type nodmixAnalyzer struct {
+	// words caches the analysis of every raw word of the corpus: written while the
+	// ranker is built, read-only once frozen, so searches share it safely.
+	words  map[string]*wordInfo
+	frozen bool
+	sink   termSink        // docTerms' buffers, reused while building
+	vocab  map[string]bool // lowercased words and parts the corpus uses
+	sorted []string        // vocab, sorted, for prefix lookups
+}
+
+// wordInfo is the analysis of one raw word.
+type wordInfo struct {
+	lower string   // the word lowercased
+	stop  bool     // lower is a stop word
+	parts []string // lower and its case parts, as splitWords gives them
+	terms []string // stem variants of the parts that are not stop words
+}
+
+// Fields of nodmix's document model.
+const (
+	fieldName = iota
+	fieldID
+	fieldLabel
+	fieldDescription
+	fieldServer
+	fieldParams
+	fieldKeys
+	numFields
+)
+
+// nodmixFields weighs the fields. The id repeats the name next to source and server,
+// which doubles the name's weight; the server alone says little about the tool.
+var nodmixFields = [numFields]fieldSpec{
+	fieldName:        {weight: 1, b: 0.75},
+	fieldID:          {weight: 1, b: 0.75},
+	fieldLabel:       {weight: 1, b: 0.75},
+	fieldDescription: {weight: 1, b: 0.5},
+	fieldServer:      {weight: 0, b: 0.75},
+	fieldParams:      {weight: 0.3, b: 0.75},
+	fieldKeys:        {weight: 0.5, b: 0.75},
+}
+
+const (
+	nodmixK1              = 1.6
+	nodmixExpansionWeight = 0.5 // expansions and synonyms, against 1 for the query's words
+	nodmixJoinWeight      = 0.5 // adjacent words joined
+	nodmixOOVWeight       = 0.5 // parts and prefix matches of words the corpus lacks
+	nodmixMinPart         = 3   // shortest compound part, in bytes
+	nodmixMinPrefix       = 4   // shortest shared prefix, in bytes
+	nodmixMaxPrefixWords  = 5   // a prefix shared by more words is too vague to use
+)
+
+func newNodmixAnalyzer() *nodmixAnalyzer { return &nodmixAnalyzer{} }
+
+func (*nodmixAnalyzer) k1() float64         { return nodmixK1 }
+func (*nodmixAnalyzer) fields() []fieldSpec { return nodmixFields[:] }
+func (*nodmixAnalyzer) classic() bool       { return false }
+func (*nodmixAnalyzer) tailMatch() bool     { return true }
+func (*nodmixAnalyzer) literalTier() bool   { return false }
+
+func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
+	a.words = make(map[string]*wordInfo, 4*len(docs))
+}
+
+// freeze ends the build: the word cache becomes read-only, and the corpus vocabulary
+// that query words are checked against is taken from it.
+func (a *nodmixAnalyzer) freeze() {
+	a.frozen = true
+	a.sink = termSink{}
+	a.vocab = map[string]bool{}
+	for _, info := range a.words {
+		for _, w := range info.parts {
+			if len(w) >= nodmixMinPart && !strings.Contains(w, "_") {
+				a.vocab[w] = true
+			}
+		}
+	}
+	a.sorted = make([]string, 0, len(a.vocab))
+	for w := range a.vocab {
+		a.sorted = append(a.sorted, w)
+	}
+	slices.Sort(a.sorted)
+}
+
+// word analyzes a raw word, from the cache when it can.
+func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
+	if info, ok := a.words[raw]; ok {
+		return info
+	}
+	parts := splitWords(nil, raw, &t.buf)
+	info := &wordInfo{lower: parts[0], stop: nodmixStopWords[parts[0]], parts: parts}
+	for _, w := range parts {
+		if !nodmixStopWords[w] {
+			info.terms = appendStemVariants(info.terms, w)
+		}
+	}
+	if !a.frozen && a.words != nil {
+		a.words[raw] = info
+	}
+	return info
+}
+
+func (a *nodmixAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
+	t := &a.sink
+	add := func(f int, text string) {
+		if text == "" || nodmixFields[f].weight == 0 {
+			return
+		}
+		t.terms = t.terms[:0]
+		a.fieldTerms(t, text)
+		for _, term := range t.terms {
+			emit(f, term.term, term.weight)
+		}
+	}
+	add(fieldName, d.Name)
+	if k := strings.LastIndex(d.Name, "__"); k >= 0 {
+		add(fieldName, d.Name[k+2:]) // server__create_issue: create_issue is a word too
+	}
+	add(fieldID, d.ID)
+	if d.Label != d.Name {
+		add(fieldLabel, d.Label)
+	}
+	add(fieldDescription, d.Description)
+	add(fieldServer, d.Server)
+	add(fieldParams, d.ParamText)
+	for _, k := range d.SchemaKeys {
+		add(fieldKeys, k)
+	}
+}
+
+// termSink collects weighted terms in order, with scratch buffers for the splitters.
+type termSink struct {
+	terms []weightedTerm
+	buf   []rune
+	raws  []string
+}
+
+func (t *termSink) add(term string, w float64) {
+	t.terms = append(t.terms, weightedTerm{term: term, weight: w})
+}
+
+// fieldTerms emits the terms of one text: every word and case part that is not a stop
+// word, stemmed, at weight 1, and every pair of adjacent words joined at the join weight.
+func (a *nodmixAnalyzer) fieldTerms(t *termSink, text string) {
+	t.raws = rawWords(t.raws[:0], text)
+	prev := ""
+	for _, raw := range t.raws {
+		info := a.word(raw, t)
+		for _, term := range info.terms {
+			t.add(term, 1)
+		}
+		if info.stop {
+			prev = ""
+			continue
+		}
+		if prev != "" {
+			t.add(stem(prev+info.lower), nodmixJoinWeight)
+		}
+		prev = info.lower
+	}
+}
+
+// rawWords splits text into the reference's raw words (runs of letters, numbers and
+// underscores), keeping their case for the part splitter.
+func rawWords(dst []string, text string) []string {
+	start := -1
+	for i, r := range text {
+		if isWordRune(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			dst = append(dst, text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, text[start:])
+	}
+	return dst
+}
+
+func (a *nodmixAnalyzer) queryTerms(query string) []weightedTerm {
+	var t termSink
+	a.fieldTerms(&t, query)
+	terms := make([]weightedTerm, 0, len(t.terms)+8)
+	set := func(term string, weight float64) {
+		for i := range terms {
+			if terms[i].term == term {
+				terms[i].weight = max(terms[i].weight, weight)
+				return
+			}
+		}
+		terms = append(terms, weightedTerm{term: term, weight: weight})
+	}
+	for _, wt := range t.terms {
+		set(wt.term, wt.weight)
+	}
+	triggers := map[string]bool{}
+	for _, raw := range rawWords(t.raws[:0], query) {
+		info := a.word(raw, &t)
+		for _, w := range info.parts {
+			if !nodmixStopWords[w] {
+				triggers[normalizeTrigger(w)] = true
+				triggers[stem(w)] = true
+			}
+		}
+		a.unknownWordTerms(info.lower, set)
+	}
+	for _, g := range nodmixExpansions {
+		if slices.ContainsFunc(g.triggers, func(tr string) bool { return triggers[tr] }) {
+			for _, add := range g.add {
+				set(add, nodmixExpansionWeight)
+			}
+		}
+	}
+	return terms
+}
+
+// unknownWordTerms gives a query word the corpus does not use a second chance: its
+// split into corpus words (smartwatch: smart, watch) and the few corpus words that
+// share its longest prefix of at least four letters (financial: finance).
+func (a *nodmixAnalyzer) unknownWordTerms(w string, set func(string, float64)) {
+	if len(w) < 5 || a.vocab[w] || nodmixStopWords[w] || !isASCII(w) || strings.Contains(w, "_") {
+		return
+	}
+	for _, p := range a.splitCompound(w) {
+		set(stem(p), nodmixOOVWeight)
+	}
+	for l := len(w) - 1; l >= nodmixMinPrefix; l-- {
+		prefix := w[:l]
+		lo, _ := slices.BinarySearch(a.sorted, prefix)
+		hi := lo
+		for hi < len(a.sorted) && hi-lo <= nodmixMaxPrefixWords && strings.HasPrefix(a.sorted[hi], prefix) {
+			hi++
+		}
+		if hi == lo {
+			continue
+		}
+		if hi-lo <= nodmixMaxPrefixWords {
+			for _, v := range a.sorted[lo:hi] {
+				set(stem(v), nodmixOOVWeight)
+			}
+		}
+		return
+	}
+}
+
+// splitCompound splits a lowercase word into two or more corpus words of at least
+// three bytes, preferring the fewest parts; nil when there is no such split.
+func (a *nodmixAnalyzer) splitCompound(w string) []string {
+	n := len(w)
+	if n < 2*nodmixMinPart || n > 40 {
+		return nil
+	}
+	// best[i] is the fewest parts covering w[:i] (0: none), from[i] where the last starts.
+	var best, from [41]int
+	for i := nodmixMinPart; i <= n; i++ {
+		for j := 0; j+nodmixMinPart <= i; j++ {
+			if (j > 0 && best[j] == 0) || (j == 0 && i == n) || !a.vocab[w[j:i]] {
+				continue
+			}
+			if c := best[j] + 1; best[i] == 0 || c < best[i] {
+				best[i], from[i] = c, j
+			}
+		}
+	}
+	if best[n] < 2 {
+		return nil
+	}
+	parts := make([]string, best[n])
+	for i, k := n, best[n]-1; i > 0; i, k = from[i], k-1 {
+		parts[k] = w[from[i]:i]
+	}
+	return parts
+}

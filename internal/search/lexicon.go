@@ -1,0 +1,93 @@
+package search
+
+// The word lists of nodmix's ranker. They are general English, never vendor or tool
+// names: the ranker must work on catalogs and queries it has never seen.
+
+// nodmixStopWords are the reference's stop words plus the rest of the common English
+// function words: pronouns, auxiliaries, determiners, prepositions and contraction
+// leftovers (don't → don, t).
+var nodmixStopWords = setOf(append(mapKeys(refStopWords),
+	"am", "about", "above", "after", "again", "against", "all", "also", "any", "because",
+	"been", "before", "being", "below", "between", "both", "could", "d", "did", "does",
+	"doing", "don", "down", "during", "each", "few", "further", "having", "he", "her",
+	"hers", "herself", "him", "himself", "his", "itself", "just", "ll", "m", "more",
+	"most", "myself", "nor", "now", "o", "off", "once", "only", "other", "ours",
+	"ourselves", "out", "over", "own", "re", "s", "same", "she", "should", "some",
+	"such", "t", "than", "theirs", "themselves", "those", "through", "too", "under",
+	"until", "ve", "very", "while", "whom", "would", "y", "yours", "yourself",
+	"yourselves",
+)...)
+
+// nodmixExpansions are the reference's intent expansions followed by synonym groups:
+// any word of a group (singular or stemmed) adds every word of the group.
+var nodmixExpansions = append(append(append([]expansionGroup{}, refExpansions...),
+	synonymGroups(generalVerbs)...), synonymGroups(generalNouns)...)
+
+// generalVerbs are the actions tools are asked to perform, in the words people use.
+var generalVerbs = [][]string{
+	{"buy", "purchase", "shop", "shopping", "order"},
+	{"find", "search", "locate", "discover", "lookup"},
+	{"get", "fetch", "retrieve", "obtain", "download"},
+	{"create", "make", "generate", "build", "produce"},
+	{"delete", "remove", "erase"},
+	{"update", "modify", "change", "edit"},
+	{"show", "display", "view", "list"},
+	{"send", "post", "share", "deliver"},
+	{"calculate", "compute", "count", "calculator"},
+	{"check", "verify", "validate", "inspect"},
+	{"recommend", "suggest", "recommendation", "suggestion", "advice"},
+	{"translate", "translation", "convert"},
+	{"book", "reserve", "reservation", "booking"},
+	{"write", "compose", "draft", "writing"},
+	{"summarize", "summary", "summarise", "tldr"},
+	{"learn", "study", "teach", "course", "lesson", "tutorial", "class"},
+	{"analyze", "analyse", "analysis", "evaluate", "assess"},
+	{"track", "monitor", "follow"},
+	{"plan", "schedule", "organize"},
+}
+
+// generalNouns are common subjects of tool requests and their everyday synonyms.
+var generalNouns = [][]string{
+	{"image", "picture", "photo", "photograph", "pic"},
+	{"video", "movie", "film", "clip"},
+	{"music", "song", "track", "album", "playlist"},
+	{"job", "career", "employment", "hiring", "vacancy"},
+	{"travel", "trip", "vacation", "holiday", "tour", "tourism"},
+	{"weather", "forecast", "temperature", "rain", "climate"},
+	{"finance", "financial", "stock", "market", "investment", "invest", "trading"},
+	{"house", "home", "apartment", "property", "housing", "estate"},
+	{"rent", "rental", "lease", "renting"},
+	{"price", "cost", "fee", "rate", "pricing"},
+	{"product", "item", "goods", "merchandise"},
+	{"law", "legal", "lawyer", "attorney"},
+	{"doctor", "medical", "health", "symptom"},
+	{"recipe", "cook", "cooking", "food", "meal", "dish"},
+	{"email", "mail", "inbox"},
+	{"map", "location", "direction", "navigation", "route"},
+	{"news", "headline", "article"},
+	{"paper", "research", "academic", "scholarly", "journal"},
+	{"code", "programming", "repository", "developer"},
+	{"company", "business", "firm", "startup"},
+}
+
+// synonymGroups turns word groups into expansion groups that fire on any member.
+func synonymGroups(groups [][]string) []expansionGroup {
+	out := make([]expansionGroup, 0, len(groups))
+	for _, g := range groups {
+		var e expansionGroup
+		for _, w := range g {
+			e.triggers = append(e.triggers, normalizeTrigger(w), stem(w))
+			e.add = append(e.add, stem(w))
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func mapKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}

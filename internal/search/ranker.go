@@ -1,0 +1,396 @@
+package search
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// RankDoc is one catalog entry as the Tool Search ranker sees it. ParamText is the text
+// of the input schema (SchemaText builds it); SchemaKeys are its top-level property names.
+type RankDoc struct {
+	ID          string
+	Name        string
+	Label       string
+	Description string
+	Server      string
+	Source      string
+	SchemaKeys  []string
+	ParamText   string
+}
+
+// RankerOptions selects the ranking algorithm.
+type RankerOptions struct {
+	// Reference runs the reference Tool Search ranker unchanged: one bag of words from
+	// name, id, label, description and ParamText, the reference stop words, stemmer and
+	// expansions, Okapi BM25. The reference indexed parameter text of first-party tools
+	// only; here the caller decides by what it puts in ParamText.
+	Reference bool
+}
+
+// Ranker ranks catalog entries for Tool Search queries. It is immutable after
+// NewRanker and safe for concurrent use; it keeps docs, which the caller must not
+// modify afterwards.
+//
+// Search puts exact requests first: an entry whose id is the trimmed query, else every
+// entry whose name or id equals it case-insensitively (and, outside reference mode, whose
+// name's tail after the last "__" does). Then come BM25 hits by score (in reference mode
+// those matching one of the query's own words before those reached only through
+// expansions), then by id in byte order: the reference used localeCompare, which
+// depends on the locale.
+type Ranker struct {
+	docs []RankDoc
+	an   analyzer
+	// Exact requests: documents by id, and by lowercased name, id and (outside
+	// reference mode) name tail, each in document order.
+	byID    map[string][]int32
+	byLower map[string][]int32
+	terms   map[string]int32
+	// Postings of term t are post[start[t]:start[t+1]] (documents, ascending) with
+	// frequencies freq[…]; in BM25F the frequencies are already field-normalized.
+	start       []int32
+	post        []int32
+	freq        []float64
+	norm        []float64 // per document: k1·(1 − b + b·len/avgLen), or k1 in BM25F
+	k1          float64
+	literalTier bool
+	scratch     sync.Pool // *rankScratch
+}
+
+// analyzer turns documents and queries into terms; the reference and nodmix's ranker
+// differ only here and in their parameters. An analyzer is used by one goroutine while
+// the ranker is built, and concurrently by searches afterwards, when it must only read.
+type analyzer interface {
+	// prepare sees the whole corpus before any docTerms call.
+	prepare(docs []RankDoc)
+	// fields lists the scoring parameters of the fields docTerms emits, in order.
+	fields() []fieldSpec
+	// docTerms emits every term occurrence of doc with its field and weight.
+	docTerms(doc *RankDoc, emit func(field int, term string, weight float64))
+	// freeze ends the build.
+	freeze()
+	queryTerms(query string) []weightedTerm
+	k1() float64
+	// classic scores a single field with Okapi BM25 exactly as the reference writes it;
+	// otherwise fields combine as in BM25F.
+	classic() bool
+	tailMatch() bool
+	// literalTier ranks documents that match one of the query's own words above those
+	// reached only through expansions.
+	literalTier() bool
+}
+
+// fieldSpec weighs a field and sets its length normalization.
+type fieldSpec struct {
+	weight, b float64
+}
+
+// NewRanker indexes docs; hit indices are positions in docs.
+func NewRanker(docs []RankDoc, opts RankerOptions) *Ranker {
+	if opts.Reference {
+		return newRanker(docs, referenceAnalyzer{})
+	}
+	return newRanker(docs, newNodmixAnalyzer())
+}
+
+// Len is the number of indexed documents.
+func (r *Ranker) Len() int { return len(r.docs) }
+
+type rankScratch struct {
+	scores  []float64 // by document; zero outside touched
+	literal []bool
+	touched []int32
+	cands   []rankCandidate
+}
+
+type rankCandidate struct {
+	doc     int32
+	exact   bool
+	literal bool
+	score   float64
+}
+
+// Search returns at most limit hits (all when limit < 1) for query among the documents
+// allow accepts (all when allow is nil). The filter runs before the limit, so denied
+// tools never appear and never take a place. Exact matches that no query term reaches
+// (a tool named after a stop word) come first with score 0. A query with no usable
+// terms and no exact match returns nil, never the whole catalog.
+func (r *Ranker) Search(query string, limit int, allow func(i int) bool) []Hit {
+	s := r.scratch.Get().(*rankScratch)
+	defer r.scratch.Put(s)
+	visible := func(i int) bool { return allow == nil || allow(i) }
+	exact := r.exactMatches(jsTrim(query), visible)
+
+	n := float64(len(r.docs))
+	k1p1 := r.k1 + 1
+	s.touched = s.touched[:0]
+	for _, q := range r.an.queryTerms(query) {
+		id, ok := r.terms[q.term]
+		if !ok {
+			continue
+		}
+		lo, hi := r.start[id], r.start[id+1]
+		df := float64(hi - lo)
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for j := lo; j < hi; j++ {
+			d := r.post[j]
+			tf := r.freq[j]
+			if s.scores[d] == 0 {
+				s.touched = append(s.touched, d)
+			}
+			if q.weight >= 1 {
+				s.literal[d] = true
+			}
+			s.scores[d] += (q.weight * (idf * (tf * k1p1))) / (tf + r.norm[d])
+		}
+	}
+	s.cands = s.cands[:0]
+	rankedExact := 0
+	for _, d := range s.touched {
+		score, literal := s.scores[d], s.literal[d]
+		s.scores[d], s.literal[d] = 0, false
+		if score > 0 && visible(int(d)) {
+			isExact := slices.Contains(exact, d)
+			if isExact {
+				rankedExact++
+			}
+			s.cands = append(s.cands, rankCandidate{doc: d, literal: literal, score: score, exact: isExact})
+		}
+	}
+
+	// Exact matches no term reached come first, in document order.
+	var hits []Hit
+	if rankedExact < len(exact) {
+		for _, d := range exact {
+			if !slices.ContainsFunc(s.cands, func(c rankCandidate) bool { return c.doc == d }) {
+				hits = append(hits, Hit{Index: int(d)})
+			}
+		}
+	}
+	rest := 0 // no limit
+	if limit >= 1 {
+		if len(hits) >= limit {
+			return hits[:limit]
+		}
+		rest = limit - len(hits)
+	}
+	for _, c := range selectTop(s.cands, rest, r.less) {
+		hits = append(hits, Hit{Index: int(c.doc), Score: c.score})
+	}
+	return hits
+}
+
+// exactMatches lists, in document order, the visible documents the query names exactly.
+func (r *Ranker) exactMatches(trimmed string, visible func(int) bool) []int32 {
+	if trimmed == "" {
+		return nil
+	}
+	for _, d := range r.byID[trimmed] {
+		if visible(int(d)) {
+			return []int32{d}
+		}
+	}
+	var out []int32
+	for _, d := range r.byLower[jsLower(trimmed)] {
+		if visible(int(d)) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// less orders candidates best first.
+func (r *Ranker) less(a, b rankCandidate) bool {
+	switch {
+	case a.exact != b.exact:
+		return a.exact
+	case r.literalTier && a.literal != b.literal:
+		return a.literal
+	case a.score != b.score:
+		return a.score > b.score
+	}
+	if a, b := r.docs[a.doc].ID, r.docs[b.doc].ID; a != b {
+		return a < b
+	}
+	return a.doc < b.doc
+}
+
+// maxFields bounds an analyzer's field count.
+const maxFields = 8
+
+// Compile-time check: nodmix's fields fit.
+var _ [maxFields - numFields]struct{}
+
+// newRanker builds the inverted index in two passes: the first analyzes every
+// document into per-document term counts by field (and field lengths), the second,
+// once the average field lengths are known, turns them into postings.
+func newRanker(docs []RankDoc, an analyzer) *Ranker {
+	specs := an.fields()
+	nf := len(specs)
+	r := &Ranker{
+		docs:        docs,
+		an:          an,
+		byID:        make(map[string][]int32, len(docs)),
+		byLower:     make(map[string][]int32, 2*len(docs)),
+		terms:       map[string]int32{},
+		norm:        make([]float64, len(docs)),
+		k1:          an.k1(),
+		literalTier: an.literalTier(),
+	}
+	an.prepare(docs)
+
+	// A document's terms accumulate in acc (a term with its count in every field),
+	// then go to flat as one cell per term and field, grouped by term, from docStart[i].
+	type termCounts struct {
+		term   int32
+		counts [maxFields]float64
+	}
+	type cell struct {
+		term  int32
+		field uint8
+		count float32 // a sum of small weights: exact in float32
+	}
+	var acc []termCounts
+	var flat []cell
+	docStart := make([]int32, len(docs)+1)
+	lens := make([]float64, len(docs)*nf)
+	totals := make([]float64, nf)
+	slot := []int32{} // slot[t]: position of term t in acc, offset by one
+	for i := range docs {
+		d := &docs[i]
+		r.indexExact(i, d)
+		docStart[i] = int32(len(flat))
+		docLens := lens[i*nf : (i+1)*nf]
+		acc = acc[:0]
+		an.docTerms(d, func(f int, term string, w float64) {
+			id, ok := r.terms[term]
+			if !ok {
+				id = int32(len(r.terms))
+				r.terms[term] = id
+				slot = append(slot, 0)
+			}
+			if slot[id] == 0 {
+				acc = append(acc, termCounts{term: id})
+				slot[id] = int32(len(acc))
+			}
+			acc[slot[id]-1].counts[f] += w
+			docLens[f] += w
+		})
+		for _, tc := range acc {
+			slot[tc.term] = 0
+			for f := range nf {
+				if tc.counts[f] != 0 {
+					flat = append(flat, cell{term: tc.term, field: uint8(f), count: float32(tc.counts[f])})
+				}
+			}
+		}
+		for f := range nf {
+			totals[f] += docLens[f]
+		}
+	}
+	docStart[len(docs)] = int32(len(flat))
+	an.freeze()
+
+	avg := make([]float64, nf)
+	for f := range avg {
+		if len(docs) > 0 {
+			avg[f] = totals[f] / float64(len(docs))
+		}
+	}
+	// normalized is a field's length over its average, 1 when the average is 0 as in
+	// the reference.
+	normalized := func(i, f int) float64 {
+		if avg[f] > 0 {
+			return lens[i*nf+f] / avg[f]
+		}
+		return 1
+	}
+	r.start = make([]int32, len(r.terms)+1)
+	postings := 0
+	for i := range docs {
+		cells := flat[docStart[i]:docStart[i+1]]
+		for k, c := range cells {
+			if k == 0 || cells[k-1].term != c.term {
+				r.start[c.term+1]++
+				postings++
+			}
+		}
+	}
+	for t := 1; t < len(r.start); t++ {
+		r.start[t] += r.start[t-1]
+	}
+	r.post = make([]int32, postings)
+	r.freq = make([]float64, postings)
+	next := slices.Clone(r.start[:len(r.start)-1])
+	for i := range docs {
+		if an.classic() {
+			b := specs[0].b
+			r.norm[i] = r.k1 * ((1 - b) + float64(b*normalized(i, 0)))
+		} else {
+			r.norm[i] = r.k1
+		}
+		cells := flat[docStart[i]:docStart[i+1]]
+		for k := 0; k < len(cells); {
+			term := cells[k].term
+			freq := 0.0
+			for ; k < len(cells) && cells[k].term == term; k++ {
+				c := cells[k]
+				if an.classic() {
+					freq += float64(c.count)
+					continue
+				}
+				spec := specs[c.field]
+				freq += spec.weight * float64(c.count) / ((1 - spec.b) + spec.b*normalized(i, int(c.field)))
+			}
+			at := next[term]
+			next[term]++
+			r.post[at] = int32(i)
+			r.freq[at] = freq
+		}
+	}
+	r.scratch.New = func() any {
+		return &rankScratch{scores: make([]float64, len(docs)), literal: make([]bool, len(docs))}
+	}
+	return r
+}
+
+// indexExact records document i under the keys an exact request may use.
+func (r *Ranker) indexExact(i int, d *RankDoc) {
+	r.byID[d.ID] = append(r.byID[d.ID], int32(i))
+	keys := [3]string{jsLower(d.Name), jsLower(d.ID)}
+	if k := strings.LastIndex(keys[0], "__"); r.an.tailMatch() && k >= 0 && k+2 < len(keys[0]) {
+		keys[2] = keys[0][k+2:]
+	}
+	for k, key := range keys {
+		if key != "" && !slices.Contains(keys[:k], key) {
+			r.byLower[key] = append(r.byLower[key], int32(i))
+		}
+	}
+}
+
+// referenceAnalyzer is the reference ranker's text model.
+type referenceAnalyzer struct{}
+
+func (referenceAnalyzer) fields() []fieldSpec { return []fieldSpec{{weight: 1, b: 0.75}} }
+func (referenceAnalyzer) k1() float64         { return 1.2 }
+func (referenceAnalyzer) classic() bool       { return true }
+func (referenceAnalyzer) tailMatch() bool     { return false }
+func (referenceAnalyzer) prepare([]RankDoc)   {}
+func (referenceAnalyzer) freeze()             {}
+func (referenceAnalyzer) literalTier() bool   { return true }
+
+func (referenceAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
+	var terms, words []string
+	var buf []rune
+	for _, f := range [...]string{d.Name, d.ID, d.Label, d.Description, d.ParamText} {
+		terms = refDocumentTerms(terms[:0], f, &words, &buf)
+		for _, t := range terms {
+			emit(0, t, 1)
+		}
+	}
+}
+
+func (referenceAnalyzer) queryTerms(query string) []weightedTerm {
+	return refQueryTerms(query)
+}

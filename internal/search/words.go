@@ -1,0 +1,334 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file is the text pipeline of the reference Tool Search ranker: word splitting,
+// stop words, the light stemmer and the query expansions. Lengths follow JavaScript
+// (UTF-16 code units) wherever the reference compares them.
+
+// refStopWords are the reference's 59 stop words. "get" is deliberately not one: it
+// carries the capability in names like get_weather.
+var refStopWords = setOf(
+	"a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "for", "from",
+	"had", "has", "have", "here", "how", "i", "if", "in", "into", "is", "it", "its", "me",
+	"my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "them",
+	"then", "there", "these", "they", "this", "to", "up", "us", "was", "we", "were",
+	"what", "when", "where", "which", "who", "why", "will", "with", "you", "your",
+)
+
+// nonPluralS are words whose final s is not a plural: "news" must not become "new".
+var nonPluralS = setOf(
+	"news", "status", "alias", "canvas", "focus", "bonus", "virus", "atlas", "lens",
+	"axis", "basis", "analysis", "gas", "bus", "plus",
+)
+
+var stemSuffixes = [...]string{"ies", "ing", "ed", "ly", "es", "er", "s", "e"}
+
+// expansionGroup adds discounted terms to a query when one of its trigger words occurs.
+type expansionGroup struct {
+	triggers []string // normalizeTrigger applied
+	add      []string // stem applied
+}
+
+// refExpansions bridge intent to catalog wording with generic capabilities, never
+// vendor names.
+var refExpansions = buildExpansions([][2][]string{
+	{{"look", "lookup", "google", "research"}, {"search", "web", "find"}},
+	{{"current", "today", "latest", "now", "recent", "news", "price", "weather"}, {"search", "web"}},
+	{{"url", "link", "page", "article", "site", "website"}, {"fetch", "web", "browse"}},
+	{{"remember", "recall", "memory", "earlier", "previously", "discussed", "decided"}, {"memory", "recall", "history"}},
+	{{"remind", "reminder", "later", "tomorrow", "daily", "weekly", "recurring"}, {"schedule", "automations", "cron", "reminder"}},
+	{{"say", "tell", "reply", "respond", "answer"}, {"message", "send"}},
+	{{"picture", "photo", "meme", "screenshot"}, {"image"}},
+	{{"speak", "say", "voice"}, {"audio", "speech"}},
+	{{"run", "execute", "command", "shell", "terminal"}, {"exec", "process"}},
+	{{"directory", "folder", "path"}, {"file", "list"}},
+})
+
+// refExpansionWeight discounts inferred terms against the caller's own words.
+const refExpansionWeight = 0.35
+
+func buildExpansions(groups [][2][]string) []expansionGroup {
+	out := make([]expansionGroup, len(groups))
+	for i, g := range groups {
+		for _, t := range g[0] {
+			out[i].triggers = append(out[i].triggers, normalizeTrigger(t))
+		}
+		for _, a := range g[1] {
+			out[i].add = append(out[i].add, stem(a))
+		}
+	}
+	return out
+}
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+func isWordRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
+}
+
+// splitWords is the reference splitter: raw words are runs of letters, numbers and
+// underscores; each is emitted lowercased, and when it has two or more case parts
+// (`\p{Lu}+s?(?![\p{Ll}])|\p{Lu}?\p{Ll}+|\p{N}+`, so URLs stays one part) each part is
+// emitted lowercased too. web_search → web_search, web, search.
+func splitWords(dst []string, s string, buf *[]rune) []string {
+	rs := (*buf)[:0]
+	for _, r := range s {
+		rs = append(rs, r)
+	}
+	*buf = rs
+	for i := 0; i < len(rs); {
+		if !isWordRune(rs[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(rs) && isWordRune(rs[j]) {
+			j++
+		}
+		dst = appendWord(dst, rs[i:j])
+		i = j
+	}
+	return dst
+}
+
+func appendWord(dst []string, raw []rune) []string {
+	dst = append(dst, lowerString(raw))
+	// Count the parts first: a single-part word adds nothing.
+	parts := 0
+	forEachPart(raw, func(int, int) { parts++ })
+	if parts >= 2 {
+		forEachPart(raw, func(a, b int) { dst = append(dst, lowerString(raw[a:b])) })
+	}
+	return dst
+}
+
+func lowerString(rs []rune) string {
+	var buf [64]byte
+	return string(appendLower(buf[:0], rs))
+}
+
+// forEachPart calls fn with the bounds of every match of the reference's case-part
+// pattern in rs, scanning left to right as JavaScript's match with /g does.
+func forEachPart(rs []rune, fn func(a, b int)) {
+	isLu := func(i int) bool { return i < len(rs) && unicode.IsUpper(rs[i]) }
+	isLl := func(i int) bool { return i < len(rs) && unicode.IsLower(rs[i]) }
+	isN := func(i int) bool { return i < len(rs) && unicode.IsNumber(rs[i]) }
+	for p := 0; p < len(rs); {
+		switch {
+		case isLu(p):
+			e := p
+			for isLu(e) {
+				e++
+			}
+			switch {
+			case e < len(rs) && rs[e] == 's' && !isLl(e+1):
+				fn(p, e+1) // URLs
+				p = e + 1
+			case !isLl(e):
+				fn(p, e) // URL, end of word or before a digit
+				p = e
+			case e-p >= 2:
+				fn(p, e-1) // HTTPServer: the last capital starts the next part
+				p = e - 1
+			default:
+				q := e
+				for isLl(q) {
+					q++
+				}
+				fn(p, q) // Server
+				p = q
+			}
+		case isLl(p):
+			q := p
+			for isLl(q) {
+				q++
+			}
+			fn(p, q)
+			p = q
+		case isN(p):
+			q := p
+			for isN(q) {
+				q++
+			}
+			fn(p, q)
+			p = q
+		default:
+			p++
+		}
+	}
+}
+
+// stem strips up to three suffixes: reminders → reminder → remind.
+func stem(tok string) string {
+	for range 3 {
+		next := stripOneSuffix(tok)
+		if next == tok {
+			return tok
+		}
+		tok = next
+	}
+	return tok
+}
+
+func stripOneSuffix(tok string) string {
+	n := utf16Len(tok)
+	if n <= 3 || nonPluralS[tok] {
+		return tok
+	}
+	for _, suf := range stemSuffixes {
+		if !strings.HasSuffix(tok, suf) || n-len(suf) < 3 {
+			continue
+		}
+		if suf == "s" && strings.HasSuffix(tok, "ss") {
+			continue // process: the ss belongs to the root
+		}
+		if suf == "ies" {
+			return tok[:len(tok)-3] + "y" // repositories → repository
+		}
+		stripped := tok[:len(tok)-len(suf)]
+		if suf == "ing" || suf == "ed" || suf == "er" {
+			return undoubleFinalConsonant(stripped)
+		}
+		return stripped
+	}
+	return tok
+}
+
+// undoubleFinalConsonant undoes inflection's doubling (runn → run) but keeps doubles
+// that belong to the root (call, process, off, buzz) and doubled vowels.
+func undoubleFinalConsonant(tok string) string {
+	last, size := lastRune(tok)
+	if size == 0 || last >= 0x10000 || utf16Len(tok) <= 3 {
+		return tok // JavaScript compares UTF-16 units: a surrogate pair never matches
+	}
+	prev, _ := utf8.DecodeLastRuneInString(tok[:len(tok)-size])
+	if prev != last || strings.ContainsRune("lsfzaeiou", last) {
+		return tok
+	}
+	return tok[:len(tok)-size]
+}
+
+// appendStemVariants appends the stems of word; an -ies word gets both readings
+// (policies → policy; cookies → cooky and cookie).
+func appendStemVariants(dst []string, word string) []string {
+	if utf16Len(word) > 4 && strings.HasSuffix(word, "ies") {
+		base := word[:len(word)-3]
+		return append(dst, base+"y", stem(base+"ie"))
+	}
+	if s := stem(word); s != "" {
+		dst = append(dst, s)
+	}
+	return dst
+}
+
+// normalizeTrigger singularizes without stemming, which could conflate intents.
+func normalizeTrigger(word string) string {
+	n := utf16Len(word)
+	if n > 4 && strings.HasSuffix(word, "ies") {
+		return word[:len(word)-3] + "y"
+	}
+	if n > 4 && strings.HasSuffix(word, "s") && !strings.HasSuffix(word, "ss") {
+		return word[:len(word)-1]
+	}
+	return word
+}
+
+// weightedTerm is a query term with its weight: 1 for the caller's words, less for
+// expansions.
+type weightedTerm struct {
+	term   string
+	weight float64
+}
+
+// refDocumentTerms appends the reference's indexable terms of s: split words, stop
+// words dropped, stem variants.
+func refDocumentTerms(dst []string, s string, words *[]string, buf *[]rune) []string {
+	*words = splitWords((*words)[:0], s, buf)
+	for _, w := range *words {
+		if !refStopWords[w] {
+			dst = appendStemVariants(dst, w)
+		}
+	}
+	return dst
+}
+
+// refQueryTerms is the reference's tokenizeQuery: literal terms at weight 1 in order of
+// first occurrence, then the additions of every expansion group a trigger fired, at
+// max(existing, 0.35).
+func refQueryTerms(query string) []weightedTerm {
+	var buf []rune
+	words := splitWords(nil, query, &buf)
+	kept := words[:0]
+	for _, w := range words {
+		if !refStopWords[w] {
+			kept = append(kept, w)
+		}
+	}
+	var terms []weightedTerm
+	set := func(term string, weight float64, keepMax bool) {
+		for i := range terms {
+			if terms[i].term == term {
+				if !keepMax || weight > terms[i].weight {
+					terms[i].weight = weight
+				}
+				return
+			}
+		}
+		terms = append(terms, weightedTerm{term: term, weight: weight})
+	}
+	var variants []string
+	for _, w := range kept {
+		variants = appendStemVariants(variants[:0], w)
+		for _, v := range variants {
+			set(v, 1, false)
+		}
+	}
+	triggers := make(map[string]bool, len(kept))
+	for _, w := range kept {
+		triggers[normalizeTrigger(w)] = true
+	}
+	for _, g := range refExpansions {
+		fired := false
+		for _, t := range g.triggers {
+			if triggers[t] {
+				fired = true
+				break
+			}
+		}
+		if !fired {
+			continue
+		}
+		for _, a := range g.add {
+			set(a, refExpansionWeight, true)
+		}
+	}
+	return terms
+}
+
+// jsTrim is JavaScript's String.prototype.trim: its whitespace differs from Go's in
+// U+FEFF (trimmed) and U+0085 (kept).
+func jsTrim(s string) string {
+	isSpace := func(r rune) bool {
+		if r == '\ufeff' {
+			return true
+		}
+		return r != '\u0085' && unicode.IsSpace(r)
+	}
+	return strings.TrimRightFunc(strings.TrimLeftFunc(s, isSpace), isSpace)
+}
+
+// jsLower is JavaScript's toLowerCase.
+func jsLower(s string) string {
+	return lowerString([]rune(s))
+}
