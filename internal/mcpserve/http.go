@@ -1,11 +1,13 @@
 package mcpserve
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -45,7 +47,7 @@ type httpHandler struct {
 type newSessionKey struct{}
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !startsSession(r) {
+	if !h.startsSession(r) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
@@ -63,14 +65,31 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.srv.adopt(b)
 }
 
-// startsSession reports whether the SDK would create a session for r: a well-formed POST without
-// a session id. Anything else it answers (or refuses) without one.
-func startsSession(r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+// startsSession reports whether r is an initialize request that will start a session: a POST
+// without a session id whose body is an initialize call. Other requests (a 2026-07-28 client's
+// server/discover probe, anything refused) must not open a core session. The body is read up to
+// the size limit and put back for the SDK, which enforces the limit itself.
+func (h *httpHandler) startsSession(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
 		return false
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && mt == "application/json"
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, int64(h.srv.opts.MaxMessageBytes)+1))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
+	if err != nil || len(data) > h.srv.opts.MaxMessageBytes {
+		return false
+	}
+	var head struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(data, &head) == nil && head.Method == "initialize"
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 func (s *Server) sdkServer(r *http.Request) *mcp.Server {

@@ -1,0 +1,195 @@
+package mcpserve
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// stdioPeer drives ServeStdio with raw lines, as a misbehaving client would.
+type stdioPeer struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	out    *bufio.Reader
+	served chan error
+}
+
+func newStdioPeer(t *testing.T, srv *Server) *stdioPeer {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &stdioPeer{t: t, in: inW, out: bufio.NewReader(outR), served: make(chan error, 1)}
+	go func() {
+		p.served <- srv.ServeStdio(t.Context(), inR, outW)
+		_ = outW.Close()
+	}()
+	t.Cleanup(func() {
+		_ = inW.Close()
+		if err := <-p.served; err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+		_ = outR.Close()
+	})
+	return p
+}
+
+func (p *stdioPeer) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// reply reads the next line, skipping notifications.
+func (p *stdioPeer) reply() map[string]any {
+	p.t.Helper()
+	for {
+		line, err := p.out.ReadString('\n')
+		if err != nil {
+			p.t.Fatalf("reading a reply: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			p.t.Fatalf("reply is not JSON: %q", line)
+		}
+		if _, isNote := m["method"]; isNote {
+			continue
+		}
+		return m
+	}
+}
+
+func TestStdioSurvivesBadInput(t *testing.T) {
+	checkLeaks(t)
+	srv := New(newFakeSessions(), Options{MaxMessageBytes: 512})
+	t.Cleanup(func() { _ = srv.Close() })
+	p := newStdioPeer(t, srv)
+
+	errReply := func(id any, code int64, msg string) map[string]any {
+		return map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": float64(code), "message": msg}}
+	}
+	tests := []struct {
+		name, line string
+		want       map[string]any
+	}{
+		{"not json", `this is not json`, errReply(nil, jsonrpc.CodeParseError, "parse error: not valid JSON")},
+		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"ping"`, errReply(nil, jsonrpc.CodeParseError, "parse error: not valid JSON")},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, errReply(nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported")},
+		{"no version", `{"id":7,"method":"ping"}`, errReply(float64(7), jsonrpc.CodeInvalidRequest, `invalid request: invalid message version tag ""; expected "2.0"`)},
+		{"neither request nor response", `{"jsonrpc":"2.0","id":"x"}`, nil},
+		{"too large", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 600) + `"}}`, errReply(nil, jsonrpc.CodeInvalidRequest, "message too large: over 512 bytes")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p.send(tt.line)
+			if tt.want == nil {
+				// A response to nothing: the SDK ignores it; a ping proves the session is alive.
+				p.send(`{"jsonrpc":"2.0","id":100,"method":"ping"}`)
+				if got := p.reply(); got["id"] != float64(100) || got["error"] != nil {
+					t.Errorf("ping after a stray response = %v", got)
+				}
+				return
+			}
+			if diff := cmp.Diff(tt.want, p.reply()); diff != "" {
+				t.Errorf("reply (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// After all that, a normal session.
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if got := p.reply(); got["id"] != float64(1) || got["result"] == nil {
+		t.Fatalf("initialize = %v", got)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`)
+	got := p.reply()
+	res, _ := got["result"].(map[string]any)
+	if res == nil || !strings.Contains(mustJSON(t, res), `echo: hi`) {
+		t.Errorf("tools/call = %v", got)
+	}
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":[1]}}`)
+	got = p.reply()
+	if e, _ := got["error"].(map[string]any); e == nil || e["code"] != float64(jsonrpc.CodeInvalidParams) {
+		t.Errorf("tools/call with array arguments = %v", got)
+	}
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"no/such/method"}`)
+	if e, _ := p.reply()["error"].(map[string]any); e == nil || e["code"] != float64(jsonrpc.CodeMethodNotFound) {
+		t.Errorf("unknown method: %v", e)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestDecodeLine(t *testing.T) {
+	tests := []struct {
+		line string
+		ok   bool
+		id   any
+		code int64
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, true, nil, 0},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true, nil, 0},
+		{`{"jsonrpc":"2.0","id":"a","result":{}}`, true, nil, 0},
+		{`{"jsonrpc":"1.0","id":"a","method":"x"}`, false, "a", jsonrpc.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"x"}`, false, nil, jsonrpc.CodeInvalidRequest},
+		{`"just a string"`, false, nil, jsonrpc.CodeInvalidRequest},
+		{`{`, false, nil, jsonrpc.CodeParseError},
+		{`[]`, false, nil, jsonrpc.CodeInvalidRequest},
+	}
+	for _, tt := range tests {
+		msg, id, code, why := decodeLine([]byte(tt.line))
+		if (msg != nil) != tt.ok || id != tt.id || code != tt.code || (msg == nil && why == "") {
+			t.Errorf("decodeLine(%s) = %v, %v, %d, %q", tt.line, msg, id, code, why)
+		}
+	}
+}
+
+// FuzzDecodeLine checks that every line is either a message or a clear error, never both or
+// neither, and never a panic.
+func FuzzDecodeLine(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":1.5e300,"method":""}`,
+		`not json`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if len(strings.TrimSpace(string(line))) == 0 {
+			return // blank lines are skipped before decoding
+		}
+		msg, id, code, why := decodeLine(line)
+		if (msg == nil) == (code == 0) {
+			t.Fatalf("decodeLine(%q) = %v, code %d: want exactly one of a message and an error", line, msg, code)
+		}
+		if msg == nil && why == "" {
+			t.Fatalf("decodeLine(%q): error without a reason", line)
+		}
+		switch id.(type) {
+		case nil, string, float64:
+		default:
+			t.Fatalf("decodeLine(%q): id of type %T", line, id)
+		}
+		if msg != nil {
+			if _, err := jsonrpc.EncodeMessage(msg); err != nil {
+				t.Fatalf("decoded message does not encode: %v", err)
+			}
+		}
+	})
+}
