@@ -113,10 +113,10 @@ func reduceDockerBuild(d *doc) (string, bool) {
 		if bkNoiseRE.MatchString(l) {
 			continue
 		}
-		if m := bkOutputRE.FindStringSubmatch(l); m != nil && m[1] != last && !salientRE.MatchString(l) {
+		if m := bkOutputRE.FindStringSubmatch(l); m != nil && m[1] != last && !isSalient(l) {
 			continue
 		}
 		out = append(out, l)
 	}
-	return strings.Join(selectLines(condense(out), sampleBudget, salientRE.MatchString, salientBudget), "\n"), true
+	return strings.Join(selectLines(condense(out), sampleBudget, isSalient, salientBudget), "\n"), true
 }

@@ -19,6 +19,14 @@ func (s *simple) name() string {
 	return s.argv[0]
 }
 
+// args returns the arguments after the program name.
+func (s *simple) args() []string {
+	if len(s.argv) < 2 {
+		return nil
+	}
+	return s.argv[1:]
+}
+
 // arg returns argv[i] or "".
 func (s *simple) arg(i int) string {
 	if i < len(s.argv) {
@@ -29,7 +37,7 @@ func (s *simple) arg(i int) string {
 
 // has reports whether any argument equals one of flags.
 func (s *simple) has(flags ...string) bool {
-	for _, a := range s.argv[1:] {
+	for _, a := range s.args() {
 		for _, f := range flags {
 			if a == f {
 				return true
@@ -41,7 +49,7 @@ func (s *simple) has(flags ...string) bool {
 
 // hasPrefix reports whether any argument starts with one of prefixes.
 func (s *simple) hasPrefix(prefixes ...string) bool {
-	for _, a := range s.argv[1:] {
+	for _, a := range s.args() {
 		for _, p := range prefixes {
 			if strings.HasPrefix(a, p) {
 				return true
@@ -53,7 +61,7 @@ func (s *simple) hasPrefix(prefixes ...string) bool {
 
 // hasShort reports whether a short-option cluster (like -la) contains the letter c.
 func (s *simple) hasShort(c byte) bool {
-	for _, a := range s.argv[1:] {
+	for _, a := range s.args() {
 		if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], c) >= 0 {
 			return true
 		}
@@ -64,7 +72,7 @@ func (s *simple) hasShort(c byte) bool {
 // operands returns the arguments that are not options.
 func (s *simple) operands() []string {
 	var out []string
-	for _, a := range s.argv[1:] {
+	for _, a := range s.args() {
 		if a == "" || a[0] != '-' {
 			out = append(out, a)
 		}

@@ -91,7 +91,7 @@ func subIs(prog string, subs ...string) func(*command, *simple) bool {
 
 // firstOperand is the first argument that is not an option (a subcommand).
 func firstOperand(s *simple) string {
-	for _, a := range s.argv[1:] {
+	for _, a := range s.args() {
 		if !strings.HasPrefix(a, "-") {
 			return a
 		}
@@ -223,7 +223,7 @@ func reduceList(unit string, keep func(string) bool) func(d *doc) (string, bool)
 		lines := condense(d.lines)
 		sal := keep
 		if sal == nil {
-			sal = salientRE.MatchString
+			sal = isSalient
 		}
 		return strings.Join(selectLines(lines, sampleBudget, sal, salientBudget/2), "\n"), true
 	}

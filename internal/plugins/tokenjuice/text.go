@@ -197,7 +197,9 @@ func plural(n int, noun string) string {
 // one per 3, each punctuation or symbol character one, a newline one, other whitespace nothing (BPE
 // merges a space into the next word), and each non-ASCII rune one. On English text and source
 // code it lands within about 15% of cl100k counts; it is meant for comparing sizes, not billing.
-func EstimateTokens(s string) int {
+func EstimateTokens(s string) int { return estimateTokens(s) }
+
+func estimateTokens[T string | []byte](s T) int {
 	n := 0
 	letters, digits := 0, 0
 	flush := func() {
@@ -205,7 +207,17 @@ func EstimateTokens(s string) int {
 		n += (digits + 2) / 3
 		letters, digits = 0, 0
 	}
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			switch b := any(s).(type) {
+			case string:
+				r, size = utf8.DecodeRuneInString(b[i:])
+			case []byte:
+				r, size = utf8.DecodeRune(b[i:])
+			}
+		}
+		i += size
 		switch {
 		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
 			if digits > 0 {

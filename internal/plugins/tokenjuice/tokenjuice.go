@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"unicode/utf8"
 )
 
 // Input is one command's result.
@@ -83,8 +84,7 @@ func Compact(in Input) Output { return Settings{}.Compact(in) }
 // Compact compacts in. When a rule panics, the raw output is returned with Err set (fail open).
 func (s Settings) Compact(in Input) (out Output) {
 	s = s.withDefaults()
-	raw := string(in.Output)
-	out = Output{RawBytes: len(raw), RawChars: charCount(raw)}
+	out = Output{RawBytes: len(in.Output), RawChars: utf8.RuneCount(in.Output)}
 	defer func() {
 		if r := recover(); r != nil {
 			out = rawOutput(in, out, "internal", ReasonRuleError)
@@ -117,7 +117,7 @@ func (s Settings) Compact(in Input) (out Output) {
 	}
 	out.Text = text
 	out.CompactBytes, out.CompactChars = len(text), chars
-	out.RawTokens, out.CompactTokens = EstimateTokens(raw), EstimateTokens(text)
+	out.RawTokens, out.CompactTokens = estimateTokens(in.Output), EstimateTokens(text)
 	return out
 }
 
@@ -128,7 +128,7 @@ func rawOutput(in Input, out Output, rule, reason string) Output {
 		out.Rule = rule
 	}
 	out.CompactBytes, out.CompactChars = out.RawBytes, out.RawChars
-	out.RawTokens = EstimateTokens(raw)
+	out.RawTokens = estimateTokens(in.Output)
 	out.CompactTokens = out.RawTokens
 	return out
 }

@@ -1,0 +1,76 @@
+package tokenjuice
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+)
+
+// genLog makes a service log of about size bytes: timestamps, levels, request lines, an occasional
+// warning and error, and a Go panic near the end.
+func genLog(size int) []byte {
+	var b strings.Builder
+	b.Grow(size + 4096)
+	for i := 0; b.Len() < size; i++ {
+		switch {
+		case i%997 == 0:
+			fmt.Fprintf(&b, "2026-01-05T10:%02d:%02d.%03dZ ERROR db: query %d failed: connection reset by peer\n", i/60%60, i%60, i%1000, i)
+		case i%101 == 0:
+			fmt.Fprintf(&b, "2026-01-05T10:%02d:%02d.%03dZ WARN  http: slow request GET /api/items/%d took %dms\n", i/60%60, i%60, i%1000, i, i%900)
+		default:
+			fmt.Fprintf(&b, "2026-01-05T10:%02d:%02d.%03dZ INFO  http: GET /api/items/%d 200 %dB in %dms\n", i/60%60, i%60, i%1000, i, i%4096, i%40)
+		}
+	}
+	b.WriteString("panic: runtime error: invalid memory address or nil pointer dereference\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:12 +0x1d\n")
+	return []byte(b.String())
+}
+
+// genFind makes a find listing of n paths in a tree of packages.
+func genFind(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "./pkg/mod%03d/internal/sub%02d/file_%06d.go\n", i%500, i%37, i)
+	}
+	return []byte(b.String())
+}
+
+func BenchmarkCompact(b *testing.B) {
+	cases := []struct {
+		name string
+		in   Input
+	}{
+		{"log_50MB", Input{Command: "./server --replay", ExitCode: 2, Output: genLog(50 << 20)}},
+		{"find_200k_lines", Input{Command: "find . -name '*.go'", Output: genFind(200_000)}},
+		{"git_status_small", Input{Command: "git status", Output: []byte("On branch main\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n\tmodified:   a.go\n")}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.in.Output)))
+			b.ReportAllocs()
+			var out Output
+			for b.Loop() {
+				out = Compact(c.in)
+			}
+			b.ReportMetric(float64(out.CompactChars), "chars_out")
+		})
+	}
+}
+
+// BenchmarkMiddlewareSmall shows what the middleware adds to a call whose output is small: it
+// decodes the structured content, classifies the command and leaves the result alone.
+func BenchmarkMiddlewareSmall(b *testing.B) {
+	p := startPlugin(b, "")
+	mw := p.Middleware()
+	res := execResult("git status --short", 0, " M a.go\n?? notes/\n")
+	call := catalog.Call{Tool: execTool}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := mw.Process(ctx, call, res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
