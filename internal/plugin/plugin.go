@@ -96,7 +96,16 @@ func (r *Registry) Lookup(id string) (Factory, error) {
 // Start runs the lifecycle up to Validate for one plugin. On failure the plugin is closed and the
 // error names the plugin and its step.
 func Start(ctx context.Context, f Factory, raw json.RawMessage, host Host) (Plugin, error) {
+	return StartWith(ctx, f, raw, host, nil)
+}
+
+// StartWith is Start with a prepare step that runs on the new instance before Decode, for the
+// app to hand a plugin what only it has (a persistent store).
+func StartWith(ctx context.Context, f Factory, raw json.RawMessage, host Host, prepare func(Plugin)) (Plugin, error) {
 	p := f.New()
+	if prepare != nil {
+		prepare(p)
+	}
 	if err := p.Decode(raw); err != nil {
 		return nil, fmt.Errorf("plugin %q: config: %w", f.Info.ID, err)
 	}

@@ -103,13 +103,44 @@ func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (a
 	return added, nil
 }
 
-// PutBlob implements session.Store.
-func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) error {
+// Blob retention: kept raw outputs must not grow without bound, so a put drops blobs older than
+// MaxBlobAge and then the oldest ones until the total is under MaxBlobBytes.
+const (
+	MaxBlobAge   = 7 * 24 * 60 * 60 // seconds
+	MaxBlobBytes = 256 << 20
+)
+
+// PutBlob implements session.Store, applying the retention rules in the same transaction.
+func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) (err error) {
 	if data == nil {
 		data = []byte{}
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO blobs(key, session, data) VALUES (?, ?, ?)`, key, sess, data)
+	if len(data) > MaxBlobBytes {
+		return fmt.Errorf("blob: %d bytes is more than the store keeps (%d)", len(data), MaxBlobBytes)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
+		return fmt.Errorf("blob: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO blobs(key, session, data) VALUES (?, ?, ?)`, key, sess, data); err != nil {
+		return fmt.Errorf("blob: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE created < unixepoch() - ?`, MaxBlobAge); err != nil {
+		return fmt.Errorf("blob: retention: %w", err)
+	}
+	// Drop the oldest until the rest fits; the new blob is kept (it fits by the check above).
+	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE key IN (
+		SELECT key FROM (
+			SELECT key, SUM(length(data)) OVER (ORDER BY created DESC, rowid DESC) AS running FROM blobs
+		) WHERE running > ?)`, MaxBlobBytes); err != nil {
+		return fmt.Errorf("blob: retention: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("blob: %w", err)
 	}
 	return nil

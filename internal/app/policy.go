@@ -1,0 +1,116 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/dispatch"
+	"github.com/nodmix/nodmix/internal/policy"
+	"github.com/nodmix/nodmix/internal/telemetry"
+)
+
+// controlTool reports the Tool Search and discovery control tools: their target calls are gated
+// themselves, so approvals and hooks do not hold the control call.
+func controlTool(t *catalog.Tool) bool {
+	if t.Source != catalog.SourceBuiltin || t.Owner != "core" {
+		return false
+	}
+	switch t.Name {
+	case "tool_search", "tool_describe", "tool_call", "tool_search_code", "search_tool_bm25":
+		return true
+	}
+	return false
+}
+
+// addPolicy installs allow/deny rules, approvals, before-call hooks and telemetry on the pipeline.
+func (a *App) addPolicy() error {
+	cfg := a.Config.Tools
+	rules := policy.Rules{Allow: cfg.Allow, Deny: cfg.Deny}
+	if err := rules.Validate(); err != nil {
+		return err
+	}
+	a.Pipeline.Policy = rules
+	if len(cfg.Approval.Require) > 0 {
+		gate, err := policy.NewApprovalGate(policy.ApprovalConfig{
+			Require: cfg.Approval.Require,
+			Asker:   &a.askers,
+			Exempt:  controlTool,
+			Log:     a.Log,
+		})
+		if err != nil {
+			return err
+		}
+		a.Pipeline.Gates = append(a.Pipeline.Gates, gate)
+	}
+	if len(cfg.Hooks.BeforeCall) > 0 {
+		hooks := make([]policy.Hook, len(cfg.Hooks.BeforeCall))
+		for i, h := range cfg.Hooks.BeforeCall {
+			hooks[i] = policy.Hook{Command: h.Command, Tools: h.Tools, Timeout: h.Timeout}
+		}
+		gate, err := policy.NewHookGate(policy.HookConfig{Hooks: hooks, Exempt: controlTool, Log: a.Log})
+		if err != nil {
+			return err
+		}
+		a.Pipeline.Gates = append(a.Pipeline.Gates, gate)
+	}
+	a.Telemetry = telemetry.New(a.logDir, a.Log)
+	a.Pipeline.Observers = append(a.Pipeline.Observers, a.Telemetry)
+	return nil
+}
+
+// SetAsker sets who is asked for approvals when no session-specific asker is registered (the CLI
+// sets its terminal).
+func (a *App) SetAsker(asker policy.Asker) { a.askers.setDefault(asker) }
+
+// SetSessionAsker registers the asker of one session (an MCP client that supports elicitation);
+// the returned function removes it.
+func (a *App) SetSessionAsker(session string, asker policy.Asker) (remove func()) {
+	return a.askers.set(session, asker)
+}
+
+// askerRouter sends an approval request to the asker of its session, else to the default one.
+type askerRouter struct {
+	mu        sync.Mutex
+	def       policy.Asker
+	bySession map[string]policy.Asker
+}
+
+var _ policy.Asker = (*askerRouter)(nil)
+
+func (r *askerRouter) setDefault(a policy.Asker) {
+	r.mu.Lock()
+	r.def = a
+	r.mu.Unlock()
+}
+
+func (r *askerRouter) set(session string, a policy.Asker) func() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bySession == nil {
+		r.bySession = map[string]policy.Asker{}
+	}
+	r.bySession[session] = a
+	return func() {
+		r.mu.Lock()
+		delete(r.bySession, session)
+		r.mu.Unlock()
+	}
+}
+
+// Ask implements policy.Asker.
+func (r *askerRouter) Ask(ctx context.Context, req policy.ApprovalRequest) (policy.Decision, error) {
+	r.mu.Lock()
+	a, ok := r.bySession[req.Session]
+	if !ok {
+		a = r.def
+	}
+	r.mu.Unlock()
+	if a == nil {
+		return policy.Decision{}, fmt.Errorf("%w: nobody is attached to approve calls in this session", policy.ErrCannotAsk)
+	}
+	return a.Ask(ctx, req)
+}
+
+var _ dispatch.Policy = policy.Rules{}

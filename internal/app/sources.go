@@ -1,0 +1,184 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/nodmix/nodmix/internal/builtin/exec"
+	"github.com/nodmix/nodmix/internal/builtin/websearch"
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/config"
+	"github.com/nodmix/nodmix/internal/mcphub"
+	"github.com/nodmix/nodmix/internal/plugin"
+	"github.com/nodmix/nodmix/internal/plugins"
+	"github.com/nodmix/nodmix/internal/plugins/tokenjuice"
+	"github.com/nodmix/nodmix/internal/session"
+)
+
+// webSearchSource is a plugin that can serve web_search.
+type webSearchSource interface {
+	WebSearchProvider() websearch.Provider
+}
+
+// addSources registers the built-ins, the enabled plugins and the MCP hub with the catalog.
+func (a *App) addSources(ctx context.Context, opts Options) error {
+	cfg := a.Config
+	builtins := exec.Tools(exec.Options{
+		DefaultTimeout: cfg.Tools.Exec.Timeout,
+		MaxTimeout:     cfg.Tools.Exec.MaxTimeout,
+		MaxOutputBytes: cfg.Tools.Exec.MaxOutputBytes,
+		Log:            a.Log,
+	})
+	builtins = append(builtins, websearch.Tool(a.webSearchProvider))
+	a.Catalog.Add(catalog.Static(builtins))
+
+	reg, err := plugins.Bundled()
+	if err != nil {
+		return err
+	}
+	a.Registry = reg
+	host := plugin.Host{
+		Log:        a.Log,
+		LookupEnv:  func(k string) (string, bool) { v := opts.Getenv(k); return v, v != "" },
+		HTTPClient: httpClient(),
+		Home:       a.Home,
+		Settings: map[string]any{
+			"tools.web.search.cacheTtlMinutes": int(cfg.Tools.Web.Search.CacheTTL.Minutes()),
+			"tools.web.search.maxResults":      cfg.Tools.Web.Search.MaxResults,
+		},
+	}
+	for _, info := range reg.List() {
+		if !PluginEnabled(cfg, info.ID) {
+			continue
+		}
+		f, _ := reg.Lookup(info.ID)
+		p, err := plugin.StartWith(ctx, f, cfg.Plugins.Entries[info.ID].Config, host, a.preparePlugin)
+		if err != nil {
+			return err
+		}
+		a.Plugins[info.ID] = p
+		a.closers = append(a.closers, p.Close)
+		if tp, ok := p.(plugin.ToolProvider); ok {
+			a.Catalog.Add(catalog.Static(tp.Tools()))
+		}
+		if mp, ok := p.(plugin.MiddlewareProvider); ok {
+			a.Pipeline.Middleware = append(a.Pipeline.Middleware, mp.Middleware())
+		}
+	}
+
+	if opts.ConnectMCP && len(cfg.MCP.Servers) > 0 {
+		servers, err := hubServers(cfg, opts.Getenv)
+		if err != nil {
+			return err
+		}
+		var notify func()
+		hub := mcphub.New(mcphub.Options{
+			Servers:    servers,
+			Log:        a.Log,
+			Notify:     func() { notify() },
+			ClientName: "nodmix",
+		})
+		notify = a.Catalog.Add(hub)
+		hub.Start(ctx)
+		a.Hub = hub
+		a.closers = append(a.closers, hub.Close)
+	}
+	return nil
+}
+
+// preparePlugin hands plugins what only the app has: tokenjuice keeps raw outputs in the state
+// store when it is persistent, so `nodmix tokenjuice raw HANDLE` finds them from another process.
+func (a *App) preparePlugin(p plugin.Plugin) {
+	if tj, ok := p.(*tokenjuice.Plugin); ok && a.persistent {
+		tj.UseStore(rawStore{a.Store})
+	}
+}
+
+// rawStore keeps tokenjuice's raw outputs in the session store.
+type rawStore struct{ s session.Store }
+
+func (r rawStore) Put(ctx context.Context, sess, handle string, data []byte) error {
+	return r.s.PutBlob(ctx, sess, "tokenjuice/"+handle, data)
+}
+
+func (r rawStore) Get(ctx context.Context, handle string) ([]byte, error) {
+	b, err := r.s.Blob(ctx, "tokenjuice/"+handle)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, tokenjuice.ErrNotFound
+	}
+	return b, err
+}
+
+// RawOutput returns the full output kept behind a tokenjuice handle.
+func (a *App) RawOutput(ctx context.Context, handle string) ([]byte, error) {
+	return rawStore{a.Store}.Get(ctx, handle)
+}
+
+// PluginEnabled reports whether plugin id is on: plugins.entries.<id>.enabled, or, when that is
+// not set, whether it is the chosen web_search provider (choosing a provider enables its plugin).
+func PluginEnabled(cfg *config.Config, id string) bool {
+	if e, ok := cfg.Plugins.Entries[id]; ok && e.Enabled != nil {
+		return *e.Enabled
+	}
+	return cfg.Tools.Web.Search.Provider == id
+}
+
+// webSearchProvider resolves tools.web.search.provider to a running plugin's provider.
+func (a *App) webSearchProvider() (websearch.Provider, error) {
+	name := a.Config.Tools.Web.Search.Provider
+	if name == "" {
+		return nil, fmt.Errorf("no web search provider is configured: set tools.web.search.provider (for example: nodmix configure --section web)")
+	}
+	p, ok := a.Plugins[name]
+	if !ok {
+		return nil, fmt.Errorf("web search provider %q is not available: enable it with nodmix plugins enable %s", name, name)
+	}
+	ws, ok := p.(webSearchSource)
+	if !ok {
+		return nil, fmt.Errorf("plugin %q does not provide web search", name)
+	}
+	return ws.WebSearchProvider(), nil
+}
+
+// hubServers converts mcp.servers into the hub's options, resolving SecretRefs.
+func hubServers(cfg *config.Config, getenv func(string) string) ([]mcphub.ServerConfig, error) {
+	lookup := func(k string) (string, bool) { v := getenv(k); return v, v != "" }
+	var out []mcphub.ServerConfig
+	for _, name := range cfg.MCP.ServerNames() {
+		s := cfg.MCP.Servers[name]
+		sc := mcphub.ServerConfig{
+			Name: name, Command: s.Command, Args: s.Args, Cwd: s.Cwd, URL: s.URL,
+			Timeout: s.Timeout, Enabled: s.Enabled,
+		}
+		resolve := func(kind string, m map[string]config.Secret) (map[string]string, error) {
+			if len(m) == 0 {
+				return nil, nil
+			}
+			out := make(map[string]string, len(m))
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				v, err := m[k].Resolve(lookup)
+				if err != nil {
+					return nil, fmt.Errorf("mcp.servers.%s.%s.%s: %w", name, kind, k, err)
+				}
+				out[k] = v
+			}
+			return out, nil
+		}
+		var err error
+		if sc.Env, err = resolve("env", s.Env); err != nil {
+			return nil, err
+		}
+		if sc.Headers, err = resolve("headers", s.Headers); err != nil {
+			return nil, err
+		}
+		out = append(out, sc)
+	}
+	return out, nil
+}

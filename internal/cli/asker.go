@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/nodmix/nodmix/internal/policy"
+	"golang.org/x/sys/unix"
+)
+
+// terminalAsker asks for approvals on the controlling terminal. Prompts are serialized.
+type terminalAsker struct {
+	mu  sync.Mutex
+	env Env
+}
+
+// terminalAsker returns the CLI's asker: a prompt when stdin is a terminal, otherwise nobody.
+func (g *globals) terminalAsker() policy.Asker { return &terminalAsker{env: g.env} }
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// Ask implements policy.Asker.
+func (t *terminalAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (policy.Decision, error) {
+	if !isTerminal(t.env.Stdin) {
+		return policy.Decision{}, fmt.Errorf("%w: stdin is not a terminal", policy.ErrCannotAsk)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.env.Stderr, "Approve a call to %s (rule %q) with arguments %s? [y/N] ", req.ToolID, req.Pattern, req.Args)
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(t.env.Stdin).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case <-ctx.Done():
+		return policy.Decision{}, ctx.Err()
+	case line := <-answer:
+		yes := strings.EqualFold(strings.TrimSpace(line), "y") || strings.EqualFold(strings.TrimSpace(line), "yes")
+		if !yes {
+			return policy.Decision{Approve: false, Reason: "the user declined"}, nil
+		}
+		return policy.Decision{Approve: true}, nil
+	}
+}
+
+func randomID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

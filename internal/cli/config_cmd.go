@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/config"
+	"github.com/nodmix/nodmix/internal/plugins"
+	"github.com/spf13/cobra"
+)
+
+// loadConfig opens the config file nodmix uses (it may not exist yet).
+func (g *globals) loadConfig() (*config.File, error) {
+	path, err := config.Path(g.env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return config.Load(path)
+}
+
+func newConfigCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Read and edit the configuration file (JSON5; comments are kept)"}
+	cmd.AddCommand(
+		&cobra.Command{
+			Use:   "file",
+			Short: "Print the path of the configuration file",
+			Args:  noArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				path, err := config.Path(g.env.Getenv)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(c.OutOrStdout(), path)
+				return nil
+			},
+		},
+		&cobra.Command{
+			Use:   "get PATH",
+			Short: "Print the value at a dotted path (secrets masked)",
+			Args:  exactArgs(1, "PATH"),
+			RunE: func(c *cobra.Command, args []string) error {
+				f, err := g.loadConfig()
+				if err != nil {
+					return err
+				}
+				v, err := f.Get(args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(c.OutOrStdout(), strings.TrimRight(string(v), "\n"))
+				return nil
+			},
+		},
+		&cobra.Command{
+			Use:   "set PATH VALUE",
+			Short: "Set a value (JSON5: true, 8, \"x\", {mode: \"tools\"}; anything else is a string)",
+			Args:  exactArgs(2, "PATH", "VALUE"),
+			RunE: func(c *cobra.Command, args []string) error {
+				f, err := g.loadConfig()
+				if err != nil {
+					return err
+				}
+				if err := f.Set(args[0], []byte(args[1])); err != nil {
+					return err
+				}
+				return f.Save()
+			},
+		},
+		&cobra.Command{
+			Use:   "unset PATH",
+			Short: "Remove a value",
+			Args:  exactArgs(1, "PATH"),
+			RunE: func(c *cobra.Command, args []string) error {
+				f, err := g.loadConfig()
+				if err != nil {
+					return err
+				}
+				if err := f.Unset(args[0]); err != nil {
+					return err
+				}
+				return f.Save()
+			},
+		},
+		&cobra.Command{
+			Use:   "validate",
+			Short: "Check the configuration file and every plugin's section",
+			Args:  noArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				f, err := g.loadConfig()
+				if err != nil {
+					return err
+				}
+				if err := app.ValidatePlugins(c.Context(), f.Config()); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s: ok\n", f.Path())
+				return nil
+			},
+		},
+	)
+	return cmd
+}
+
+func newPluginsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "plugins", Short: "List, enable and disable the bundled plugins"}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the bundled plugins, their state and their tools",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			f, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			reg, err := plugins.Bundled()
+			if err != nil {
+				return err
+			}
+			type row struct {
+				ID          string   `json:"id"`
+				Enabled     bool     `json:"enabled"`
+				Description string   `json:"description"`
+				Tools       []string `json:"tools"`
+				Providers   []string `json:"providers"`
+			}
+			var rows []row
+			for _, info := range reg.List() {
+				rows = append(rows, row{info.ID, app.PluginEnabled(f.Config(), info.ID), info.Description, nonNilStrings(info.Tools), nonNilStrings(info.Providers)})
+			}
+			if asJSON {
+				return writeJSON(c.OutOrStdout(), rows)
+			}
+			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tSTATE\tTOOLS\tDESCRIPTION")
+			for _, r := range rows {
+				state := "disabled"
+				if r.Enabled {
+					state = "enabled"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.ID, state, strings.Join(r.Tools, ", "), r.Description)
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	toggle := func(use string, on bool) *cobra.Command {
+		return &cobra.Command{
+			Use:   use + " ID",
+			Short: strings.ToUpper(use[:1]) + use[1:] + " a bundled plugin (writes plugins.entries.<id>.enabled)",
+			Args:  exactArgs(1, "ID"),
+			RunE: func(c *cobra.Command, args []string) error {
+				reg, err := plugins.Bundled()
+				if err != nil {
+					return err
+				}
+				if _, err := reg.Lookup(args[0]); err != nil {
+					return usageError{err}
+				}
+				f, err := g.loadConfig()
+				if err != nil {
+					return err
+				}
+				if err := f.SetPluginEnabled(args[0], on); err != nil {
+					return err
+				}
+				if err := f.Save(); err != nil {
+					return err
+				}
+				state := "disabled"
+				if on {
+					state = "enabled"
+				}
+				fmt.Fprintf(c.OutOrStdout(), "Plugin %s %s.\n", args[0], state)
+				return nil
+			},
+		}
+	}
+	cmd.AddCommand(list, toggle("enable", true), toggle("disable", false))
+	return cmd
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

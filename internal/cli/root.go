@@ -1,0 +1,125 @@
+// Package cli is nodmix's command line: cobra commands that assemble the app and print for people
+// (or, with --json, in the stable formats the README documents). It is the only package that prints.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X github.com/nodmix/nodmix/internal/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// Env is what the command line runs with; main passes the process's, tests their own.
+type Env struct {
+	Args   []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+func (e Env) lookupEnv(k string) (string, bool) {
+	v := e.Getenv(k)
+	return v, v != ""
+}
+
+// usageError marks a mistake in how a command was called (exit code 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// Execute runs the command line and returns the exit code.
+func Execute(ctx context.Context, env Env) int {
+	root := newRoot(env)
+	root.SetArgs(env.Args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(env.Stderr, "nodmix: %v\n", err)
+	var u usageError
+	if errors.As(err, &u) {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+type globals struct {
+	env     Env
+	verbose bool
+}
+
+func (g *globals) logger() *slog.Logger {
+	if !g.verbose {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func newRoot(env Env) *cobra.Command {
+	g := &globals{env: env}
+	root := &cobra.Command{
+		Use:           "nodmix",
+		Short:         "A self-hosted agent gateway: one catalog of tools for every LLM agent",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log to stderr")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		&cobra.Command{
+			Use:   "version",
+			Short: "Print the version",
+			Args:  noArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				fmt.Fprintf(c.OutOrStdout(), "nodmix %s\n", Version)
+				return nil
+			},
+		},
+		newConfigCmd(g),
+		newPluginsCmd(g),
+		newConfigureCmd(g),
+		newToolsCmd(g),
+		newSearchCmd(g),
+		newMCPCmd(g),
+		newGatewayCmd(g),
+		newTokenjuiceCmd(g),
+	)
+	return root
+}
+
+// noArgs and exactArgs return usage errors (exit 2) rather than cobra's plain errors.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s: unexpected argument %q", c.CommandPath(), args[0])
+	}
+	return nil
+}
+
+func exactArgs(n int, names ...string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s: needs %d argument(s): %v", c.CommandPath(), n, names)
+		}
+		return nil
+	}
+}

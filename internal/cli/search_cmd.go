@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/discovery"
+	"github.com/nodmix/nodmix/internal/search"
+	"github.com/spf13/cobra"
+)
+
+func newSearchCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "search", Short: "Measure the tool rankers"}
+	var toolsFile, queriesFile, ranker string
+	var asJSON bool
+	eval := &cobra.Command{
+		Use:   "eval --tools FILE --queries FILE",
+		Short: "Evaluate a ranker on a tool-retrieval set: Recall@1/5/10, NDCG@10, MRR, speed",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if toolsFile == "" || queriesFile == "" {
+				return usagef("search eval: --tools and --queries are required")
+			}
+			if ranker != "bm25" && ranker != "toolsearch" && ranker != "reference" {
+				return usagef("search eval: --ranker: must be one of bm25, toolsearch, reference")
+			}
+			tools, err := readCatalogFile(toolsFile)
+			if err != nil {
+				return err
+			}
+			f, err := os.Open(queriesFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			queries, err := search.ReadQueries(f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", queriesFile, err)
+			}
+			start := time.Now()
+			rank := buildRanker(ranker, tools)
+			build := time.Since(start)
+			m := search.Evaluate(rank, queries)
+			m.BuildMS = float64(build.Microseconds()) / 1000
+			if asJSON {
+				return json.NewEncoder(c.OutOrStdout()).Encode(m)
+			}
+			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintf(w, "ranker\t%s\n", ranker)
+			fmt.Fprintf(w, "tools\t%d\n", len(tools))
+			fmt.Fprintf(w, "queries\t%d\n", m.Queries)
+			fmt.Fprintf(w, "Recall@1\t%.4f\n", m.Recall1)
+			fmt.Fprintf(w, "Recall@5\t%.4f\n", m.Recall5)
+			fmt.Fprintf(w, "Recall@10\t%.4f\n", m.Recall10)
+			fmt.Fprintf(w, "NDCG@10\t%.4f\n", m.NDCG10)
+			fmt.Fprintf(w, "MRR\t%.4f\n", m.MRR)
+			fmt.Fprintf(w, "queries/s\t%.0f\n", m.QPS)
+			fmt.Fprintf(w, "index build\t%.2f ms\n", m.BuildMS)
+			return w.Flush()
+		},
+	}
+	eval.Flags().StringVar(&toolsFile, "tools", "", "catalog file (JSON Lines)")
+	eval.Flags().StringVar(&queriesFile, "queries", "", "queries file (JSON Lines: qid, query, gold)")
+	eval.Flags().StringVar(&ranker, "ranker", "bm25", "bm25 (the discovery index), toolsearch (nodmix's Tool Search ranker) or reference (the reference Tool Search ranker)")
+	eval.Flags().BoolVar(&asJSON, "json", false, "print the metrics as JSON")
+	cmd.AddCommand(eval)
+	return cmd
+}
+
+func readCatalogFile(path string) ([]catalog.Tool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tools, err := catalog.ReadFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tools, nil
+}
+
+// buildRanker indexes the tools and returns a function that ranks tool ids for a query.
+func buildRanker(kind string, tools []catalog.Tool) func(query string, k int) []string {
+	switch kind {
+	case "toolsearch", "reference":
+		ptrs := make([]*catalog.Tool, len(tools))
+		for i := range tools {
+			ptrs[i] = &tools[i]
+		}
+		r := app.NewRanker(ptrs, kind == "reference")
+		return func(q string, k int) []string {
+			hits := r.Search(q, k, nil)
+			ids := make([]string, len(hits))
+			for i, h := range hits {
+				ids[i] = tools[h.Index].ID
+			}
+			return ids
+		}
+	default:
+		docs := make([]search.Doc, len(tools))
+		for i := range tools {
+			docs[i] = discovery.Doc(&tools[i])
+		}
+		ix := search.NewBM25(docs)
+		return func(q string, k int) []string {
+			hits, err := ix.Search(q, k)
+			if err != nil {
+				return nil
+			}
+			ids := make([]string, len(hits))
+			for i, h := range hits {
+				ids[i] = tools[h.Index].ID
+			}
+			return ids
+		}
+	}
+}
