@@ -1,0 +1,269 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/nodmix/nodmix/internal/config/json5"
+)
+
+// Mask is what a secret's value looks like wherever it is shown.
+const Mask = "********"
+
+// ErrSecretNotSet is returned by Resolve for a secret that the config does not set.
+var ErrSecretNotSet = errors.New("secret is not set")
+
+// maxSecretFile bounds what a $file secret may hold; a key or token is far smaller.
+const maxSecretFile = 64 << 10
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Secret is a string setting that may be given literally or as a SecretRef: {"$env": "NAME"}
+// reads an environment variable, {"$file": "/path"} reads a file (trimmed). A literal value is
+// never printed, logged or marshalled: those show Mask. The zero Secret is unset.
+type Secret struct {
+	literal string
+	env     string
+	file    string
+	set     bool
+	path    string // the config path, for error messages
+	dir     string // anchors a relative $file
+}
+
+// NewSecret returns a Secret holding a literal value.
+func NewSecret(value string) Secret { return Secret{literal: value, set: value != ""} }
+
+// IsSet reports whether the config gives a value or a reference.
+func (s Secret) IsSet() bool { return s.set }
+
+// Ref returns the reference kind ("$env" or "$file") and its target, or "", "" for a literal or
+// an unset secret. References are not secret.
+func (s Secret) Ref() (kind, target string) {
+	switch {
+	case s.env != "":
+		return "$env", s.env
+	case s.file != "":
+		return "$file", s.file
+	}
+	return "", ""
+}
+
+// Resolve returns the secret's value. lookupEnv is os.LookupEnv in production; it also provides
+// HOME for a $file path starting with ~/. A relative $file path is relative to the config file's
+// directory. Errors name the config path, never the value; an unset secret gives ErrSecretNotSet.
+func (s Secret) Resolve(lookupEnv func(string) (string, bool)) (string, error) {
+	where := s.path
+	if where == "" {
+		where = "secret"
+	}
+	switch {
+	case !s.set:
+		return "", fmt.Errorf("%s: %w", where, ErrSecretNotSet)
+	case s.env != "":
+		v, ok := lookupEnv(s.env)
+		if !ok || v == "" {
+			return "", fmt.Errorf("%s: environment variable %s is not set", where, s.env)
+		}
+		return v, nil
+	case s.file != "":
+		name := s.file
+		if rest, ok := strings.CutPrefix(name, "~/"); ok {
+			home, _ := lookupEnv("HOME")
+			if home == "" {
+				return "", fmt.Errorf("%s: cannot expand ~ in secret file path: HOME is not set", where)
+			}
+			name = filepath.Join(home, rest)
+		} else if !filepath.IsAbs(name) && s.dir != "" {
+			name = filepath.Join(s.dir, name)
+		}
+		v, err := readSecretFile(name)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", where, err)
+		}
+		return v, nil
+	}
+	return s.literal, nil
+}
+
+func readSecretFile(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", fmt.Errorf("read secret file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return "", fmt.Errorf("read secret file %s: %w", name, err)
+	}
+	if len(data) > maxSecretFile {
+		return "", fmt.Errorf("secret file %s is larger than %d bytes", name, maxSecretFile)
+	}
+	v := strings.TrimSpace(string(data))
+	if v == "" {
+		return "", fmt.Errorf("secret file %s is empty", name)
+	}
+	return v, nil
+}
+
+// String shows Mask for a literal, the reference for a SecretRef and "" when unset.
+func (s Secret) String() string {
+	switch kind, target := s.Ref(); {
+	case kind != "":
+		return kind + ":" + target
+	case s.set:
+		return Mask
+	}
+	return ""
+}
+
+// GoString keeps %#v from printing the fields.
+func (s Secret) GoString() string { return fmt.Sprintf("config.Secret(%q)", s.String()) }
+
+// Format makes every fmt verb print String, so no verb can reach the literal.
+func (s Secret) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, s.GoString())
+		return
+	}
+	_, _ = io.WriteString(f, s.String())
+}
+
+// LogValue masks the secret in slog output.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON writes Mask for a literal, the SecretRef object for a reference and null when unset.
+func (s Secret) MarshalJSON() ([]byte, error) {
+	switch kind, target := s.Ref(); {
+	case kind != "":
+		return json.Marshal(map[string]string{kind: target})
+	case s.set:
+		return json.Marshal(Mask)
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON accepts a string or a SecretRef object, so plugins can decode their raw config
+// into structs with Secret fields.
+func (s *Secret) UnmarshalJSON(data []byte) error {
+	n, err := json5.Parse(data)
+	if err != nil {
+		return errors.New("secret: invalid JSON")
+	}
+	v, rule := decodeSecret(n)
+	if rule != "" {
+		return errors.New("secret: " + rule)
+	}
+	*s = v
+	return nil
+}
+
+const secretRule = `must be a string or a SecretRef: {"$env": "NAME"} or {"$file": "/path"}`
+
+// decodeSecret turns a node into a Secret, or returns the rule it breaks.
+func decodeSecret(n *json5.Node) (Secret, string) {
+	switch n.Kind {
+	case json5.Null:
+		return Secret{}, ""
+	case json5.String:
+		return Secret{literal: n.Str, set: n.Str != ""}, ""
+	case json5.Object:
+		if len(n.Members) != 1 || n.Members[0].Value.Kind != json5.String || n.Members[0].Value.Str == "" {
+			return Secret{}, secretRule
+		}
+		m := n.Members[0]
+		switch m.Key {
+		case "$env":
+			if !envName.MatchString(m.Value.Str) {
+				return Secret{}, "$env must name an environment variable (letters, digits and _, not starting with a digit)"
+			}
+			return Secret{env: m.Value.Str, set: true}, ""
+		case "$file":
+			return Secret{file: m.Value.Str, set: true}, ""
+		}
+	}
+	return Secret{}, secretRule
+}
+
+// isSecretRef reports whether n is a well-formed SecretRef object.
+func isSecretRef(n *json5.Node) bool {
+	if n.Kind != json5.Object {
+		return false
+	}
+	s, rule := decodeSecret(n)
+	return rule == "" && s.set
+}
+
+// secretSuffixes are the key names that hold secrets. A key is secret-like when, lowercased and
+// without '_' and '-', it ends with one of these, optionally plural: apiKey, api_key, token,
+// accessToken, clientSecret, password, dbPassword...
+var secretSuffixes = []string{"apikey", "token", "password", "passwd", "secret"}
+
+func isSecretName(key string) bool {
+	k := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(key))
+	k = strings.TrimSuffix(k, "s")
+	for _, suffix := range secretSuffixes {
+		if strings.HasSuffix(k, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSecretPath reports whether the value at path (absolute segments) holds a secret: the
+// values of mcp.servers.*.env and mcp.servers.*.headers, and any secret-like key anywhere, which
+// covers gateway.auth.token and plugins.entries.*.config.**.apiKey.
+func isSecretPath(path []string) bool {
+	if len(path) == 0 {
+		return false
+	}
+	if len(path) == 5 && path[0] == "mcp" && path[1] == "servers" && (path[3] == "env" || path[3] == "headers") {
+		return true
+	}
+	last := path[len(path)-1]
+	if _, isIndex := json5.Index(last); isIndex {
+		return false
+	}
+	return isSecretName(last)
+}
+
+// masker returns a ReplaceFunc for json5.AppendJSON over the subtree at base: every string or
+// number under a secret path is shown as Mask, while SecretRefs are shown as they are.
+func masker(base []string) json5.ReplaceFunc {
+	return func(rel []string, n *json5.Node) ([]byte, bool) {
+		abs := append(append([]string(nil), base...), rel...)
+		if !isSecretPath(abs) || isSecretRef(n) {
+			return nil, false
+		}
+		return maskAll(n), true
+	}
+}
+
+// maskAll renders n with every string and number replaced by Mask.
+func maskAll(n *json5.Node) []byte {
+	return json5.AppendJSON(nil, nil, n, "", func(_ []string, n *json5.Node) ([]byte, bool) {
+		if n.Kind == json5.String || n.Kind == json5.Number {
+			return []byte(`"` + Mask + `"`), true
+		}
+		return nil, false
+	})
+}
+
+// maskRaw renders raw JSON compactly with secret-like keys masked. It treats raw as free-form
+// (plugin config, agents), so only key names decide.
+func maskRaw(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "null"
+	}
+	n, err := json5.Parse(raw)
+	if err != nil {
+		return `"` + Mask + `"`
+	}
+	return string(json5.AppendJSON(nil, raw, n, "", masker([]string{"plugins", "entries", "_", "config"})))
+}
