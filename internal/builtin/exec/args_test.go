@@ -8,7 +8,7 @@ import (
 
 func FuzzParseArgs(f *testing.F) {
 	f.Add([]byte(`{"command":["git","status"]}`), false)
-	f.Add([]byte(`{"command":"ls -la | head","cwd":"/tmp","env":{"A":"b"},"timeout":1.5}`), true)
+	f.Add([]byte(`{"command":"ls -la | head","cwd":"/srv","env":{"A":"b"},"timeout":1.5}`), true)
 	f.Add([]byte(`{"command":null}`), true)
 	f.Add([]byte(`{"command":[""],"timeout":1e308}`), false)
 	f.Fuzz(func(t *testing.T, raw []byte, shell bool) {
