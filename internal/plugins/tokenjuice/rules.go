@@ -13,7 +13,7 @@ var rules = []*rule{
 	{id: "git/log", family: "git", match: gitIs("log", "reflog", "whatchanged"), reduce: reduceGitLog},
 	{id: "git/blame", family: "git", match: gitIs("blame", "annotate"), reduce: reduceGitBlame},
 	{id: "git/commit", family: "git", match: gitIs("commit", "merge", "cherry-pick", "revert", "am"), reduce: reduceGitCommit},
-	{id: "git/branch", family: "git", match: gitIs("branch", "tag", "stash", "remote", "worktree"), reduce: reduceList("entries", isCurrentBranch)},
+	{id: "git/branch", family: "git", match: gitIs("branch", "tag", "stash", "remote", "worktree"), reduce: reduceList(isCurrentBranch)},
 	{id: "git/grep", family: "search", match: gitIs("grep"), reduce: reduceGrep},
 	{id: "git/ls-files", family: "inventory", match: gitIs("ls-files", "ls-tree"), reduce: reducePaths},
 	{id: "git/transfer", family: "git", match: gitIs("clone", "fetch", "pull", "push", "submodule", "gc", "checkout", "switch", "rebase"), reduce: reduceGeneric},
@@ -34,7 +34,7 @@ var rules = []*rule{
 	{id: "package/apt", family: "package", match: nameIs("apt", "apt-get", "aptitude"), reduce: reduceApt},
 	{id: "package/go-mod", family: "package", match: goModIs, reduce: reduceGoMod},
 	{id: "package/npm-ls", family: "package", match: npmIs("ls", "list", "la", "ll"), reduce: reduceNpmLs},
-	{id: "package/table", family: "package", match: npmIs("outdated", "audit", "view", "info"), reduce: reduceList("rows", nil)},
+	{id: "package/table", family: "package", match: npmIs("outdated", "audit", "view", "info"), reduce: reduceList(nil)},
 
 	// builds
 	{id: "build/go", family: "build", match: goIs("build", "vet", "install", "run", "generate"), reduce: reduceBuild},
@@ -47,7 +47,7 @@ var rules = []*rule{
 	// inventories and searches
 	{id: "inventory/ls", family: "inventory", match: nameIs("ls", "exa", "eza", "lsd"), reduce: reduceLs},
 	{id: "inventory/find", family: "inventory", match: nameIs("find", "fd", "fdfind", "locate"), reduce: reducePaths},
-	{id: "inventory/tree", family: "inventory", match: nameIs("tree"), reduce: reduceList("lines", nil)},
+	{id: "inventory/tree", family: "inventory", match: nameIs("tree"), reduce: reduceList(nil)},
 	{id: "inventory/du", family: "inventory", match: nameIs("du"), reduce: reduceDu},
 	{id: "inventory/archive", family: "inventory", match: nameIs("tar", "unzip", "zip", "zipinfo", "7z", "rsync"), reduce: reducePaths},
 	{id: "search/rg-files", family: "inventory", match: rgFiles, reduce: reducePaths},
@@ -218,7 +218,7 @@ func isHelp(_ *command, s *simple) bool {
 func isCurrentBranch(l string) bool { return strings.HasPrefix(l, "* ") }
 
 // reduceList samples a list of lines, always keeping the lines keep selects.
-func reduceList(unit string, keep func(string) bool) func(d *doc) (string, bool) {
+func reduceList(keep func(string) bool) func(d *doc) (string, bool) {
 	return func(d *doc) (string, bool) {
 		lines := condense(d.lines)
 		sal := keep
