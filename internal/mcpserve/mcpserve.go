@@ -71,15 +71,18 @@ type Options struct {
 	Resources     Resources    // nil: no resources capability
 	// MaxMessageBytes caps one incoming message (an HTTP body, a stdio line). Default 4 MiB.
 	MaxMessageBytes int
-	// SessionTimeout closes HTTP sessions idle for that long; 0 keeps them until the client ends
-	// them or the server closes.
+	// SessionTimeout closes HTTP sessions idle for that long, since many clients never end their
+	// session themselves. Default 30 minutes; negative keeps sessions until the client ends them.
 	SessionTimeout time.Duration
 	// SessionID is the id Serve opens its session with; empty means a random one.
 	SessionID string
 }
 
-// DefaultMaxMessageBytes is the default of Options.MaxMessageBytes.
-const DefaultMaxMessageBytes = 4 << 20
+// Defaults of Options.
+const (
+	DefaultMaxMessageBytes = 4 << 20
+	DefaultSessionTimeout  = 30 * time.Minute
+)
 
 // ErrClosed is returned by Serve after Close.
 var ErrClosed = errors.New("mcp server closed")
@@ -111,6 +114,12 @@ func New(sessions Sessions, opts Options) *Server {
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	switch {
+	case opts.SessionTimeout == 0:
+		opts.SessionTimeout = DefaultSessionTimeout
+	case opts.SessionTimeout < 0:
+		opts.SessionTimeout = 0 // the SDK's "never"
 	}
 	s := &Server{
 		sessions: sessions,

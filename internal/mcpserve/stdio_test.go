@@ -193,3 +193,37 @@ func FuzzDecodeLine(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeMessage checks nodmix's message decoder against the SDK's on valid JSON: the same
+// messages accepted, and encoding to the same wire form.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"a":[1,2]}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"m","data":{"k":1}}}`,
+		`{"jsonrpc":"2.0","id":null,"method":""}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"x","params":null}`,
+		`{"jsonrpc":"2.0","Method":"x","id":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return // decodeLine refuses these before decoding
+		}
+		mine, errMine := decodeMessage(data)
+		sdk, errSDK := jsonrpc.DecodeMessage(data)
+		if (errMine == nil) != (errSDK == nil) {
+			t.Fatalf("decode(%s): nodmix err %v, SDK err %v", data, errMine, errSDK)
+		}
+		if errSDK != nil {
+			return
+		}
+		a, err1 := jsonrpc.EncodeMessage(mine)
+		b, err2 := jsonrpc.EncodeMessage(sdk)
+		if err1 != nil || err2 != nil || string(a) != string(b) {
+			t.Fatalf("decode(%s):\nnodmix %s (%v)\n   SDK %s (%v)", data, a, err1, b, err2)
+		}
+	})
+}

@@ -5,6 +5,9 @@
 //   node client.mjs [--header "Name: value"]... --url <url>   < steps.json
 //   node client.mjs --stdio <command> [args...]                 < steps.json
 //
+// A stdio server inherits the client's whole environment. Over HTTP the client ends its session
+// (DELETE) when the steps are done.
+//
 // stdin holds a JSON array of steps; stdout gets one JSON object:
 //   {"protocolVersion", "serverInfo", "capabilities", "results": [{"op", "ok", ...}, ...]}
 // A failed step does not stop the run (its result has ok:false and an error); the exit code is 0
@@ -74,7 +77,8 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
 
 const transport = opts.url
   ? new StreamableHTTPClientTransport(new URL(opts.url), { requestInit: { headers: opts.headers } })
-  : new StdioClientTransport({ command: opts.command, args: opts.args, stderr: "inherit" });
+  : // The whole environment, not the SDK's default safe subset: the server under test is ours.
+    new StdioClientTransport({ command: opts.command, args: opts.args, env: { ...process.env }, stderr: "inherit" });
 
 try {
   await client.connect(transport);
@@ -163,5 +167,9 @@ const out = {
   results,
 };
 process.stdout.write(JSON.stringify(out) + "\n");
+// Over HTTP, end the session on the server (DELETE) rather than leaving it to time out.
+if (opts.url) {
+  await transport.terminateSession().catch(() => {});
+}
 await client.close();
 process.exit(0);

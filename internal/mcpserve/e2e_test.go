@@ -1,0 +1,295 @@
+package mcpserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/mcphub"
+)
+
+// The TypeScript SDK client (testdata/e2e/client.mjs) and the npm servers are installed by
+// `npm ci` in testdata/e2e (make test does it). Without them these tests skip, unless
+// NODMIX_E2E=1 says they must run.
+func e2eDir(tb testing.TB) string {
+	tb.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "e2e"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, statErr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
+	_, nodeErr := exec.LookPath("node")
+	if statErr != nil || nodeErr != nil {
+		if os.Getenv("NODMIX_E2E") == "1" {
+			tb.Fatalf("NODMIX_E2E=1 but the e2e dependencies are missing (run npm ci in testdata/e2e): %v %v", statErr, nodeErr)
+		}
+		tb.Skip("testdata/e2e/node_modules or node missing; set NODMIX_E2E=1 to require them")
+	}
+	return dir
+}
+
+// clientRun is the output of client.mjs.
+type clientRun struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	ServerInfo      map[string]any  `json:"serverInfo"`
+	Capabilities    map[string]any  `json:"capabilities"`
+	Results         []clientResult  `json:"results"`
+	Error           string          `json:"error"`
+	Raw             json.RawMessage `json:"-"`
+}
+
+type clientResult struct {
+	Op     string `json:"op"`
+	OK     bool   `json:"ok"`
+	Tools  []struct {
+		Name        string         `json:"name"`
+		InputSchema map[string]any `json:"inputSchema"`
+	} `json:"tools"`
+	Prompts []struct {
+		Name string `json:"name"`
+	} `json:"prompts"`
+	Result json.RawMessage `json:"result"`
+	Count  int             `json:"count"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (r clientResult) toolNames() []string {
+	var out []string
+	for _, t := range r.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// runClient runs client.mjs with the steps and returns what it printed.
+func runClient(t *testing.T, dir string, steps string, args ...string) clientRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(dir, "client.mjs")}, args...)...)
+	cmd.Stdin = strings.NewReader(steps)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("client.mjs: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var run clientRun
+	if err := json.Unmarshal(stdout.Bytes(), &run); err != nil {
+		t.Fatalf("client.mjs output: %v\n%s", err, stdout.String())
+	}
+	run.Raw = stdout.Bytes()
+	return run
+}
+
+const clientSteps = `[
+  {"op":"tools"},
+  {"op":"call","name":"echo","arguments":{"message":"from typescript"}},
+  {"op":"call","name":"activate","arguments":{"name":"fresh"}},
+  {"op":"waitToolsChanged","timeoutMs":20000},
+  {"op":"tools"},
+  {"op":"call","name":"fresh","arguments":{}},
+  {"op":"call","name":"nope","arguments":{}},
+  {"op":"request","method":"tools/call","params":{"name":"echo","arguments":[1,2]}},
+  {"op":"call","name":"fail","arguments":{}},
+  {"op":"prompts"},
+  {"op":"getPrompt","name":"srv__greet","arguments":{"who":"ts"}},
+  {"op":"read","uri":"demo://doc/1"}
+]`
+
+// checkClientRun asserts what every transport must give the TypeScript client for clientSteps.
+func checkClientRun(t *testing.T, run clientRun) {
+	t.Helper()
+	if run.Error != "" || len(run.Results) != 12 {
+		t.Fatalf("client run: %s", run.Raw)
+	}
+	if run.ServerInfo["name"] != "nodmix" {
+		t.Errorf("server info %v", run.ServerInfo)
+	}
+	r := run.Results
+	for i, res := range r {
+		// Steps 6 and 7 are meant to fail.
+		if res.OK == (i == 6 || i == 7) {
+			t.Errorf("step %d (%s): ok=%v error=%+v", i, res.Op, res.OK, res.Error)
+		}
+	}
+	if got := r[0].toolNames(); !slices.Contains(got, "echo") || slices.Contains(got, "fresh") {
+		t.Errorf("first tools/list = %v", got)
+	}
+	if !strings.Contains(string(r[1].Result), `echo: from typescript`) {
+		t.Errorf("echo = %s", r[1].Result)
+	}
+	if r[3].Count < 1 {
+		t.Errorf("tools/list_changed count = %d", r[3].Count)
+	}
+	if got := r[4].toolNames(); !slices.Contains(got, "fresh") {
+		t.Errorf("tools/list after activation = %v", got)
+	}
+	if !strings.Contains(string(r[5].Result), "I am fresh") {
+		t.Errorf("activated tool = %s", r[5].Result)
+	}
+	if r[6].Error == nil || r[6].Error.Code != -32602 || !strings.Contains(r[6].Error.Message, "unknown tool: nope") {
+		t.Errorf("unknown tool = %+v", r[6].Error)
+	}
+	if r[7].Error == nil || r[7].Error.Code != -32602 || !strings.Contains(r[7].Error.Message, `"arguments" must be a JSON object, not an array`) {
+		t.Errorf("array arguments = %+v", r[7].Error)
+	}
+	if !strings.Contains(string(r[8].Result), `"isError":true`) {
+		t.Errorf("failing tool = %s", r[8].Result)
+	}
+	if len(r[9].Prompts) != 1 || r[9].Prompts[0].Name != "srv__greet" || !strings.Contains(string(r[10].Result), "hello ts") {
+		t.Errorf("prompts = %+v / %s", r[9].Prompts, r[10].Result)
+	}
+	if !strings.Contains(string(r[11].Result), "contents of demo://doc/1") {
+		t.Errorf("resource = %s", r[11].Result)
+	}
+	for _, tool := range r[4].Tools {
+		if tool.InputSchema["type"] != "object" {
+			t.Errorf("tool %s schema %v: not an object schema", tool.Name, tool.InputSchema)
+		}
+	}
+}
+
+func TestE2ETypeScriptClientHTTP(t *testing.T) {
+	dir := e2eDir(t)
+	checkLeaks(t)
+	sessions := newFakeSessions()
+	pt := newFakePassthrough()
+	srv := New(sessions, Options{Prompts: pt, Resources: pt})
+	ts := httpServer(t, srv, nil)
+	run := runClient(t, dir, clientSteps, "--url", ts.URL+"/mcp")
+	checkClientRun(t, run)
+	if run.ProtocolVersion != "2025-11-25" {
+		t.Errorf("protocol %q", run.ProtocolVersion)
+	}
+	waitUntil(t, "the client's session to be closed", func() bool {
+		all := sessions.all()
+		return len(all) == 1 && all[0].closed.Load()
+	})
+}
+
+func TestE2ETypeScriptClientStdio(t *testing.T) {
+	dir := e2eDir(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary serves stdio itself (TestHelperStdioServer), as `nodmix mcp serve` will.
+	t.Setenv("NODMIX_MCPSERVE_HELPER", "stdio")
+	run := runClient(t, dir, clientSteps, "--stdio", exe, "-test.run=^TestHelperStdioServer$")
+	checkClientRun(t, run)
+}
+
+// TestHelperStdioServer is not a test: run as a child process by TestE2ETypeScriptClientStdio, it
+// serves fake sessions over its stdin and stdout.
+func TestHelperStdioServer(t *testing.T) {
+	if os.Getenv("NODMIX_MCPSERVE_HELPER") != "stdio" {
+		t.Skip("helper process only")
+	}
+	pt := newFakePassthrough()
+	srv := New(newFakeSessions(), Options{Prompts: pt, Resources: pt})
+	err := srv.ServeStdio(context.Background(), os.Stdin, os.Stdout)
+	_ = srv.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Exit before the test framework prints its summary to stdout, which is the MCP stream.
+	os.Exit(0)
+}
+
+// hubSessions serves the hub's tools as they are, for the proxy benchmark.
+type hubSessions struct{ hub *mcphub.Hub }
+
+func (h hubSessions) Open(context.Context, string) (Session, error) { return hubSession(h), nil }
+
+type hubSession hubSessions
+
+func (h hubSession) Tools() []catalog.Tool {
+	var out []catalog.Tool
+	for _, e := range h.hub.Tools() {
+		out = append(out, e.Tool)
+	}
+	return out
+}
+
+func (h hubSession) Call(ctx context.Context, name string, args json.RawMessage) (*catalog.Result, error) {
+	for _, e := range h.hub.Tools() {
+		if e.Tool.Name == name {
+			return e.Exec.Execute(ctx, catalog.Call{Tool: &e.Tool, Args: args})
+		}
+	}
+	return nil, os.ErrNotExist
+}
+
+func (hubSession) Subscribe(func()) func() { return func() {} }
+func (hubSession) Close() error            { return nil }
+
+// BenchmarkProxyOverhead compares tools/call of server-everything's echo made directly with the
+// Go SDK client against the same call through nodmix (an MCP client session to mcpserve over the
+// stdio transport, which forwards through the hub), interleaved in one run so that both see the
+// same machine load. It reports both latencies and their ratio.
+func BenchmarkProxyOverhead(b *testing.B) {
+	dir := e2eDir(b)
+	server := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	hub := mcphub.New(mcphub.Options{Servers: []mcphub.ServerConfig{{Name: "everything", Command: "node", Args: []string{server, "stdio"}, Enabled: true}}})
+	if err := hub.Start(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	defer hub.Close()
+	ctx, cancel := context.WithTimeout(b.Context(), 5*time.Minute)
+	defer cancel()
+	if err := hub.WaitState(ctx, "everything", mcphub.StateReady); err != nil {
+		b.Fatal(err)
+	}
+
+	// nodmix's side as `nodmix mcp serve` runs it: the stdio line transport, here over pipes.
+	srv := New(hubSessions{hub}, Options{})
+	defer srv.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStdio(ctx, inR, outW) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	viaNodmix, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	direct, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command("node", server, "stdio")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+
+	args := map[string]any{"message": "x"}
+	var tDirect, tNodmix time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := viaNodmix.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__everything__echo", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+		tDirect += t1.Sub(t0)
+		tNodmix += time.Since(t1)
+	}
+	b.ReportMetric(float64(tDirect.Microseconds())/float64(b.N), "direct-µs/call")
+	b.ReportMetric(float64(tNodmix.Microseconds())/float64(b.N), "nodmix-µs/call")
+	b.ReportMetric(float64(tNodmix)/float64(tDirect), "ratio")
+	_ = viaNodmix.Close()
+	<-served
+}
