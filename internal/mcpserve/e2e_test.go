@@ -50,9 +50,9 @@ type clientRun struct {
 }
 
 type clientResult struct {
-	Op     string `json:"op"`
-	OK     bool   `json:"ok"`
-	Tools  []struct {
+	Op    string `json:"op"`
+	OK    bool   `json:"ok"`
+	Tools []struct {
 		Name        string         `json:"name"`
 		InputSchema map[string]any `json:"inputSchema"`
 	} `json:"tools"`
