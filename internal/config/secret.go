@@ -14,6 +14,18 @@ import (
 	"github.com/nodmix/nodmix/internal/config/json5"
 )
 
+var (
+	_ fmt.Formatter    = Secret{}
+	_ fmt.GoStringer   = Secret{}
+	_ slog.LogValuer   = Secret{}
+	_ json.Marshaler   = Secret{}
+	_ json.Unmarshaler = (*Secret)(nil)
+	_ fmt.Formatter    = PluginEntry{}
+	_ json.Marshaler   = PluginEntry{}
+	_ fmt.Formatter    = Agents{}
+	_ json.Marshaler   = Agents{}
+)
+
 // Mask is what a secret's value looks like wherever it is shown.
 const Mask = "********"
 
@@ -32,16 +44,16 @@ type Secret struct {
 	literal string
 	env     string
 	file    string
-	set     bool
+	present bool   // the config gives a value, possibly "", or a reference
 	path    string // the config path, for error messages
 	dir     string // anchors a relative $file
 }
 
 // NewSecret returns a Secret holding a literal value.
-func NewSecret(value string) Secret { return Secret{literal: value, set: value != ""} }
+func NewSecret(value string) Secret { return Secret{literal: value, present: true} }
 
-// IsSet reports whether the config gives a value or a reference.
-func (s Secret) IsSet() bool { return s.set }
+// IsSet reports whether the config gives a reference or a non-empty value.
+func (s Secret) IsSet() bool { return s.env != "" || s.file != "" || s.literal != "" }
 
 // Ref returns the reference kind ("$env" or "$file") and its target, or "", "" for a literal or
 // an unset secret. References are not secret.
@@ -57,14 +69,15 @@ func (s Secret) Ref() (kind, target string) {
 
 // Resolve returns the secret's value. lookupEnv is os.LookupEnv in production; it also provides
 // HOME for a $file path starting with ~/. A relative $file path is relative to the config file's
-// directory. Errors name the config path, never the value; an unset secret gives ErrSecretNotSet.
+// directory. Errors name the config path, never the value. A secret the config does not give
+// at all yields ErrSecretNotSet; an empty literal (an environment variable set to "") yields "".
 func (s Secret) Resolve(lookupEnv func(string) (string, bool)) (string, error) {
 	where := s.path
 	if where == "" {
 		where = "secret"
 	}
 	switch {
-	case !s.set:
+	case !s.present:
 		return "", fmt.Errorf("%s: %w", where, ErrSecretNotSet)
 	case s.env != "":
 		v, ok := lookupEnv(s.env)
@@ -117,7 +130,7 @@ func (s Secret) String() string {
 	switch kind, target := s.Ref(); {
 	case kind != "":
 		return kind + ":" + target
-	case s.set:
+	case s.literal != "":
 		return Mask
 	}
 	return ""
@@ -143,7 +156,7 @@ func (s Secret) MarshalJSON() ([]byte, error) {
 	switch kind, target := s.Ref(); {
 	case kind != "":
 		return json.Marshal(map[string]string{kind: target})
-	case s.set:
+	case s.present:
 		return json.Marshal(Mask)
 	}
 	return []byte("null"), nil
@@ -172,7 +185,7 @@ func decodeSecret(n *json5.Node) (Secret, string) {
 	case json5.Null:
 		return Secret{}, ""
 	case json5.String:
-		return Secret{literal: n.Str, set: n.Str != ""}, ""
+		return Secret{literal: n.Str, present: true}, ""
 	case json5.Object:
 		if len(n.Members) != 1 || n.Members[0].Value.Kind != json5.String || n.Members[0].Value.Str == "" {
 			return Secret{}, secretRule
@@ -183,9 +196,9 @@ func decodeSecret(n *json5.Node) (Secret, string) {
 			if !envName.MatchString(m.Value.Str) {
 				return Secret{}, "$env must name an environment variable (letters, digits and _, not starting with a digit)"
 			}
-			return Secret{env: m.Value.Str, set: true}, ""
+			return Secret{env: m.Value.Str, present: true}, ""
 		case "$file":
-			return Secret{file: m.Value.Str, set: true}, ""
+			return Secret{file: m.Value.Str, present: true}, ""
 		}
 	}
 	return Secret{}, secretRule
@@ -197,17 +210,16 @@ func isSecretRef(n *json5.Node) bool {
 		return false
 	}
 	s, rule := decodeSecret(n)
-	return rule == "" && s.set
+	return rule == "" && s.present
 }
 
 // secretSuffixes are the key names that hold secrets. A key is secret-like when, lowercased and
-// without '_' and '-', it ends with one of these, optionally plural: apiKey, api_key, token,
-// accessToken, clientSecret, password, dbPassword...
-var secretSuffixes = []string{"apikey", "token", "password", "passwd", "secret"}
+// without '_' and '-', it ends with one of these: apiKey, api_key, apiKeys, token, accessToken,
+// clientSecret, password, dbPassword... "tokens" is left out on purpose: maxTokens is a count.
+var secretSuffixes = []string{"apikey", "apikeys", "token", "password", "passwords", "passwd", "secret", "secrets"}
 
 func isSecretName(key string) bool {
 	k := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(key))
-	k = strings.TrimSuffix(k, "s")
 	for _, suffix := range secretSuffixes {
 		if strings.HasSuffix(k, suffix) {
 			return true

@@ -458,6 +458,20 @@ func (p *parser) string() string {
 	quote := p.src[p.pos]
 	start := p.pos
 	p.pos++
+	// Most strings have no escapes and are valid UTF-8: take them as they stand.
+	for i := p.pos; i < len(p.src); i++ {
+		c := p.src[i]
+		if c == quote {
+			if raw := p.src[p.pos:i]; utf8.Valid(raw) {
+				p.pos = i + 1
+				return string(raw)
+			}
+			break
+		}
+		if c == '\\' || c == '\n' || c == '\r' {
+			break
+		}
+	}
 	var b strings.Builder
 	for {
 		if p.pos >= len(p.src) {
@@ -577,6 +591,24 @@ func (p *parser) escape(b *strings.Builder) bool {
 // identifier scans an ECMAScript 5.1 IdentifierName used as an unquoted key.
 func (p *parser) identifier() string {
 	start := p.pos
+	// Fast path: a plain ASCII identifier.
+	for i := p.pos; i < len(p.src); i++ {
+		c := p.src[i]
+		if c >= utf8.RuneSelf || c == '\\' {
+			break
+		}
+		if !isIdentStart(rune(c)) && (i == start || !isDigit(c)) {
+			if i > start {
+				p.pos = i
+				return string(p.src[start:i])
+			}
+			break
+		}
+		if i == len(p.src)-1 {
+			p.pos = len(p.src)
+			return string(p.src[start:])
+		}
+	}
 	var b strings.Builder
 	for p.pos < len(p.src) {
 		r, size := utf8.DecodeRune(p.src[p.pos:])

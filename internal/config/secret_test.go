@@ -1,0 +1,234 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// literals are the secret values in testdata/realistic.json5; none may ever be shown.
+var literals = []string{"lin_api_0123456789abcdef", "tvly-dev-0123456789abcdef"}
+
+func assertNoLiteral(t *testing.T, what, text string) {
+	t.Helper()
+	for _, l := range literals {
+		if strings.Contains(text, l) {
+			t.Errorf("%s reveals a secret:\n%s", what, text)
+		}
+	}
+}
+
+func loadRealistic(t *testing.T) *File {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "realistic.json5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nodmix.json5")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return f
+}
+
+func TestGetMasksSecrets(t *testing.T) {
+	f := loadRealistic(t)
+	tests := []struct {
+		path string
+		want string
+	}{
+		{"plugins.entries.tavily.config.webSearch.apiKey", `"********"`},
+		{"plugins.entries.tavily.config.webSearch", "{\n  \"apiKey\": \"********\",\n  \"baseUrl\": \"https://api.tavily.com\"\n}"},
+		{"mcp.servers.linear.headers", "{\n  \"Authorization\": \"********\",\n  \"X-Client\": \"********\"\n}"},
+		{"mcp.servers.github.headers.Authorization", "{\n  \"$env\": \"GITHUB_MCP_TOKEN\"\n}"},
+		{"mcp.servers.fs.env", "{\n  \"NODE_OPTIONS\": \"********\"\n}"},
+		{"mcp.servers.postgres.env.DATABASE_URL", "{\n  \"$file\": \"/run/secrets/database_url\"\n}"},
+		{"gateway.auth", "{\n  \"token\": {\n    \"$env\": \"NODMIX_GATEWAY_TOKEN\"\n  }\n}"},
+		{"tools.web.search.provider", `"tavily"`},
+		{"tools.toolSearch.maxSearchLimit", `20`},
+		{"agents.list[1].tools.allow", "[\n  \"tavily_*\"\n]"},
+		{"tools.allow.0", `"nodmix:*"`},
+	}
+	for _, tt := range tests {
+		got, err := f.Get(tt.path)
+		if err != nil {
+			t.Errorf("Get(%s): %v", tt.path, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+			t.Errorf("Get(%s) (-want +got):\n%s", tt.path, diff)
+		}
+	}
+	for _, p := range []string{"", "plugins", "mcp", "mcp.servers.linear", "plugins.entries.tavily.config"} {
+		got, err := f.Get(p)
+		if err != nil {
+			t.Fatalf("Get(%q): %v", p, err)
+		}
+		assertNoLiteral(t, fmt.Sprintf("Get(%q)", p), string(got))
+		if !json.Valid(got) {
+			t.Errorf("Get(%q) is not JSON:\n%s", p, got)
+		}
+	}
+	if _, err := f.Get("tools.nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get(tools.nope) error = %v, want ErrNotFound", err)
+	}
+}
+
+func TestSecretNames(t *testing.T) {
+	for key, want := range map[string]bool{
+		"apiKey": true, "api_key": true, "API-KEY": true, "apiKeys": true, "token": true, "accessToken": true,
+		"password": true, "dbPassword": true, "secret": true, "clientSecret": true, "passwd": true,
+		"baseUrl": false, "maxTokens": false, "tokenizer": false, "secretName": false, "keyId": false,
+	} {
+		if got := isSecretName(key); got != want {
+			t.Errorf("isSecretName(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
+
+func TestConfigPrintingMasksSecrets(t *testing.T) {
+	f := loadRealistic(t)
+	cfg := f.Config()
+	for _, format := range []string{"%v", "%+v", "%#v", "%s", "%d", "%x", "%q"} {
+		assertNoLiteral(t, "fmt "+format, fmt.Sprintf(format, cfg))
+		assertNoLiteral(t, "fmt "+format+" of value", fmt.Sprintf(format, *cfg))
+	}
+	out, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoLiteral(t, "json.Marshal", string(out))
+	var buf bytes.Buffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("config", "cfg", cfg, "token", cfg.MCP.Servers["linear"].Headers["Authorization"])
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "cfg", cfg, "entry", cfg.Plugins.Entries["tavily"])
+	assertNoLiteral(t, "slog", buf.String())
+	// The masked forms still say what is configured.
+	if got := fmt.Sprint(cfg.Gateway.Auth.Token); got != "$env:NODMIX_GATEWAY_TOKEN" {
+		t.Errorf("Sprint(ref) = %q", got)
+	}
+	if got := fmt.Sprint(cfg.MCP.Servers["linear"].Headers["Authorization"]); got != Mask {
+		t.Errorf("Sprint(literal) = %q", got)
+	}
+	if got := fmt.Sprint(cfg.Plugins.Entries["tavily"]); got != `{Enabled:true Config:{"webSearch":{"apiKey":"********","baseUrl":"https://api.tavily.com"}}}` {
+		t.Errorf("Sprint(plugin entry) = %s", got)
+	}
+}
+
+func TestSecretResolve(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "key"), []byte("  file-value\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "empty"), []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SET": "env-value", "HOME": dir}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	secret := func(t *testing.T, text string) Secret {
+		t.Helper()
+		var s Secret
+		if d := (&decoder{dir: dir}); !d.secret("gateway.auth.token", mustParse(t, text), &s) {
+			t.Fatalf("secret %s: %v", text, d.errs)
+		}
+		return s
+	}
+	tests := []struct {
+		in, want, wantErr string
+	}{
+		{in: `"literal-value"`, want: "literal-value"},
+		{in: `{"$env": "SET"}`, want: "env-value"},
+		{in: `{"$env": "UNSET"}`, wantErr: "gateway.auth.token: environment variable UNSET is not set"},
+		{in: `{"$file": "key"}`, want: "file-value"},
+		{in: `{"$file": "~/key"}`, want: "file-value"},
+		{in: fmt.Sprintf(`{"$file": %q}`, filepath.Join(dir, "key")), want: "file-value"},
+		{in: `{"$file": "empty"}`, wantErr: "gateway.auth.token: secret file " + filepath.Join(dir, "empty") + " is empty"},
+		{in: `{"$file": "missing"}`, wantErr: "gateway.auth.token: read secret file: open " + filepath.Join(dir, "missing") + ": no such file or directory"},
+	}
+	for _, tt := range tests {
+		got, err := secret(t, tt.in).Resolve(lookup)
+		if tt.wantErr != "" {
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("Resolve(%s) error = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Resolve(%s) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	var unset Secret
+	if _, err := unset.Resolve(lookup); !errors.Is(err, ErrSecretNotSet) || unset.IsSet() {
+		t.Errorf("zero Secret: Resolve error %v, IsSet %v", err, unset.IsSet())
+	}
+	if v, err := secret(t, `""`).Resolve(lookup); err != nil || v != "" {
+		t.Errorf(`empty literal resolves to %q, %v; want "", nil`, v, err)
+	}
+}
+
+func TestSecretUnmarshalJSON(t *testing.T) {
+	var cfg struct {
+		APIKey Secret `json:"apiKey"`
+		Token  Secret `json:"token"`
+		None   Secret `json:"none"`
+	}
+	if err := json.Unmarshal([]byte(`{"apiKey": "tvly-x", "token": {"$env": "T"}, "none": null}`), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.APIKey.IsSet() || cfg.APIKey.String() != Mask || cfg.Token.String() != "$env:T" || cfg.None.IsSet() {
+		t.Errorf("decoded %v %v %v", cfg.APIKey, cfg.Token, cfg.None)
+	}
+	if kind, target := cfg.Token.Ref(); kind != "$env" || target != "T" {
+		t.Errorf("Ref() = %q, %q", kind, target)
+	}
+	err := json.Unmarshal([]byte(`{"apiKey": {"$vault": "x"}}`), &cfg)
+	if err == nil || !strings.Contains(err.Error(), "must be a string or a SecretRef") {
+		t.Errorf("bad SecretRef error = %v", err)
+	}
+	out, _ := json.Marshal(cfg)
+	if want := `{"apiKey":"********","token":{"$env":"T"},"none":null}`; string(out) != want {
+		t.Errorf("Marshal = %s, want %s", out, want)
+	}
+}
+
+func TestValidationErrorsDoNotShowValues(t *testing.T) {
+	const value = "sk-live-do-not-print"
+	docs := []string{
+		`{gateway: {auth: {token: {"$env": "` + value + `"}}}}`,
+		`{mcp: {servers: {x: {url: "ftp://user:` + value + `@h"}}}}`,
+		`{gateway: {listen: "` + value + `"}}`,
+		`{tools: {discoveryMode: "` + value + `"}}`,
+		`{plugins: {entries: {x: {config: {apiKey: "` + value + `", n: NaN}}}}}`,
+		`{gateway: {auth: {token: "` + value + `"}}, tools: 1}`,
+	}
+	for _, doc := range docs {
+		_, err := Parse([]byte(doc))
+		if err == nil {
+			t.Errorf("%s: no error", doc)
+			continue
+		}
+		if strings.Contains(err.Error(), value) {
+			t.Errorf("error shows the value: %v", err)
+		}
+	}
+}
+
+func mustParse(t *testing.T, text string) *jsonNode {
+	t.Helper()
+	n, err := parseNode([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
