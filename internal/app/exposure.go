@@ -46,4 +46,7 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 		}
 	}
 	a.Engine.Controls = a.toolSearchControls
+	if a.Hub != nil {
+		a.Engine.Ready = a.WaitForServers
+	}
 }

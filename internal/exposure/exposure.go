@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/discovery"
@@ -63,6 +64,10 @@ type Engine struct {
 	Pipeline  *dispatch.Pipeline
 	Discovery *discovery.Service // required in Discovery mode
 	Controls  Controls           // required in Tool Search modes
+	// Ready, if set, waits (bounded by ctx) until sources that are still starting have listed
+	// their tools. Searches wait for it so that a model's first search right after start-up does
+	// not miss the tools of a server that is still connecting; listing never waits.
+	Ready func(ctx context.Context)
 
 	mu   sync.Mutex
 	subs map[string]map[int]func()
@@ -184,8 +189,19 @@ func (v *View) Tools() []catalog.Tool {
 	return vis
 }
 
+// readyWait bounds how long a search waits for sources that are still starting.
+const readyWait = 15 * time.Second
+
+// searchTools are the control tools whose answer depends on the whole catalog.
+var searchTools = map[string]bool{discovery.ToolName: true, "tool_search": true, "tool_search_code": true, "tool_call": true, "tool_describe": true}
+
 // Call calls a visible tool (or, in Tool Search modes, a control tool) by name or id.
 func (v *View) Call(ctx context.Context, name string, args json.RawMessage) (*catalog.Result, error) {
+	if v.e.Ready != nil && searchTools[name] {
+		rctx, cancel := context.WithTimeout(ctx, readyWait)
+		v.e.Ready(rctx)
+		cancel()
+	}
 	run, vis, err := v.e.Run(ctx, v.session)
 	if err != nil {
 		return nil, err
