@@ -291,7 +291,7 @@ func TestE2EGatewayDirect(t *testing.T) {
 	evURL := startHTTPEverything(t, dir)
 	// A fifth server, reached over streamable HTTP, and a deny rule.
 	home := e2eHome(t, dir, fmt.Sprintf(`tools: { deny: ["mcp:memory:delete_*"] },
-  mcp2: null,`, ))
+  mcp2: null,`))
 	cfg, _ := os.ReadFile(filepath.Join(home, "nodmix.json5"))
 	cfg = bytes.Replace(cfg, []byte("  mcp2: null,\n"), nil, 1)
 	cfg = bytes.Replace(cfg, []byte("    servers: {\n"), []byte(fmt.Sprintf("    servers: {\n      evhttp: {url: %q},\n", evURL)), 1)
