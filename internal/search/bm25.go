@@ -93,7 +93,7 @@ func (c *Corpus) Update(docs []Doc) *Corpus {
 		freqs:   make([]uint32, 0, 24*len(docs)),
 	}
 	if nc.terms == nil {
-		nc.terms = make(map[string]int32, 8*len(docs))
+		nc.terms = make(map[string]int32, len(docs))
 	}
 	// Old documents by content hash; hashing is cheap next to tokenizing, and a hash
 	// match is confirmed field by field.
@@ -164,6 +164,7 @@ type corpusBuilder struct {
 	// (the label defaults to the name).
 	fieldIDs []int32
 	fields   []fieldSpan
+	short    map[uint64]int32 // term ids of tokens of up to 7 bytes
 }
 
 type fieldSpan struct {
@@ -212,20 +213,12 @@ func (b *corpusBuilder) fieldTermIDs(s string) []int32 {
 			return b.fieldIDs[f.from:f.to]
 		}
 	}
-	c := b.c
 	from := len(b.fieldIDs)
 	b.sc.scan(s)
 	start := int32(0)
 	for _, end := range b.sc.ends {
-		tok := b.sc.out[start:end]
+		id := b.termID(b.sc.out[start:end])
 		start = end
-		id, ok := c.terms[string(tok)]
-		if !ok {
-			id = int32(len(c.vocab))
-			term := string(tok)
-			c.terms[term] = id
-			c.vocab = append(c.vocab, term)
-		}
 		for int(id) >= len(b.slot) {
 			b.slot = append(b.slot, 0)
 			b.slotDoc = append(b.slotDoc, 0)
@@ -234,6 +227,38 @@ func (b *corpusBuilder) fieldTermIDs(s string) []int32 {
 	}
 	b.fields = append(b.fields, fieldSpan{s: s, from: from, to: len(b.fieldIDs)})
 	return b.fieldIDs[from:]
+}
+
+// termID returns the id of tok, adding it to the vocabulary if it is new. Tokens of up
+// to 7 bytes, most English words, go through a map keyed by the packed bytes, which
+// hashes and compares faster than one keyed by strings.
+func (b *corpusBuilder) termID(tok []byte) int32 {
+	var key uint64
+	short := len(tok) <= 7
+	if short {
+		for i, c := range tok {
+			key |= uint64(c) << (8 * i)
+		}
+		key |= uint64(len(tok)) << 56
+		if id, ok := b.short[key]; ok {
+			return id
+		}
+	}
+	c := b.c
+	id, ok := c.terms[string(tok)]
+	if !ok {
+		id = int32(len(c.vocab))
+		term := string(tok)
+		c.terms[term] = id
+		c.vocab = append(c.vocab, term)
+	}
+	if short {
+		if b.short == nil {
+			b.short = make(map[uint64]int32, 1024)
+		}
+		b.short[key] = id
+	}
+	return id
 }
 
 // Len is the number of documents.

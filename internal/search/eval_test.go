@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -208,15 +207,41 @@ func TestSeedBM25Exactness(t *testing.T) {
 		s := loadEvalSet(t, name)
 		ids := rankDocs(s.tools, false)
 		docs := seedDocs(s.tools)
-		fast := Evaluate(bm25RankFunc(ids, NewBM25(docs).Search), s.all)
-		slow := Evaluate(bm25RankFunc(ids, newRefBM25(docs).search), s.all)
+		queries := s.all
+		if raceEnabled || testing.Short() {
+			queries = everyNth(queries, 10)
+		}
+		fast := Evaluate(bm25RankFunc(ids, NewBM25(docs).Search), queries)
+		slow := Evaluate(bm25RankFunc(ids, newRefBM25(docs).search), queries)
 		if diff := cmp.Diff(slow, fast, cmpopts.IgnoreFields(Metrics{}, "QPS")); diff != "" {
 			t.Errorf("%s: fast index metrics differ from the reference implementation (-ref +fast):\n%s", name, diff)
 		}
-		if fast.Queries != len(s.all) || fast.NDCG10 < 0.3 {
+		if fast.Queries != len(queries) || fast.NDCG10 < 0.3 {
 			t.Errorf("%s: implausible metrics %+v", name, fast)
 		}
 	}
+}
+
+// mergeMetrics is the metrics of two disjoint query sets taken together.
+func mergeMetrics(a, b Metrics) Metrics {
+	n := float64(a.Queries + b.Queries)
+	mean := func(x, y float64) float64 { return (x*float64(a.Queries) + y*float64(b.Queries)) / n }
+	return Metrics{
+		Recall1:  mean(a.Recall1, b.Recall1),
+		Recall5:  mean(a.Recall5, b.Recall5),
+		Recall10: mean(a.Recall10, b.Recall10),
+		NDCG10:   mean(a.NDCG10, b.NDCG10),
+		MRR:      mean(a.MRR, b.MRR),
+		Queries:  a.Queries + b.Queries,
+	}
+}
+
+func everyNth(qs []Query, n int) []Query {
+	var out []Query
+	for i := 0; i < len(qs); i += n {
+		out = append(out, qs[i])
+	}
+	return out
 }
 
 const retrievalGolden = "testdata/retrieval-metrics.golden"
@@ -230,13 +255,15 @@ func TestRetrievalMetrics(t *testing.T) {
 	for _, name := range []string{"sealtools", "metatool"} {
 		s := loadEvalSet(t, name)
 		for _, r := range rankers(s.tools) {
-			for _, split := range []struct {
-				name string
-				qs   []Query
-			}{{"all", s.all}, {"tune", s.tune}, {"held", s.held}} {
-				m := Evaluate(r.rank, split.qs)
-				ndcg[name+"/"+split.name+"/"+r.name] = m.NDCG10
-				fmt.Fprintf(&b, "%-10s %-6s %-11s %9.4f %9.4f %9.4f %9.4f %9.4f %7d\n", name, split.name, r.name,
+			// Each half once; the whole set is their query-weighted mean.
+			tune, held := Evaluate(r.rank, s.tune), Evaluate(r.rank, s.held)
+			for _, row := range []struct {
+				split string
+				m     Metrics
+			}{{"all", mergeMetrics(tune, held)}, {"tune", tune}, {"held", held}} {
+				m := row.m
+				ndcg[name+"/"+row.split+"/"+r.name] = m.NDCG10
+				fmt.Fprintf(&b, "%-10s %-6s %-11s %9.4f %9.4f %9.4f %9.4f %9.4f %7d\n", name, row.split, r.name,
 					m.Recall1, m.Recall5, m.Recall10, m.NDCG10, m.MRR, m.Queries)
 			}
 		}
@@ -262,5 +289,4 @@ func TestRetrievalMetrics(t *testing.T) {
 			t.Errorf("%s: NDCG@10 %.4f, below the target %.2f", key, ndcg[key], min)
 		}
 	}
-	_ = time.Now
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -41,7 +42,21 @@ type testTool struct {
 	propOrder []string // top-level property names in file order
 }
 
+// toolCache keeps each catalog file parsed once per test binary; callers must treat
+// the tools as read-only.
+var toolCache sync.Map // path → []testTool
+
 func readTools(t testing.TB, path string) []testTool {
+	t.Helper()
+	if tools, ok := toolCache.Load(path); ok {
+		return tools.([]testTool)
+	}
+	tools := parseTools(t, path)
+	toolCache.Store(path, tools)
+	return tools
+}
+
+func parseTools(t testing.TB, path string) []testTool {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {

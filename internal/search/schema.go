@@ -110,3 +110,12 @@ func utf16Len(s string) int {
 func lastRune(s string) (rune, int) {
 	return utf8.DecodeLastRuneInString(s)
 }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -52,9 +53,14 @@ const (
 	clsLower              // \p{Ll}
 	clsOther              // other letters: \p{Lt}, \p{Lm}, \p{Lo}
 	clsDigit              // \p{N}
+	clsMulti              // a byte of a multi-byte sequence: not ASCII
 )
 
-var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+// asciiClass classifies bytes; every byte at or above utf8.RuneSelf is clsMulti.
+var asciiClass = func() (t [256]uint8) {
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = clsMulti
+	}
 	for c := 'A'; c <= 'Z'; c++ {
 		t[c] = clsUpper
 	}
@@ -113,20 +119,16 @@ func (t *tokenScanner) scan(s string) {
 	t.out, t.ends = t.appendTokens(t.out[:0], t.ends[:0], s)
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
 // appendTokens appends the tokens of s to out and their end offsets to ends. The
 // buffers are parameters rather than fields so that callers can pass stack arrays.
 func (t *tokenScanner) appendTokens(out []byte, ends []int32, s string) ([]byte, []int32) {
-	if isASCII(s) {
-		return appendTokensASCII(out, ends, s)
+	if o, e, ok := appendTokensASCII(out, ends, s); ok {
+		return o, e
+	}
+	if !utf8.ValidString(s) {
+		// Invalid bytes are U+FFFD, a separator; normalizing them raw could swallow
+		// the rune after them.
+		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	t.norm = norm.NFKD.AppendString(t.norm[:0], s)
 	t.runes = t.runes[:0]
@@ -144,10 +146,12 @@ func (t *tokenScanner) appendTokens(out []byte, ends []int32, s string) ([]byte,
 }
 
 // appendTokensASCII is appendTokensRunes for the common case, where NFKD is the
-// identity and there are no marks, no sigma and no multi-byte runes.
-func appendTokensASCII(out []byte, ends []int32, s string) ([]byte, []int32) {
+// identity and there are no marks, no sigma and no multi-byte runes. It reports false,
+// leaving out and ends as they were, at the first byte that is not ASCII.
+func appendTokensASCII(out []byte, ends []int32, s string) ([]byte, []int32, bool) {
+	n0, e0 := len(out), len(ends)
 	// Every byte of s is written at most once: grow once, then write by index.
-	n := len(out)
+	n := n0
 	out = slices.Grow(out, len(s))[:n+len(s)]
 	for i := 0; i < len(s); {
 		for i < len(s) && asciiClass[s[i]] == clsSep {
@@ -160,8 +164,17 @@ func appendTokensASCII(out []byte, ends []int32, s string) ([]byte, []int32) {
 		for ; i < len(s); i++ {
 			c := s[i]
 			cur := asciiClass[c]
+			if cur == clsLower || cur == clsDigit { // the common case first
+				out[n] = c
+				n++
+				prev = cur
+				continue
+			}
 			if cur == clsSep {
 				break
+			}
+			if cur == clsMulti {
+				return out[:n0], ends[:e0], false
 			}
 			if cur == clsUpper {
 				if prev != clsSep {
@@ -181,7 +194,7 @@ func appendTokensASCII(out []byte, ends []int32, s string) ([]byte, []int32) {
 		}
 		ends = append(ends, int32(n))
 	}
-	return out[:n], ends
+	return out[:n], ends, true
 }
 
 func appendTokensRunes(out []byte, ends []int32, rs []rune, cls []uint8) ([]byte, []int32) {
