@@ -344,6 +344,7 @@ func (d *decoder) hooks(p string, n *json5.Node, dst *[]Hook) {
 	}
 	for i, e := range n.Elems {
 		hp := index(p, i)
+		before := len(d.errs)
 		h := Hook{Tools: []string{"*"}, Timeout: DefaultHookTimeout}
 		hasCommand := false
 		ok := d.object(hp, e,
@@ -379,7 +380,9 @@ func (d *decoder) hooks(p string, n *json5.Node, dst *[]Hook) {
 		if ok && !hasCommand {
 			d.fail(join(hp, "command"), "is required")
 		}
-		*dst = append(*dst, h)
+		if len(d.errs) == before {
+			*dst = append(*dst, h)
+		}
 	}
 }
 

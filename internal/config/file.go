@@ -137,7 +137,7 @@ func (f *File) Get(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
-	return json5.AppendJSON(nil, f.src, n, "  ", masker(segs)), nil
+	return json5.AppendJSON(nil, f.src, n, "  ", masker(f.root, nil, segs)), nil
 }
 
 // Set makes the value at path equal to value, JSON5 text; text that does not parse as JSON5 is

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/nodmix/nodmix/internal/config/json5"
@@ -245,26 +246,27 @@ func isSecretPath(path []string) bool {
 	return isSecretName(last)
 }
 
-// masker returns a ReplaceFunc for json5.AppendJSON over the subtree at base: every string or
-// number under a secret path is shown as Mask, while SecretRefs are shown as they are.
-func masker(base []string) json5.ReplaceFunc {
+// masker returns a ReplaceFunc for json5.AppendJSON that shows every string or number lying
+// under a secret path as Mask, except inside a SecretRef, which is shown as it is. root is a
+// tree whose place in the whole config is prefix, and sub is the path under root of the value
+// being rendered.
+func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 	return func(rel []string, n *json5.Node) ([]byte, bool) {
-		abs := append(append([]string(nil), base...), rel...)
-		if !isSecretPath(abs) || isSecretRef(n) {
+		if n.Kind != json5.String && n.Kind != json5.Number {
 			return nil, false
 		}
-		return maskAll(n), true
-	}
-}
-
-// maskAll renders n with every string and number replaced by Mask.
-func maskAll(n *json5.Node) []byte {
-	return json5.AppendJSON(nil, nil, n, "", func(_ []string, n *json5.Node) ([]byte, bool) {
-		if n.Kind == json5.String || n.Kind == json5.Number {
+		local := append(slices.Clone(sub), rel...)
+		for k := 1; k <= len(local); k++ {
+			if !isSecretPath(append(slices.Clone(prefix), local[:k]...)) {
+				continue
+			}
+			if outer, err := json5.Lookup(root, local[:k]); err == nil && isSecretRef(outer) {
+				return nil, false
+			}
 			return []byte(`"` + Mask + `"`), true
 		}
 		return nil, false
-	})
+	}
 }
 
 // maskRaw renders raw JSON compactly with secret-like keys masked. It treats raw as free-form
@@ -277,5 +279,5 @@ func maskRaw(raw json.RawMessage) string {
 	if err != nil {
 		return `"` + Mask + `"`
 	}
-	return string(json5.AppendJSON(nil, raw, n, "", masker([]string{"plugins", "entries", "_", "config"})))
+	return string(json5.AppendJSON(nil, raw, n, "", masker(n, []string{"plugins", "entries", "_", "config"}, nil)))
 }

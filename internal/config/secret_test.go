@@ -81,6 +81,19 @@ func TestGetMasksSecrets(t *testing.T) {
 			t.Errorf("Get(%q) is not JSON:\n%s", p, got)
 		}
 	}
+	// Inside a secret-named key every value is secret; inside a SecretRef nothing is.
+	if err := f.Set("plugins.entries.tavily.config.webSearch.apiKey", []byte(`{primary: "tvly-dev-0123456789abcdef"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"plugins.entries.tavily.config.webSearch.apiKey.primary": `"********"`,
+		"plugins.entries.tavily.config.webSearch.apiKey":         "{\n  \"primary\": \"********\"\n}",
+		"gateway.auth.token.$env":                                `"NODMIX_GATEWAY_TOKEN"`,
+	} {
+		if got, err := f.Get(path); err != nil || string(got) != want {
+			t.Errorf("Get(%s) = %s, %v; want %s", path, got, err, want)
+		}
+	}
 	if _, err := f.Get("tools.nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Get(tools.nope) error = %v, want ErrNotFound", err)
 	}
