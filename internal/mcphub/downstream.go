@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -40,6 +41,7 @@ type downstream struct {
 	h       *Hub
 	cfg     ServerConfig
 	scrub   *scrubber
+	log     *slog.Logger // with the server's name; secrets scrubbed
 	timeout time.Duration
 	client  *mcp.Client
 	http    *http.Transport // url servers: owned, so that Close can drop its idle connections
@@ -74,7 +76,8 @@ func newDownstream(h *Hub, cfg ServerConfig) *downstream {
 	if d.timeout <= 0 {
 		d.timeout = DefaultCallTimeout
 	}
-	log := h.log.With("server", cfg.Name)
+	d.log = slog.New(scrubHandler{h.log.Handler(), d.scrub}).With("server", cfg.Name)
+	log := d.log
 	opts := &mcp.ClientOptions{
 		Logger: log,
 		// nodmix is a proxy: it offers no roots, sampling or elicitation of its own.
@@ -123,7 +126,7 @@ func (d *downstream) run(ctx context.Context) {
 	if d.http != nil {
 		defer d.http.CloseIdleConnections()
 	}
-	log := d.h.log.With("server", d.cfg.Name)
+	log := d.log
 	b := d.h.backoff
 	delay := b.Initial
 	for {
@@ -248,7 +251,7 @@ func (d *downstream) serve(ctx context.Context, c *conn) error {
 			cancel()
 			if err != nil {
 				// A dead session shows up on done; anything else keeps the lists we have.
-				d.h.log.Warn("mcp server: listing after list_changed failed", "server", d.cfg.Name, "err", d.scrub.err(err))
+				d.log.Warn("mcp server: listing after list_changed failed", "err", err)
 				continue
 			}
 			d.apply(l, nil)
@@ -397,7 +400,7 @@ func (d *downstream) entries(tools []*mcp.Tool) []catalog.Entry {
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		if t.Name == "" || seen[t.Name] {
-			d.h.log.Warn("mcp server listed a tool without a name or twice; keeping the first", "server", server, "tool", t.Name)
+			d.log.Warn("mcp server listed a tool without a name or twice; keeping the first", "tool", t.Name)
 			continue
 		}
 		seen[t.Name] = true

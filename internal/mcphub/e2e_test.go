@@ -115,7 +115,9 @@ func e2eHub(t *testing.T, opts Options, servers ...ServerConfig) (*Hub, *int32Co
 	n := &int32Counter{}
 	opts.Servers = servers
 	opts.Notify = n.inc
-	opts.Log = testLogger(t)
+	if opts.Log == nil {
+		opts.Log = testLogger(t)
+	}
 	if opts.TerminateGrace == 0 {
 		opts.TerminateGrace = 2 * time.Second
 	}
@@ -239,8 +241,21 @@ func promptNames(ps []*mcp.Prompt) []string {
 func TestE2EListChangedAndCancel(t *testing.T) {
 	dir := e2eDir(t)
 	checkLeaks(t)
-	h, notified := e2eHub(t, Options{}, stdioServer("fx", "node", []string{filepath.Join(dir, "fixture-server.mjs")}))
+	log, logged := captureLog(t)
+	fx := stdioServer("fx", "node", []string{filepath.Join(dir, "fixture-server.mjs")})
+	fx.Env = map[string]string{"FIXTURE_SECRET": "env-secret-value"}
+	h, notified := e2eHub(t, Options{Log: log}, fx)
 	waitState(t, h, "fx", StateReady)
+	// The server's stderr goes to the log, line by line, tagged with the server.
+	waitFor(t, h, "the server's stderr in the log", func() bool {
+		return strings.Contains(logged.String(), `msg="mcp server output" server=fx stream=stderr line="fixture server ready, pid`)
+	})
+	waitFor(t, h, "the masked secret in the log", func() bool {
+		return strings.Contains(logged.String(), `line="my secret is ***"`)
+	})
+	if strings.Contains(logged.String(), "env-secret-value") {
+		t.Error("the log shows an env value")
+	}
 	waitFor(t, h, "the first Notify", func() bool { return notified.load() >= 1 })
 	before, n := len(h.Tools()), notified.load()
 

@@ -230,6 +230,31 @@ func statusOf(h *Hub, name string) ServerStatus {
 	return ServerStatus{}
 }
 
+// logCapture keeps every log line, for tests that look at what was logged.
+type logCapture struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	t   *testing.T
+}
+
+func (c *logCapture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	return len(p), nil
+}
+
+func (c *logCapture) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
+func captureLog(t *testing.T) (*slog.Logger, *logCapture) {
+	c := &logCapture{t: t}
+	return slog.New(slog.NewTextHandler(io.MultiWriter(c, &testWriter{t: t}), &slog.HandlerOptions{Level: slog.LevelDebug})), c
+}
+
 // testLogger writes to the test log only when the test fails or -v is set.
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))

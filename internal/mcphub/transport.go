@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -83,7 +84,7 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 		}
 		cmd.Env = env
 	}
-	cmd.Stderr = newLineLogger(h.log.With("server", cfg.Name, "stream", "stderr"), newScrubber(cfg))
+	cmd.Stderr = newLineLogger(d.log.With("stream", "stderr"))
 	// A grandchild that keeps stderr open must not hold up Wait forever.
 	cmd.WaitDelay = h.terminateGrace
 	d.attemptCmd = cmd
@@ -109,15 +110,14 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // lineLogger turns a server's stderr into log records, one per line. Lines are capped so that a
 // server printing a huge blob cannot flood the log.
 type lineLogger struct {
-	log   *slog.Logger
-	scrub *scrubber
-	mu    sync.Mutex
-	buf   []byte
+	log *slog.Logger // scrubs secrets
+	mu  sync.Mutex
+	buf []byte
 }
 
 const maxLogLine = 4096
 
-func newLineLogger(log *slog.Logger, s *scrubber) *lineLogger { return &lineLogger{log: log, scrub: s} }
+func newLineLogger(log *slog.Logger) *lineLogger { return &lineLogger{log: log} }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
@@ -146,7 +146,7 @@ func (l *lineLogger) emit(line []byte) {
 	if len(line) > maxLogLine {
 		line = append(line[:maxLogLine:maxLogLine], "…"...)
 	}
-	l.log.Info("mcp server output", "line", l.scrub.replace(string(line)))
+	l.log.Info("mcp server output", "line", string(line))
 }
 
 // scrubber removes a server's secrets (env and header values, the URL's query and user info) from
@@ -168,6 +168,11 @@ func newScrubber(cfg ServerConfig) *scrubber {
 		add(cfg.URL, redactURL(cfg.URL))
 		if u, err := url.Parse(cfg.URL); err == nil {
 			add(u.RawQuery, "…")
+			for _, vs := range u.Query() {
+				for _, v := range vs {
+					add(v, "…")
+				}
+			}
 			if p, ok := u.User.Password(); ok {
 				add(p, "***")
 			}
@@ -239,3 +244,57 @@ func formatDelay(d time.Duration) string {
 }
 
 var _ http.RoundTripper = (*headerTransport)(nil)
+
+// scrubHandler removes a server's secrets from every log record, including the SDK's own, which
+// may quote URLs and server messages.
+type scrubHandler struct {
+	inner slog.Handler
+	s     *scrubber
+}
+
+var _ slog.Handler = scrubHandler{}
+
+func (h scrubHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
+
+func (h scrubHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, h.s.replace(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.inner.Handle(ctx, out)
+}
+
+func (h scrubHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.s.replace(v.String()))
+	case slog.KindGroup:
+		attrs := v.Group()
+		clean := make([]any, len(attrs))
+		for i, g := range attrs {
+			clean[i] = h.attr(g)
+		}
+		return slog.Group(a.Key, clean...)
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, h.s.replace(err.Error()))
+		}
+		return slog.String(a.Key, h.s.replace(fmt.Sprint(v.Any())))
+	default:
+		return a
+	}
+}
+
+func (h scrubHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	clean := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		clean[i] = h.attr(a)
+	}
+	return scrubHandler{h.inner.WithAttrs(clean), h.s}
+}
+
+func (h scrubHandler) WithGroup(name string) slog.Handler {
+	return scrubHandler{h.inner.WithGroup(name), h.s}
+}

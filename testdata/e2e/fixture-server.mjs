@@ -77,3 +77,7 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
 process.stdin.on("end", () => process.exit(0));
 await server.connect(new StdioServerTransport());
 console.error(`fixture server ready, pid ${process.pid}`);
+if (process.env.FIXTURE_SECRET) {
+  // A server that prints its credentials: nodmix must mask them in its log.
+  console.error(`my secret is ${process.env.FIXTURE_SECRET}`);
+}

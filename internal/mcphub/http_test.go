@@ -1,0 +1,86 @@
+package mcphub
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// goHTTPServer serves a Go MCP server over streamable HTTP and requires the bearer token.
+func goHTTPServer(t *testing.T, s *mcp.Server, token string) *httptest.Server {
+	t.Helper()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		for ss := range s.Sessions() {
+			_ = ss.Close()
+		}
+		ts.Close()
+	})
+	return ts
+}
+
+func TestHTTPServerWithHeadersAndSessionExpiry(t *testing.T) {
+	checkLeaks(t)
+	s := newTestServer("web", nil)
+	const token = "tok-0123456789"
+	ts := goHTTPServer(t, s, token)
+	url := ts.URL + "/mcp?key=query-secret-value"
+	log, logged := captureLog(t)
+	h, _ := testHub(t, nil, Options{HTTPKeepAlive: 50 * time.Millisecond, Log: log},
+		ServerConfig{Name: "web", URL: url, Headers: map[string]string{"Authorization": "Bearer " + token}, Enabled: true},
+		ServerConfig{Name: "wrong", URL: url, Headers: map[string]string{"Authorization": "Bearer not-the-token"}, Enabled: true},
+	)
+	waitState(t, h, "web", StateReady)
+	waitState(t, h, "wrong", StateDown)
+	if res, err := callByID(t, h, "mcp:web:echo", `{"message":"over http"}`); err != nil || res.Text() != "web: over http" {
+		t.Fatalf("echo = %v, %v", res, err)
+	}
+	for _, st := range h.Status() {
+		all := st.Target + " " + st.LastError
+		for _, secret := range []string{token, "not-the-token", "query-secret-value"} {
+			if strings.Contains(all, secret) {
+				t.Errorf("status of %s shows a secret: %+v", st.Name, st)
+			}
+		}
+		if st.Transport != "http" || !strings.HasSuffix(st.Target, "/mcp?…") {
+			t.Errorf("status %+v", st)
+		}
+	}
+	if st := statusOf(h, "wrong"); !strings.Contains(st.LastError, "Unauthorized") {
+		t.Errorf("wrong token: last error %q", st.LastError)
+	}
+
+	// The server forgets the session: the keepalive notices, the hub connects anew.
+	before := statusOf(h, "web").Restarts
+	for ss := range s.Sessions() {
+		_ = ss.Close()
+	}
+	waitFor(t, h, "a new session", func() bool {
+		st := statusOf(h, "web")
+		return st.Restarts > before && st.State == StateReady
+	})
+	if res, err := callByID(t, h, "mcp:web:echo", `{"message":"again"}`); err != nil || res.Text() != "web: again" {
+		t.Fatalf("echo after expiry = %v, %v", res, err)
+	}
+	_ = h.Close()
+	out := logged.String()
+	if !strings.Contains(out, "mcp server down") {
+		t.Errorf("the log does not tell of the expired session:\n%s", out)
+	}
+	for _, secret := range []string{token, "not-the-token", "query-secret-value"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the log shows the secret %q:\n%s", secret, out)
+		}
+	}
+}
