@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 
+	"github.com/nodmix/nodmix/internal/catalog"
+
 	"github.com/nodmix/nodmix/internal/discovery"
 	"github.com/nodmix/nodmix/internal/exposure"
 	"github.com/nodmix/nodmix/internal/toolsearch"
@@ -37,16 +39,37 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 	a.toolSearch.indexes = toolsearch.NewIndexCache(a.Pipeline.Policy, toolSearchRanker)
 	wantCode := (ts.Enabled && ts.Mode != toolsearch.ModeTools && opts.Mode == "") || opts.Mode == exposure.ToolSearchCode || opts.Code
 	codeOK := wantCode && a.startSandbox(ctx, opts.SandboxCommand)
-	a.Engine.Mode = exposure.Resolve(ts.Enabled, ts.Mode, rules.Mode, codeOK)
+	a.Engine.SetMode(exposure.Resolve(ts.Enabled, ts.Mode, rules.Mode, codeOK))
 	if opts.Mode != "" {
-		a.Engine.Mode = opts.Mode
+		a.Engine.SetMode(opts.Mode)
 		if opts.Mode == exposure.ToolSearchCode && !codeOK {
 			// Code mode falls back to tools mode before compaction, as documented.
-			a.Engine.Mode = exposure.ToolSearchTools
+			a.Engine.SetMode(exposure.ToolSearchTools)
 		}
+	}
+	configured, _ := discovery.ParseMode(a.Config.Tools.DiscoveryMode)
+	if opts.Mode == "" && opts.Tools == nil && !ts.Enabled && configured == discovery.Auto {
+		// Auto mode is decided by the tool count, which grows as MCP servers connect.
+		stop := a.Catalog.Watch(a.reconsiderAuto)
+		a.closers = append(a.closers, func() error { stop(); return nil })
 	}
 	a.Engine.Controls = a.toolSearchControls
 	if a.Hub != nil {
 		a.Engine.Ready = a.WaitForServers
+	}
+}
+
+// reconsiderAuto re-resolves discovery mode auto for a new snapshot: above 40 tools discovery
+// switches on (MCP tools hidden), at 40 or fewer it is off.
+func (a *App) reconsiderAuto(snap *catalog.Snapshot) {
+	mode := discovery.Effective(discovery.Auto, a.Config.MCP.DiscoveryMode, snap.Len())
+	if mode == a.Discovery.Rules().Mode {
+		return
+	}
+	a.Discovery.SetRules(discovery.NewRules(mode, a.Config.Tools.EssentialOverride, a.Config.MCP.DiscoveryDefaultServers, snap))
+	if mode == discovery.Off {
+		a.Engine.SetMode(exposure.Direct)
+	} else {
+		a.Engine.SetMode(exposure.Discovery)
 	}
 }

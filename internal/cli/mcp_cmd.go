@@ -144,7 +144,7 @@ func newGatewayCmd(g *globals) *cobra.Command {
 			defer srv.Close()
 			h := mcpserve.NewHTTPHandler(srv.Handler(), nil)
 			fmt.Fprintf(g.env.Stderr, "nodmix gateway: listening on http://%s (MCP at /mcp, mode %s, %d tools)\n",
-				strings.TrimPrefix(listen, "http://"), a.Engine.Mode, a.Engine.Allowed().Len())
+				strings.TrimPrefix(listen, "http://"), a.Engine.Mode(), a.Engine.Allowed().Len())
 			return mcpserve.ListenAndServe(c.Context(), listen, token, h)
 		},
 	}

@@ -61,7 +61,8 @@ func (d *Details) Content() string {
 // tool ids; the index over a session's hidden corpus is cached by catalog version and selection.
 // A Service is safe for concurrent use.
 type Service struct {
-	rules Rules
+	rulesMu sync.RWMutex
+	rules   Rules
 	store session.Store
 	// OnActivate, if set, is called after a session activated tools (views refresh their lists).
 	onActivate func(session string)
@@ -80,7 +81,18 @@ func NewService(rules Rules, store session.Store, onActivate func(session string
 }
 
 // Rules returns the service's rules.
-func (s *Service) Rules() Rules { return s.rules }
+func (s *Service) Rules() Rules {
+	s.rulesMu.RLock()
+	defer s.rulesMu.RUnlock()
+	return s.rules
+}
+
+// SetRules replaces the rules (auto mode switching on or off as the catalog grows or shrinks).
+func (s *Service) SetRules(r Rules) {
+	s.rulesMu.Lock()
+	s.rules = r
+	s.rulesMu.Unlock()
+}
 
 // selected returns the session's selected ids as a set.
 func (s *Service) selected(ctx context.Context, sess string) (map[string]bool, []string, error) {
@@ -101,9 +113,10 @@ func (s *Service) Visible(ctx context.Context, snap *catalog.Snapshot, sess stri
 	if err != nil {
 		return nil, err
 	}
+	rules := s.Rules()
 	var out []*catalog.Entry
 	for _, e := range snap.Entries() {
-		if !s.rules.Hidden(&e.Tool) || sel[e.Tool.ID] {
+		if !rules.Hidden(&e.Tool) || sel[e.Tool.ID] {
 			out = append(out, e)
 		}
 	}
@@ -120,9 +133,10 @@ func (s *Service) Corpus(ctx context.Context, snap *catalog.Snapshot, sess strin
 }
 
 func (s *Service) corpus(snap *catalog.Snapshot, sel map[string]bool) []*catalog.Tool {
+	rules := s.Rules()
 	var out []*catalog.Tool
 	for _, e := range snap.Entries() {
-		if s.rules.Hidden(&e.Tool) && !sel[e.Tool.ID] {
+		if rules.Hidden(&e.Tool) && !sel[e.Tool.ID] {
 			out = append(out, &e.Tool)
 		}
 	}
@@ -145,7 +159,7 @@ func ParseLimit(raw json.RawMessage) (int, error) {
 // Search ranks the session's hidden corpus, activates up to limit matches for the session and
 // returns what happened. Errors other than the documented ones are failures of the store.
 func (s *Service) Search(ctx context.Context, snap *catalog.Snapshot, sess, query string, limit int) (*Details, error) {
-	if !s.rules.Enabled() {
+	if !s.Rules().Enabled() {
 		return nil, ErrDisabled
 	}
 	query = strings.TrimSpace(query)

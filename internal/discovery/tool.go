@@ -42,7 +42,7 @@ func (s *Service) execute(ctx context.Context, snap *catalog.Snapshot, call cata
 	if err := json.Unmarshal(call.Args, &args); err != nil {
 		return catalog.ErrorResult(ErrEmptyQuery.Error()), nil
 	}
-	if !s.rules.Enabled() {
+	if !s.Rules().Enabled() {
 		return catalog.ErrorResult(ErrDisabled.Error()), nil
 	}
 	var query string

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/catalog"
@@ -59,7 +60,7 @@ type Controls func(mode Mode, snap *catalog.Snapshot, session string) []catalog.
 // Engine serves views of the live catalog. Its fields are set at assembly; it is then safe for
 // concurrent use.
 type Engine struct {
-	Mode      Mode
+	mode      atomic.Value // Mode; see Mode and SetMode
 	Catalog   *catalog.Catalog
 	Pipeline  *dispatch.Pipeline
 	Discovery *discovery.Service // required in Discovery mode
@@ -72,6 +73,24 @@ type Engine struct {
 	mu   sync.Mutex
 	subs map[string]map[int]func()
 	next int
+}
+
+// Mode is the engine's current exposure mode.
+func (e *Engine) Mode() Mode {
+	m, _ := e.mode.Load().(Mode)
+	if m == "" {
+		return Direct
+	}
+	return m
+}
+
+// SetMode changes the exposure mode (auto discovery switches on when servers connect late) and
+// tells every view.
+func (e *Engine) SetMode(m Mode) {
+	if old := e.Mode(); old != m {
+		e.mode.Store(m)
+		e.Notify("")
+	}
 }
 
 // Allowed is the current catalog snapshot without the tools policy denies: denied tools are never
@@ -88,7 +107,8 @@ func (e *Engine) Allowed() *catalog.Snapshot {
 // tools of the mode. Tool Search modes also keep every allowed tool callable through tool_call.
 func (e *Engine) Run(ctx context.Context, session string) (run *catalog.Snapshot, visible []catalog.Tool, err error) {
 	allowed := e.Allowed()
-	switch e.Mode {
+	mode := e.Mode()
+	switch mode {
 	case Discovery:
 		vis, err := e.Discovery.Visible(ctx, allowed, session)
 		if err != nil {
@@ -110,7 +130,7 @@ func (e *Engine) Run(ctx context.Context, session string) (run *catalog.Snapshot
 		}
 		return run, visible, nil
 	case ToolSearchTools, ToolSearchCode:
-		ctrl := e.Controls(e.Mode, allowed, session)
+		ctrl := e.Controls(mode, allowed, session)
 		run, err = allowed.With(ctrl)
 		if err != nil {
 			return nil, nil, err
@@ -206,7 +226,7 @@ func (v *View) Call(ctx context.Context, name string, args json.RawMessage) (*ca
 	if err != nil {
 		return nil, err
 	}
-	if v.e.Mode == ToolSearchTools || v.e.Mode == ToolSearchCode {
+	if m := v.e.Mode(); m == ToolSearchTools || m == ToolSearchCode {
 		// Only the control tools are exposed; the rest is reached through them.
 		ok := false
 		for _, t := range vis {

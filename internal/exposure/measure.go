@@ -45,5 +45,5 @@ func Measure(ctx context.Context, e *Engine, session string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Report{Mode: e.Mode, Count: len(defs), Bytes: len(b), TokensEstimate: (len(b) + 3) / 4, Tools: defs}, nil
+	return &Report{Mode: e.Mode(), Count: len(defs), Bytes: len(b), TokensEstimate: (len(b) + 3) / 4, Tools: defs}, nil
 }
