@@ -137,7 +137,7 @@ func hashDoc(seed maphash.Seed, d *Doc) uint64 {
 	h.SetSeed(seed)
 	for _, f := range [...]string{d.Name, d.Label, d.ServerName, d.MCPToolName, d.Summary} {
 		h.WriteString(f)
-		h.WriteByte(0) // keeps ("ab", "") apart from ("a", "b") in all but the rarest case
+		h.WriteByte(0) // a separator: ("ab", "") and ("a", "b") hash apart
 	}
 	for _, k := range d.SchemaKeys {
 		h.WriteString(k)
@@ -155,8 +155,8 @@ func sameDoc(a, b *Doc) bool {
 type corpusBuilder struct {
 	c  *Corpus
 	sc tokenScanner
-	// slot[t] is where term t sits in the flat arrays if slotDoc[t] is the document
-	// being built (offset by one so that zero means never).
+	// slot[t] is where term t sits in the flat arrays when slotDoc[t] is the document
+	// being built; documents count from one, so a zero slotDoc means never.
 	slot    []int32
 	slotDoc []int32
 	doc     int32

@@ -12,13 +12,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// fixtureDocs are the seed's four test tools as the upstream test builds them: label
-// defaults to name, the summary is the description, schema keys in fixture order.
+// fixtureDocs are the seed's four test tools as the upstream test builds them: the
+// label when there is one, else the name; the summary is the description; schema keys
+// in fixture order.
 func fixtureDocs(t testing.TB) []Doc {
 	tools := readTools(t, ompFixturePath)
 	docs := make([]Doc, len(tools))
 	for i, tool := range tools {
 		docs[i] = seedDoc(tool)
+		if tool.Label != "" {
+			docs[i].Label = tool.Label
+		}
 		docs[i].SchemaKeys = tool.propOrder
 	}
 	return docs
@@ -34,6 +38,12 @@ func TestBM25GoldenIndex(t *testing.T) {
 	wantAvg, err := strconv.ParseFloat(strings.TrimPrefix(lines[0], "averageLength "), 64)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := ix.DocFreq("github"); got != 2 {
+		t.Errorf("DocFreq(github) = %d, want 2", got)
+	}
+	if got := ix.DocFreq("absent"); got != 0 {
+		t.Errorf("DocFreq(absent) = %d, want 0", got)
 	}
 	if ix.AvgLen() != wantAvg {
 		t.Errorf("AvgLen() = %v, want %v", ix.AvgLen(), wantAvg)

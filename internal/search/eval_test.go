@@ -189,12 +189,15 @@ func rankers(tools []testTool) []struct {
 	seed := NewBM25(seedDocs(tools))
 	withParams := rankDocs(tools, true)
 	ref := NewRanker(withParams, RankerOptions{Reference: true})
+	// The reference left the schemas of MCP and client tools unread.
+	refBare := NewRanker(ids, RankerOptions{Reference: true})
 	nod := NewRanker(withParams, RankerOptions{})
 	return []struct {
 		name string
 		rank func(string, int) []string
 	}{
 		{"seed-bm25+", bm25RankFunc(ids, seed.Search)},
+		{"ref-noparam", func(q string, k int) []string { return hitIDs(ids, refBare.Search(q, k, nil)) }},
 		{"reference", func(q string, k int) []string { return hitIDs(withParams, ref.Search(q, k, nil)) }},
 		{"nodmix", func(q string, k int) []string { return hitIDs(withParams, nod.Search(q, k, nil)) }},
 	}

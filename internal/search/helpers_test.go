@@ -120,14 +120,11 @@ func propertyOrder(t testing.TB, raw json.RawMessage) []string {
 	return keys
 }
 
-// seedDoc builds the seed's discoverable-tool document for a catalog entry: label
-// defaults to name, summary to the first 200 UTF-16 units of the description, schema
-// keys are sorted.
+// seedDoc builds the seed's discoverable-tool document for an MCP catalog entry: the
+// seed's MCP tools carry no label, so it is the name; the summary is the first 200
+// UTF-16 units of the description; schema keys are sorted.
 func seedDoc(tool testTool) Doc {
-	label := tool.Label
-	if label == "" {
-		label = tool.Name
-	}
+	label := tool.Name
 	summary := tool.Summary
 	if summary == "" {
 		summary = TruncateUTF16(tool.Description, seedSummaryUnits)

@@ -9,6 +9,8 @@ import (
 
 // RankDoc is one catalog entry as the Tool Search ranker sees it. ParamText is the text
 // of the input schema (SchemaText builds it); SchemaKeys are its top-level property names.
+// Source is carried for the caller, who decides from it what goes into ParamText; no
+// ranker reads it.
 type RankDoc struct {
 	ID          string
 	Name        string
@@ -80,6 +82,11 @@ type analyzer interface {
 	// reached only through expansions.
 	literalTier() bool
 }
+
+var (
+	_ analyzer = referenceAnalyzer{}
+	_ analyzer = (*nodmixAnalyzer)(nil)
+)
 
 // fieldSpec weighs a field and sets its length normalization.
 type fieldSpec struct {

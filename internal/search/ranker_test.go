@@ -12,15 +12,12 @@ const toolSearchFixture = "testdata/toolsearch-fixture.jsonl"
 
 // rankDoc builds the ranker's document for a catalog entry. paramText says whether the
 // schema text is indexed (the reference did so for first-party tools only).
+// The label stays empty when the catalog has none, as the reference's entries do.
 func rankDoc(tool testTool, paramText bool) RankDoc {
-	label := tool.Label
-	if label == "" {
-		label = tool.Name
-	}
 	d := RankDoc{
 		ID:          tool.ID,
 		Name:        tool.Name,
-		Label:       label,
+		Label:       tool.Label,
 		Description: tool.Description,
 		Server:      tool.Server,
 		Source:      tool.Source,

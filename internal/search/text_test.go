@@ -120,6 +120,18 @@ func TestRankerCompounds(t *testing.T) {
 	}
 }
 
+func TestRankerEmpty(t *testing.T) {
+	for _, opts := range []RankerOptions{{Reference: true}, {}} {
+		r := NewRanker(nil, opts)
+		if r.Len() != 0 {
+			t.Errorf("%+v: Len() = %d, want 0", opts, r.Len())
+		}
+		if hits := r.Search("github issue", 8, nil); hits != nil {
+			t.Errorf("%+v: empty ranker returned %v", opts, hits)
+		}
+	}
+}
+
 func TestRankerAllowBeforeLimit(t *testing.T) {
 	docs := rankDocs(readTools(t, toolSearchFixture), true)
 	for _, opts := range []RankerOptions{{Reference: true}, {}} {
