@@ -185,7 +185,7 @@ func (a *App) GatewayToken() (string, error) {
 	}
 	v, err := tok.Resolve(a.lookupEnv)
 	if err != nil {
-		return "", fmt.Errorf("gateway.auth.token: %w", err)
+		return "", err // names the path already
 	}
 	return v, nil
 }

@@ -152,7 +152,7 @@ func hubServers(cfg *config.Config, getenv func(string) string) ([]mcphub.Server
 			Name: name, Command: s.Command, Args: s.Args, Cwd: s.Cwd, URL: s.URL,
 			Timeout: s.Timeout, Enabled: s.Enabled,
 		}
-		resolve := func(kind string, m map[string]config.Secret) (map[string]string, error) {
+		resolve := func(m map[string]config.Secret) (map[string]string, error) {
 			if len(m) == 0 {
 				return nil, nil
 			}
@@ -165,17 +165,17 @@ func hubServers(cfg *config.Config, getenv func(string) string) ([]mcphub.Server
 			for _, k := range keys {
 				v, err := m[k].Resolve(lookup)
 				if err != nil {
-					return nil, fmt.Errorf("mcp.servers.%s.%s.%s: %w", name, kind, k, err)
+					return nil, err // names the path already
 				}
 				out[k] = v
 			}
 			return out, nil
 		}
 		var err error
-		if sc.Env, err = resolve("env", s.Env); err != nil {
+		if sc.Env, err = resolve(s.Env); err != nil {
 			return nil, err
 		}
-		if sc.Headers, err = resolve("headers", s.Headers); err != nil {
+		if sc.Headers, err = resolve(s.Headers); err != nil {
 			return nil, err
 		}
 		out = append(out, sc)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 
 	"github.com/nodmix/nodmix/internal/config"
 	"github.com/nodmix/nodmix/internal/plugin"
@@ -14,12 +13,12 @@ import (
 // ValidatePlugins checks every plugins.entries.<id> against the bundled plugins: the id must exist
 // and its config section must pass the plugin's decode, init and validate steps, whether or not
 // the plugin is enabled. Nothing is started and nothing is sent over the network.
-func ValidatePlugins(ctx context.Context, cfg *config.Config) error {
+func ValidatePlugins(ctx context.Context, cfg *config.Config, lookupEnv func(string) (string, bool)) error {
 	reg, err := plugins.Bundled()
 	if err != nil {
 		return err
 	}
-	host := plugin.Host{Log: slog.New(slog.DiscardHandler), LookupEnv: os.LookupEnv, HTTPClient: httpClient()}
+	host := plugin.Host{Log: slog.New(slog.DiscardHandler), LookupEnv: lookupEnv, HTTPClient: httpClient()}
 	var errs []error
 	for _, id := range sortedKeys(cfg.Plugins.Entries) {
 		f, err := reg.Lookup(id)

@@ -11,13 +11,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// loadConfig opens the config file nodmix uses (it may not exist yet).
+// loadConfig opens the config file nodmix uses (it may not exist yet). A file that parses but does
+// not validate is still returned for editing: an edit is refused only if it adds an error, so
+// `config set`/`unset` can repair it.
 func (g *globals) loadConfig() (*config.File, error) {
 	path, err := config.Path(g.env.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	return config.Load(path)
+	f, err := config.Load(path)
+	if f != nil && err != nil {
+		fmt.Fprintf(g.env.Stderr, "nodmix: warning: %s does not validate yet:\n%v\n", path, err)
+		return f, nil
+	}
+	return f, err
 }
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -88,11 +95,15 @@ func newConfigCmd(g *globals) *cobra.Command {
 			Short: "Check the configuration file and every plugin's section",
 			Args:  noArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
-				f, err := g.loadConfig()
+				path, err := config.Path(g.env.Getenv)
 				if err != nil {
 					return err
 				}
-				if err := app.ValidatePlugins(c.Context(), f.Config()); err != nil {
+				f, err := config.Load(path)
+				if err != nil {
+					return err
+				}
+				if err := app.ValidatePlugins(c.Context(), f.Config(), g.env.lookupEnv); err != nil {
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s: ok\n", f.Path())
