@@ -97,3 +97,14 @@ func TestRulesInPipeline(t *testing.T) {
 		t.Fatalf("allowed call: %v, %v", res, err)
 	}
 }
+
+// BenchmarkRulesAllowed is one policy decision with a realistic rule set.
+func BenchmarkRulesAllowed(b *testing.B) {
+	r := Rules{Allow: []string{"nodmix:*", "mcp:github:*", "mcp:fs:read_*", "client:*"}, Deny: []string{"*delete*", "*:exec", "mcp:*:*_admin"}}
+	tools := []catalog.Tool{execTool, tavilyTool, ghCreate, ghDelete, fsRead}
+	i := 0
+	for b.Loop() {
+		r.Allowed(&tools[i%len(tools)])
+		i++
+	}
+}
