@@ -40,6 +40,7 @@ const (
 type downstream struct {
 	h       *Hub
 	cfg     ServerConfig
+	runs    bool // see runnable
 	scrub   *scrubber
 	log     *slog.Logger // with the server's name; secrets scrubbed
 	timeout time.Duration
@@ -101,9 +102,9 @@ func newDownstream(h *Hub, cfg ServerConfig) *downstream {
 	return d
 }
 
-func (d *downstream) runnable() bool {
-	return d.state != StateInvalid && d.state != StateDisabled
-}
+// runnable reports whether the hub runs this server: valid config, enabled, not a duplicate.
+// It is fixed at New, so it needs no lock.
+func (d *downstream) runnable() bool { return d.runs }
 
 // poke asks the run loop to list again. It never blocks: it runs on the session's reader.
 func (d *downstream) poke(k kind) {

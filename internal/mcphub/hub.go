@@ -156,6 +156,8 @@ func New(opts Options) *Hub {
 			d.lastErr = fmt.Errorf("%w: mcp.servers.%s: duplicate server name", ErrInvalidConfig, cfg.Name)
 		} else if !cfg.Enabled {
 			d.state = StateDisabled
+		} else {
+			d.runs = true
 		}
 		if _, dup := h.byName[cfg.Name]; !dup {
 			h.byName[cfg.Name] = d

@@ -77,12 +77,7 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 		SupportedProtocolVersions: s.versions,
 	})
 	b.mcp.AddReceivingMiddleware(b.middleware)
-	if err := s.register(b); err != nil {
-		_ = sess.Close()
-		return nil, err
-	}
-	b.syncTools()
-	b.syncOther()
+	// Subscribed before the first sync, so that no change falls between the two.
 	b.cancelTools = sess.Subscribe(func() { b.mark(&b.toolsDirty) })
 	b.cancelOther = func() {}
 	var cancels []func()
@@ -98,7 +93,14 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 			}
 		}
 	}
+	b.syncTools()
+	b.syncOther()
 	go b.run()
+	// Registered last: Server.Close may close it from then on.
+	if err := s.register(b); err != nil {
+		_ = b.close()
+		return nil, err
+	}
 	return b, nil
 }
 
