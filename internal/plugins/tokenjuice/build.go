@@ -44,7 +44,7 @@ func reduceBuild(d *doc) (string, bool) {
 	if len(out) == 0 {
 		return "", false
 	}
-	return strings.Join(selectLines(condense(out), sampleBudget, diagRE.MatchString, salientBudget*2), "\n"), true
+	return strings.Join(selectLines(condense(out), sampleBudget, diagRE.Match, salientBudget*2), "\n"), true
 }
 
 var (
@@ -90,7 +90,7 @@ func reduceCargoBuild(d *doc) (string, bool) {
 	if chatter > 0 {
 		out = append([]string{fmt.Sprintf("(%s of cargo progress omitted)", plural(chatter, "line"))}, out...)
 	}
-	return strings.Join(selectLines(out, sampleBudget, diagRE.MatchString, salientBudget*2), "\n"), true
+	return strings.Join(selectLines(out, sampleBudget, diagRE.Match, salientBudget*2), "\n"), true
 }
 
 var (
@@ -113,7 +113,7 @@ func reduceDockerBuild(d *doc) (string, bool) {
 		if bkNoiseRE.MatchString(l) {
 			continue
 		}
-		if m := bkOutputRE.FindStringSubmatch(l); m != nil && m[1] != last && !isSalient(l) {
+		if m := bkOutputRE.FindStringSubmatch(l); m != nil && m[1] != last && !isSalientString(l) {
 			continue
 		}
 		out = append(out, l)

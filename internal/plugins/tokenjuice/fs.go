@@ -147,7 +147,7 @@ func reducePaths(d *doc) (string, bool) {
 			paths = append(paths, unzipRowRE.FindStringSubmatch(l)[1])
 		case tarLongRE.MatchString(l):
 			paths = append(paths, tarLongRE.FindStringSubmatch(l)[1])
-		case strings.Contains(t, ": ") && isSalient(t): // find: 'x': Permission denied
+		case strings.Contains(t, ": ") && isSalientString(t): // find: 'x': Permission denied
 			other = append(other, t)
 		case strings.HasPrefix(t, "Archive:") || strings.HasPrefix(t, "Length ") || strings.HasPrefix(t, "---------"):
 		default:

@@ -1,7 +1,9 @@
 package tokenjuice
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 )
@@ -13,48 +15,54 @@ const (
 	maxLineChars  = 400  // longer lines are cut in the middle
 )
 
-var genericRule = &rule{id: "generic", family: "generic", match: func(*command, *simple) bool { return true }, reduce: reduceGeneric}
+var genericRule = &rule{id: "generic", family: "generic", match: func(*command, *simple) bool { return true }, reduce: reduceGeneric, streams: true}
 
 // salientRE finds lines that explain a failure: error words and file:line locations.
 var salientRE = regexp.MustCompile(`(?i)\b(error|errors|err|fail|failed|failure|failures|fatal|panic|panicked|exception|traceback|assert\w*|warning|denied|refused|not found|no such|cannot|can't|unable|undefined|invalid|missing|timed? ?out|killed|segmentation|unhandled|abort\w*)\b|\w\.[A-Za-z]{1,6}:\d+`)
 
 func reduceGeneric(d *doc) (string, bool) {
-	lines := condense(d.lines)
-	return strings.Join(selectLines(lines, sampleBudget, isSalient, salientBudget), "\n"), true
+	sel := newSelector(len(d.raw)/2, sampleBudget, isSalient, salientBudget, "lines")
+	feedScanner(d.raw, condensePipeline(sel))
+	return strings.Join(sel.out, "\n"), true
 }
 
 // salientWords are the stems salientRE looks for, lower case; a line without any of them (and
 // without a file:line location) cannot match, and most lines of a big log have none.
-var salientWords = []string{"err", "fail", "fatal", "panic", "exception", "traceback", "assert", "warn",
-	"denied", "refused", "not found", "no such", "cannot", "can't", "unable", "undefined", "invalid",
-	"missing", "time", "killed", "segmentation", "unhandled", "abort"}
+var salientWords = [][]byte{[]byte("err"), []byte("fail"), []byte("fatal"), []byte("panic"), []byte("exception"),
+	[]byte("traceback"), []byte("assert"), []byte("warn"), []byte("denied"), []byte("refused"), []byte("not found"),
+	[]byte("no such"), []byte("cannot"), []byte("can't"), []byte("unable"), []byte("undefined"), []byte("invalid"),
+	[]byte("missing"), []byte("time"), []byte("killed"), []byte("segmentation"), []byte("unhandled"), []byte("abort")}
 
-// isSalient is salientRE.MatchString with a cheap prefilter.
-func isSalient(l string) bool {
+// isSalient is salientRE.Match with a cheap prefilter; it allocates nothing for lines of up to
+// 512 bytes.
+func isSalient(l []byte) bool {
 	var buf [512]byte
 	if len(l) > len(buf) {
-		return salientRE.MatchString(l)
+		return salientRE.Match(l)
 	}
 	low := buf[:len(l)]
-	for i := 0; i < len(l); i++ {
-		c := l[i]
+	for i, c := range l {
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		low[i] = c
 	}
-	ls := string(low) // one small allocation; Contains on it is fast
 	for _, w := range salientWords {
-		if strings.Contains(ls, w) {
-			return salientRE.MatchString(l)
+		if bytes.Contains(low, w) {
+			return salientRE.Match(l)
 		}
 	}
-	return hasLocation(l) && salientRE.MatchString(l)
+	return hasLocation(l) && salientRE.Match(l)
 }
+
+func isSalientString(l string) bool { return isSalient([]byte(l)) }
+
+// text is what the allocation-free line tests accept.
+type text interface{ ~string | ~[]byte }
 
 // hasLocation reports whether l may hold a file:line location: ".ext:" and a digit, with a letter
 // extension of 1 to 6 characters.
-func hasLocation(l string) bool {
+func hasLocation[T text](l T) bool {
 	for i := 1; i+1 < len(l); i++ {
 		if l[i] != ':' || l[i+1] < '0' || l[i+1] > '9' {
 			continue
@@ -70,107 +78,10 @@ func hasLocation(l string) bool {
 	return false
 }
 
-// condense applies the transforms every family shares: long lines are cut in the middle, stack
-// traces are shortened, and runs of repeated or similar lines collapse to one.
-func condense(lines []string) []string {
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = clip(l, maxLineChars)
-	}
-	out = condenseTraces(out)
-	return collapseRuns(out)
-}
-
-// selectLines keeps every line when they fit the budget; otherwise the salient lines (up to their
-// own budget, sampled if there are more) and a sample of the rest, in order, with gap lines.
-func selectLines(lines []string, budget int, salient func(string) bool, salBudget int) []string {
-	if linesChars(lines) <= budget+salBudget/2 {
-		return lines
-	}
-	keep := sampleKeep(lines, budget)
-	if salient != nil {
-		var idx []int
-		var sal []string
-		for i, l := range lines {
-			if !keep[i] && salient(l) {
-				idx = append(idx, i)
-				sal = append(sal, l)
-			}
-		}
-		sk := sampleKeep(sal, salBudget)
-		for j, k := range sk {
-			if k {
-				keep[idx[j]] = true
-			}
-		}
-	}
-	return render(lines, keep, "lines")
-}
-
-// sample keeps a head, a middle window and a tail of items within budget; see sampleKeep.
-func sample(items []string, budget int, unit string) []string {
-	return render(items, sampleKeep(items, budget), unit)
-}
-
-// render returns the kept items in order with a gap line for each run of left-out ones.
-func render(items []string, keep []bool, unit string) []string {
-	out := make([]string, 0, len(items))
-	skipped := 0
-	for i, it := range items {
-		if !keep[i] {
-			skipped++
-			continue
-		}
-		if skipped > 0 {
-			out = append(out, gapLine(skipped, unit))
-			skipped = 0
-		}
-		out = append(out, it)
-	}
-	if skipped > 0 {
-		out = append(out, gapLine(skipped, unit))
-	}
-	return out
-}
-
-// collapseRuns collapses runs of identical lines to one line with a count, and runs of three or
-// more lines that differ only in numbers and hex ids (timestamps, counters, addresses) to the first
-// of them and a gap line; a run that ends the output keeps its last line too (a final state).
-func collapseRuns(lines []string) []string {
-	out := make([]string, 0, len(lines))
-	for i := 0; i < len(lines); {
-		j := i + 1
-		for j < len(lines) && lines[j] == lines[i] {
-			j++
-		}
-		if n := j - i; n > 1 && lines[i] != "" {
-			out = append(out, fmt.Sprintf("%s  (×%d)", lines[i], n))
-			i = j
-			continue
-		}
-		j = i + 1
-		for j < len(lines) && lines[i] != "" && similar(lines[j], lines[i]) {
-			j++
-		}
-		if n := j - i; n >= 3 {
-			if j == len(lines) {
-				out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-2), lines[j-1])
-			} else {
-				out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-1))
-			}
-			i = j
-			continue
-		}
-		out = append(out, lines[i])
-		i++
-	}
-	return out
-}
-
 // similar reports whether a and b are equal once every run of digits, and every run of seven or
 // more hex digits, counts as the same token. It allocates nothing: on a 50 MB log it runs once per
 // line, where a regexp replacement dominated the whole compaction.
-func similar(a, b string) bool {
+func similar[T text](a, b T) bool {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		ra, rb := varRun(a, i), varRun(b, j)
@@ -190,7 +101,7 @@ func similar(a, b string) bool {
 
 // varRun returns the length of the variable token at s[i]: a run of digits, or a run of at least
 // seven hex digits; 0 if there is none.
-func varRun(s string, i int) int {
+func varRun[T text](s T, i int) int {
 	k, digits := i, 0
 	for k < len(s) && isHex(s[k]) {
 		if s[k] <= '9' {
@@ -234,96 +145,195 @@ const (
 
 // isFrameStart is a cheap test before the frame regexps: frames are indented and start with "at "
 // (or "... N more").
-func isFrameStart(l string) bool {
-	t := strings.TrimLeft(l, " \t")
-	return len(t) < len(l) && (strings.HasPrefix(t, "at ") || strings.HasPrefix(t, "... "))
+func isFrameStart(l []byte) bool {
+	t := bytes.TrimLeft(l, " \t")
+	return len(t) < len(l) && (bytes.HasPrefix(t, []byte("at ")) || bytes.HasPrefix(t, []byte("... ")))
 }
 
-// condenseTraces shortens stack traces: a Go panic keeps its message and the first goroutine's top
+
+// traceStage shortens stack traces: a Go panic keeps its message and the first goroutine's top
 // frames and counts the other goroutines; a Python traceback keeps its outermost and innermost
-// frames and the exception; JVM and JavaScript traces keep their top frames.
-func condenseTraces(lines []string) []string {
-	out := make([]string, 0, len(lines))
-	goroutines := 0
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
+// frames and the exception; JVM and JavaScript traces keep their top frames. It holds at most a
+// few frames.
+type traceStage struct {
+	next stage
+	mode traceMode
+
+	goroutines    int // goroutine headers seen
+	frames        int // frame lines of the first goroutine, or frames of a JVM/JS run
+	later         int // goroutines in the current run of later ones
+	laterInFrames bool
+
+	pyN     int        // frames of the current traceback
+	pyFirst [][]byte   // its outermost frame
+	pyLast  [][][]byte // its innermost frames, up to keepPyFrames
+	pyCur   [][]byte   // the frame being read
+	pyCut   int        // lines of the frame being read beyond maxFrameLines
+
+	re      *regexp.Regexp
+	keep    int
+	held    []byte
+	heldOff int
+	scratch []byte
+}
+
+type traceMode int
+
+const (
+	traceNormal traceMode = iota
+	traceFirstGoroutine
+	traceLaterGoroutines
+	tracePython
+	traceFrames
+)
+
+// maxFrameLines bounds the lines kept of one Python frame (source line, caret markers).
+const maxFrameLines = 8
+
+func isGoroutineHeader(l []byte) bool {
+	return bytes.HasPrefix(l, []byte("goroutine ")) && goroutineRE.Match(l)
+}
+
+func (t *traceStage) line(l []byte, off int) {
+	switch t.mode {
+	case traceFirstGoroutine:
+		if len(l) > 0 && !isGoroutineHeader(l) {
+			t.frames++
+			if t.frames <= 2*keepGoFrames {
+				t.next.line(l, off)
+			}
+			return
+		}
+		t.endMode(off)
+	case traceLaterGoroutines:
 		switch {
-		case strings.HasPrefix(l, "goroutine ") && goroutineRE.MatchString(l):
-			goroutines++
-			j := i + 1
-			for j < len(lines) && lines[j] != "" && !goroutineRE.MatchString(lines[j]) {
-				j++
-			}
-			if goroutines == 1 {
-				frames := lines[i+1 : j]
-				out = append(out, l)
-				if len(frames) > 2*keepGoFrames {
-					out = append(out, frames[:2*keepGoFrames]...)
-					out = append(out, fmt.Sprintf("… %d frame lines omitted …", len(frames)-2*keepGoFrames))
-				} else {
-					out = append(out, frames...)
-				}
+		case isGoroutineHeader(l):
+			t.later++
+			t.laterInFrames = true
+			return
+		case len(l) == 0:
+			t.laterInFrames = false
+			return
+		case t.laterInFrames:
+			return
+		}
+		t.endMode(off)
+	case tracePython:
+		switch {
+		case pyFrameRE.Match(l):
+			t.pyPush()
+			t.pyCur = append(t.pyCur, bytes.Clone(l))
+			t.pyN++
+			return
+		case len(t.pyCur) > 0 && bytes.HasPrefix(l, []byte("    ")):
+			if len(t.pyCur) < maxFrameLines {
+				t.pyCur = append(t.pyCur, bytes.Clone(l))
 			} else {
-				// Later goroutines: counted in one line after the run of them.
-				k := j
-				for k < len(lines) && (lines[k] == "" || goroutineRE.MatchString(lines[k])) {
-					if goroutineRE.MatchString(lines[k]) {
-						for k+1 < len(lines) && lines[k+1] != "" && !goroutineRE.MatchString(lines[k+1]) {
-							k++
-						}
-						goroutines++
-					}
-					k++
-				}
-				out = append(out, fmt.Sprintf("… %d more goroutines omitted …", goroutines-1))
-				j = k
+				t.pyCut++
 			}
-			i = j - 1
-		case strings.Contains(l, "Traceback (") && pyTraceRE.MatchString(l):
-			out = append(out, l)
-			var frames [][]string
-			j := i + 1
-			for j < len(lines) && pyFrameRE.MatchString(lines[j]) {
-				f := []string{lines[j]}
-				j++
-				for j < len(lines) && strings.HasPrefix(lines[j], "    ") && !pyFrameRE.MatchString(lines[j]) {
-					f = append(f, lines[j])
-					j++
-				}
-				frames = append(frames, f)
+			return
+		}
+		t.endMode(off)
+	case traceFrames:
+		if t.re.Match(l) {
+			t.frames++
+			switch {
+			case t.frames <= t.keep:
+				t.next.line(l, off)
+			case t.frames == t.keep+1:
+				t.held, t.heldOff = append(t.held[:0], l...), off
 			}
-			if len(frames) > keepPyFrames+1 {
-				out = append(out, frames[0]...)
-				out = append(out, fmt.Sprintf("… %d frames omitted …", len(frames)-keepPyFrames-1))
-				for _, f := range frames[len(frames)-keepPyFrames:] {
-					out = append(out, f...)
-				}
-			} else {
-				for _, f := range frames {
-					out = append(out, f...)
-				}
-			}
-			i = j - 1
-		case isFrameStart(l) && (jvmFrameRE.MatchString(l) || jsFrameRE.MatchString(l)):
-			keep := keepJSFrames
-			re := jsFrameRE
-			if jvmFrameRE.MatchString(l) {
-				keep, re = keepJVMFrames, jvmFrameRE
-			}
-			j := i
-			for j < len(lines) && re.MatchString(lines[j]) {
-				j++
-			}
-			if n := j - i; n > keep+1 {
-				out = append(out, lines[i:i+keep]...)
-				out = append(out, fmt.Sprintf("… %d frames omitted …", n-keep))
-			} else {
-				out = append(out, lines[i:j]...)
-			}
-			i = j - 1
-		default:
-			out = append(out, l)
+			return
+		}
+		t.endMode(off)
+	}
+	t.normal(l, off)
+}
+
+func (t *traceStage) normal(l []byte, off int) {
+	switch {
+	case isGoroutineHeader(l):
+		t.goroutines++
+		if t.goroutines == 1 {
+			t.next.line(l, off)
+			t.mode, t.frames = traceFirstGoroutine, 0
+		} else {
+			t.mode, t.later, t.laterInFrames = traceLaterGoroutines, 1, true
+		}
+	case bytes.Contains(l, []byte("Traceback (")) && pyTraceRE.Match(l):
+		t.next.line(l, off)
+		t.mode, t.pyN, t.pyFirst, t.pyLast, t.pyCur = tracePython, 0, nil, nil, nil
+	case isFrameStart(l) && (jvmFrameRE.Match(l) || jsFrameRE.Match(l)):
+		t.keep, t.re = keepJSFrames, jsFrameRE
+		if jvmFrameRE.Match(l) {
+			t.keep, t.re = keepJVMFrames, jvmFrameRE
+		}
+		t.next.line(l, off)
+		t.mode, t.frames = traceFrames, 1
+	default:
+		t.next.line(l, off)
+	}
+}
+
+// pyPush files the frame being read as the outermost or among the innermost ones.
+func (t *traceStage) pyPush() {
+	if len(t.pyCur) == 0 {
+		return
+	}
+	if t.pyCut > 0 {
+		t.pyCur = append(t.pyCur, fmt.Appendf(nil, "    … %s omitted …", plural(t.pyCut, "line")))
+		t.pyCut = 0
+	}
+	if t.pyFirst == nil {
+		t.pyFirst = t.pyCur
+	} else {
+		t.pyLast = append(t.pyLast, t.pyCur)
+		if len(t.pyLast) > keepPyFrames {
+			t.pyLast = t.pyLast[1:]
 		}
 	}
-	return out
+	t.pyCur = nil
+}
+
+// endMode closes the trace being read, emitting what it held and what it left out.
+func (t *traceStage) endMode(off int) {
+	emit := func(format string, n int) {
+		t.scratch = fmt.Appendf(t.scratch[:0], format, n)
+		t.next.line(t.scratch, off)
+	}
+	switch t.mode {
+	case traceFirstGoroutine:
+		if t.frames > 2*keepGoFrames {
+			emit("… %d frame lines omitted …", t.frames-2*keepGoFrames)
+		}
+	case traceLaterGoroutines:
+		emit("… %d more goroutines omitted …", t.later)
+	case tracePython:
+		t.pyPush()
+		for _, l := range t.pyFirst {
+			t.next.line(l, off)
+		}
+		if t.pyN > keepPyFrames+1 {
+			emit("… %d frames omitted …", t.pyN-keepPyFrames-1)
+		}
+		for _, f := range t.pyLast {
+			for _, l := range f {
+				t.next.line(l, off)
+			}
+		}
+		t.pyFirst, t.pyLast = nil, nil
+	case traceFrames:
+		switch {
+		case t.frames == t.keep+1:
+			t.next.line(t.held, t.heldOff)
+		case t.frames > t.keep+1:
+			emit("… %d frames omitted …", t.frames-t.keep)
+		}
+	}
+	t.mode = traceNormal
+}
+
+func (t *traceStage) end() {
+	t.endMode(math.MaxInt)
+	t.next.end()
 }

@@ -1,6 +1,9 @@
 package tokenjuice
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // rules is the classification table, tried in order; the first match wins. Matchers look at the
 // effective argv of the main pipeline's source (see effective), so "python -m pytest", "npx jest"
@@ -16,7 +19,7 @@ var rules = []*rule{
 	{id: "git/branch", family: "git", match: gitIs("branch", "tag", "stash", "remote", "worktree"), reduce: reduceList(isCurrentBranch)},
 	{id: "git/grep", family: "search", match: gitIs("grep"), reduce: reduceGrep},
 	{id: "git/ls-files", family: "inventory", match: gitIs("ls-files", "ls-tree"), reduce: reducePaths},
-	{id: "git/transfer", family: "git", match: gitIs("clone", "fetch", "pull", "push", "submodule", "gc", "checkout", "switch", "rebase"), reduce: reduceGeneric},
+	{id: "git/transfer", family: "git", match: gitIs("clone", "fetch", "pull", "push", "submodule", "gc", "checkout", "switch", "rebase"), reduce: reduceGeneric, streams: true},
 
 	// tests
 	{id: "tests/go", family: "tests", match: goIs("test"), reduce: reduceGoTest},
@@ -215,10 +218,10 @@ func isHelp(_ *command, s *simple) bool {
 	return false
 }
 
-func isCurrentBranch(l string) bool { return strings.HasPrefix(l, "* ") }
+func isCurrentBranch(l []byte) bool { return bytes.HasPrefix(l, []byte("* ")) }
 
 // reduceList samples a list of lines, always keeping the lines keep selects.
-func reduceList(keep func(string) bool) func(d *doc) (string, bool) {
+func reduceList(keep func([]byte) bool) func(d *doc) (string, bool) {
 	return func(d *doc) (string, bool) {
 		lines := condense(d.lines)
 		sal := keep

@@ -79,3 +79,29 @@ func pluralNoun(n int, unit string) string {
 	}
 	return unit
 }
+
+// sample keeps a head, a middle window and a tail of items within budget; see sampleKeep.
+func sample(items []string, budget int, unit string) []string {
+	return render(items, sampleKeep(items, budget), unit)
+}
+
+// render returns the kept items in order with a gap line for each run of left-out ones.
+func render(items []string, keep []bool, unit string) []string {
+	out := make([]string, 0, len(items))
+	skipped := 0
+	for i, it := range items {
+		if !keep[i] {
+			skipped++
+			continue
+		}
+		if skipped > 0 {
+			out = append(out, gapLine(skipped, unit))
+			skipped = 0
+		}
+		out = append(out, it)
+	}
+	if skipped > 0 {
+		out = append(out, gapLine(skipped, unit))
+	}
+	return out
+}

@@ -65,7 +65,7 @@ var (
 	pytestDotsRE = regexp.MustCompile(`^(\S+\.py)? ?[.sxX]+\s*(\[\s*\d+%\])?$`)
 )
 
-func testSalient(l string) bool { return testSalientRE.MatchString(l) }
+func testSalient(l []byte) bool { return testSalientRE.Match(l) }
 
 // reduceTests serves pytest, jest, vitest, cargo test, mocha and npm test: passing tests and
 // runner chatter go, failures (names, assertion messages, locations) and summaries stay.

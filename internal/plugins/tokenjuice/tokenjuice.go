@@ -98,8 +98,11 @@ func (s Settings) Compact(in Input) (out Output) {
 	if cmd.isFileRead() {
 		return rawOutput(in, out, "read/file", ReasonFileRead)
 	}
-	d := &doc{cmd: cmd, src: cmd.source(), lines: normalize(in.Output), exit: in.ExitCode}
+	d := &doc{cmd: cmd, src: cmd.source(), raw: in.Output, exit: in.ExitCode}
 	r := classify(cmd)
+	if !r.streams {
+		d.lines = normalize(in.Output)
+	}
 	body, ok := r.reduce(d)
 	if !ok {
 		r = genericRule
@@ -150,7 +153,8 @@ const passthrough = "\x00passthrough"
 type doc struct {
 	cmd   *command
 	src   *simple  // the source command of the main pipeline
-	lines []string // normalized lines
+	raw   []byte   // the output as the command wrote it
+	lines []string // normalized lines; nil for rules that stream raw
 	exit  int
 }
 
@@ -163,6 +167,8 @@ type rule struct {
 	family string
 	match  func(c *command, s *simple) bool
 	reduce func(d *doc) (string, bool)
+	// streams says reduce reads d.raw line by line (with bounded memory) and needs no d.lines.
+	streams bool
 }
 
 // classify picks the rule for a command. Compound commands are classified by their last
