@@ -7,6 +7,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/discovery"
 	"github.com/nodmix/nodmix/internal/exposure"
+	"github.com/nodmix/nodmix/internal/search"
 	"github.com/nodmix/nodmix/internal/toolsearch"
 )
 
@@ -36,7 +37,7 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 	a.Engine.Discovery = a.Discovery
 	ts := a.Config.ToolSearch()
 	a.toolSearch.opts = a.toolSearchOptions()
-	a.toolSearch.indexes = toolsearch.NewIndexCache(a.Pipeline.Policy, toolSearchRanker)
+	a.toolSearch.indexes = toolsearch.NewIndexCache(a.Pipeline.Policy, toolsearch.SearchRanker(search.RankerOptions{}))
 	wantCode := (ts.Enabled && ts.Mode != toolsearch.ModeTools && opts.Mode == "") || opts.Mode == exposure.ToolSearchCode || opts.Code
 	codeOK := wantCode && a.startSandbox(ctx, opts.SandboxCommand)
 	a.Engine.SetMode(exposure.Resolve(ts.Enabled, ts.Mode, rules.Mode, codeOK))

@@ -7,10 +7,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/discovery"
 	"github.com/nodmix/nodmix/internal/search"
+	"github.com/nodmix/nodmix/internal/toolsearch"
 	"github.com/spf13/cobra"
 )
 
@@ -93,12 +93,13 @@ func buildRanker(kind string, tools []catalog.Tool) func(query string, k int) []
 		for i := range tools {
 			ptrs[i] = &tools[i]
 		}
-		r := app.NewRanker(ptrs, kind == "reference")
+		// The same documents the live Tool Search runtime indexes.
+		r := toolsearch.SearchRanker(search.RankerOptions{Reference: kind == "reference"})(ptrs)
 		return func(q string, k int) []string {
 			hits := r.Search(q, k, nil)
 			ids := make([]string, len(hits))
 			for i, h := range hits {
-				ids[i] = tools[h.Index].ID
+				ids[i] = tools[h.Doc].ID
 			}
 			return ids
 		}
