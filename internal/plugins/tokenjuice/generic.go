@@ -150,7 +150,6 @@ func isFrameStart(l []byte) bool {
 	return len(t) < len(l) && (bytes.HasPrefix(t, []byte("at ")) || bytes.HasPrefix(t, []byte("... ")))
 }
 
-
 // traceStage shortens stack traces: a Go panic keeps its message and the first goroutine's top
 // frames and counts the other goroutines; a Python traceback keeps its outermost and innermost
 // frames and the exception; JVM and JavaScript traces keep their top frames. It holds at most a
