@@ -31,7 +31,7 @@ func (a *App) addPolicy() error {
 	if err := rules.Validate(); err != nil {
 		return err
 	}
-	a.Pipeline.Policy = rules
+	a.Pipeline.Policy = controlsAllowed{rules}
 	if len(cfg.Approval.Require) > 0 {
 		gate, err := policy.NewApprovalGate(policy.ApprovalConfig{
 			Require: cfg.Approval.Require,
@@ -59,6 +59,19 @@ func (a *App) addPolicy() error {
 	a.Pipeline.Observers = append(a.Pipeline.Observers, a.Telemetry)
 	return nil
 }
+
+// controlsAllowed lets an allow list name only real tools: the discovery and Tool Search control
+// tools stay available (the calls they make are checked themselves) unless a deny rule names them.
+type controlsAllowed struct{ rules policy.Rules }
+
+func (c controlsAllowed) Allowed(t *catalog.Tool) bool {
+	if controlTool(t) {
+		return policy.Rules{Deny: c.rules.Deny}.Allowed(t)
+	}
+	return c.rules.Allowed(t)
+}
+
+var _ dispatch.Policy = controlsAllowed{}
 
 // SetAsker sets who is asked for approvals when no session-specific asker is registered (the CLI
 // sets its terminal).
@@ -113,4 +126,3 @@ func (r *askerRouter) Ask(ctx context.Context, req policy.ApprovalRequest) (poli
 	return a.Ask(ctx, req)
 }
 
-var _ dispatch.Policy = policy.Rules{}
