@@ -125,4 +125,3 @@ func (r *askerRouter) Ask(ctx context.Context, req policy.ApprovalRequest) (poli
 	}
 	return a.Ask(ctx, req)
 }
-
