@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,12 +211,46 @@ func TestHelperStdioServer(t *testing.T) {
 	os.Exit(0)
 }
 
-// hubSessions serves the hub's tools as they are, for the proxy benchmark.
-type hubSessions struct{ hub *mcphub.Hub }
+// hubSessions serves the hub's tools as they are (direct exposure without a core), and tells
+// every session when the hub's tools change.
+type hubSessions struct {
+	hub *mcphub.Hub
+	mu  sync.Mutex
+	fns map[int]func()
+	n   int
+}
 
-func (h hubSessions) Open(context.Context, string) (Session, error) { return hubSession(h), nil }
+func newHubSessions() *hubSessions { return &hubSessions{fns: map[int]func(){}} }
 
-type hubSession hubSessions
+// notify is the hub's Notify.
+func (h *hubSessions) notify() {
+	h.mu.Lock()
+	fns := make([]func(), 0, len(h.fns))
+	for _, fn := range h.fns {
+		fns = append(fns, fn)
+	}
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+func (h *hubSessions) Open(context.Context, string) (Session, error) { return hubSession{h}, nil }
+
+type hubSession struct{ *hubSessions }
+
+func (h hubSession) Subscribe(fn func()) func() {
+	h.mu.Lock()
+	id := h.n
+	h.n++
+	h.fns[id] = fn
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.fns, id)
+		h.mu.Unlock()
+	}
+}
 
 func (h hubSession) Tools() []catalog.Tool {
 	var out []catalog.Tool
@@ -234,8 +269,48 @@ func (h hubSession) Call(ctx context.Context, name string, args json.RawMessage)
 	return nil, os.ErrNotExist
 }
 
-func (hubSession) Subscribe(func()) func() { return func() {} }
-func (hubSession) Close() error            { return nil }
+func (hubSession) Close() error { return nil }
+
+// TestE2EListChangedThroughNodmix follows a tool added by a real downstream server all the way to
+// a TypeScript client: server list_changed → hub → session → nodmix's list_changed → client.
+func TestE2EListChangedThroughNodmix(t *testing.T) {
+	dir := e2eDir(t)
+	checkLeaks(t)
+	bridge := newHubSessions()
+	hub := mcphub.New(mcphub.Options{
+		Servers: []mcphub.ServerConfig{{Name: "fx", Command: "node", Args: []string{filepath.Join(dir, "fixture-server.mjs")}, Enabled: true}},
+		Notify:  bridge.notify,
+	})
+	bridge.hub = hub
+	if err := hub.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hub.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := hub.WaitState(ctx, "fx", mcphub.StateReady); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(bridge, Options{Prompts: hub, Resources: hub})
+	ts := httpServer(t, srv, nil)
+	run := runClient(t, dir, `[
+	  {"op":"tools"},
+	  {"op":"call","name":"mcp__fx__add_tool","arguments":{"name":"brand_new"}},
+	  {"op":"waitToolsChanged","timeoutMs":20000},
+	  {"op":"tools"},
+	  {"op":"call","name":"mcp__fx__brand_new","arguments":{}}
+	]`, "--url", ts.URL+"/mcp")
+	r := run.Results
+	if len(r) != 5 || !r[2].OK || !r[4].OK {
+		t.Fatalf("client run: %s", run.Raw)
+	}
+	if slices.Contains(r[0].toolNames(), "mcp__fx__brand_new") || !slices.Contains(r[3].toolNames(), "mcp__fx__brand_new") {
+		t.Errorf("tools before %v, after %v", r[0].toolNames(), r[3].toolNames())
+	}
+	if !strings.Contains(string(r[4].Result), "I am brand_new") {
+		t.Errorf("new tool = %s", r[4].Result)
+	}
+}
 
 // BenchmarkProxyOverhead compares tools/call of server-everything's echo made directly with the
 // Go SDK client against the same call through nodmix (an MCP client session to mcpserve over the
@@ -256,7 +331,9 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	}
 
 	// nodmix's side as `nodmix mcp serve` runs it: the stdio line transport, here over pipes.
-	srv := New(hubSessions{hub}, Options{})
+	bridge := newHubSessions()
+	bridge.hub = hub
+	srv := New(bridge, Options{})
 	defer srv.Close()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
