@@ -104,7 +104,12 @@ type Options struct {
 	Servers []ServerConfig
 	Log     *slog.Logger // nil: quiet
 	// Notify is called, on a hub goroutine and without hub locks held, whenever the result of
-	// Tools changes. It is usually the function catalog.Catalog.Add returned.
+	// Tools changes. It is usually the function catalog.Catalog.Add returns; since Add needs the
+	// hub, pass a closure over a variable that is set before Start:
+	//	var notify func()
+	//	h := mcphub.New(mcphub.Options{Notify: func() { notify() }, ...})
+	//	notify = cat.Add(h)
+	//	h.Start(ctx)
 	Notify              func()
 	ClientName, Version string // how nodmix introduces itself to servers; default "nodmix", "dev"
 

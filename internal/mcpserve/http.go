@@ -177,7 +177,8 @@ func isLoopback(host string) bool {
 
 // ListenAndServe serves h on addr until ctx ends, then shuts down gracefully. Loopback needs no
 // token; any other address does (ErrTokenRequired). With a token, every request except
-// GET /healthz must carry "Authorization: Bearer <token>".
+// GET /healthz must carry "Authorization: Bearer <token>". Open SSE streams end when their MCP
+// sessions do: close the Server when ctx ends, or shutdown waits 3 seconds before cutting them.
 func ListenAndServe(ctx context.Context, addr, token string, h http.Handler) error {
 	if err := CheckListen(addr, token); err != nil {
 		return err
