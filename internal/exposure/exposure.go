@@ -73,6 +73,10 @@ type Engine struct {
 	mu   sync.Mutex
 	subs map[string]map[int]func()
 	next int
+
+	allowedMu   sync.Mutex
+	allowedFrom *catalog.Snapshot // the catalog snapshot allowed was filtered from
+	allowed     *catalog.Snapshot
 }
 
 // Mode is the engine's current exposure mode.
@@ -95,12 +99,20 @@ func (e *Engine) SetMode(m Mode) {
 
 // Allowed is the current catalog snapshot without the tools policy denies: denied tools are never
 // listed, found or called.
+//
+// The policy is fixed once assembled, so the filtered snapshot is computed once per catalog
+// snapshot, not on every call.
 func (e *Engine) Allowed() *catalog.Snapshot {
 	snap := e.Catalog.Snapshot()
 	if e.Pipeline == nil || e.Pipeline.Policy == nil {
 		return snap
 	}
-	return snap.Filter(e.Pipeline.Policy.Allowed)
+	e.allowedMu.Lock()
+	defer e.allowedMu.Unlock()
+	if e.allowedFrom != snap {
+		e.allowed, e.allowedFrom = snap.Filter(e.Pipeline.Policy.Allowed), snap
+	}
+	return e.allowed
 }
 
 // Run returns the snapshot of what a session can call now: the visible tools plus the control
