@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -258,6 +259,46 @@ func TestCorpusUpdateReusesAndMatches(t *testing.T) {
 	for i := range before {
 		if !cmp.Equal(again.DocTerms(i), old.DocTerms(i)) {
 			t.Fatalf("Update modified the old corpus at doc %d", i)
+		}
+	}
+}
+
+// A large corpus is tokenized on several goroutines; the result must not differ from
+// one goroutine's.
+func TestCorpusParallelMatchesSequential(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	base := readTools(t, sealtoolsTools)
+	var docs []Doc
+	for copyN := 0; len(docs) < 9000; copyN++ {
+		for _, d := range seedDocs(base) {
+			if copyN > 0 {
+				d.Name += "V" + strconv.Itoa(copyN)
+				d.Summary += " copy " + strconv.Itoa(copyN)
+			}
+			docs = append(docs, d)
+		}
+	}
+	parallel := NewCorpus(docs)
+	// Batches under the worker threshold stay on one goroutine.
+	sequential := NewCorpus(nil)
+	for n := 1500; ; n += 1500 {
+		sequential = sequential.Update(docs[:min(n, len(docs))])
+		if n >= len(docs) {
+			break
+		}
+	}
+	for i := range docs {
+		if !cmp.Equal(sequential.DocTerms(i), parallel.DocTerms(i)) || sequential.DocLen(i) != parallel.DocLen(i) {
+			t.Fatalf("doc %d differs between the parallel and the sequential build", i)
+		}
+	}
+	a, _ := parallel.Index(nil)
+	b, _ := sequential.Index(nil)
+	for _, q := range readQueryFile(t, sealtoolsQueries)[:30] {
+		ha, _ := a.Search(q.Query, 10)
+		hb, _ := b.Search(q.Query, 10)
+		if !cmp.Equal(ha, hb) {
+			t.Fatalf("Search(%q) differs: %v vs %v", q.Query, ha, hb)
 		}
 	}
 }

@@ -1,0 +1,321 @@
+package search
+
+import (
+	"hash/maphash"
+	"maps"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// Corpus holds documents tokenized once, ready to be indexed in any subset. A Corpus is
+// immutable after construction and safe for concurrent use; Update derives a new one.
+type Corpus struct {
+	terms map[string]int32 // term → id
+	vocab []string         // id → term
+	docs  []Doc            // kept for Update, which compares content
+	// Document i's terms, in order of first occurrence, are termIDs[start[i]:start[i+1]]
+	// with weighted frequencies freqs[start[i]:start[i+1]].
+	start   []int32
+	termIDs []int32
+	freqs   []uint32
+	lens    []uint32
+}
+
+// NewCorpus tokenizes docs. The corpus keeps docs (for Update): the caller must not
+// modify them afterwards.
+func NewCorpus(docs []Doc) *Corpus {
+	return (&Corpus{}).Update(docs)
+}
+
+// minDocsPerWorker keeps small corpora on one goroutine, where starting more would
+// cost more than it saves.
+const minDocsPerWorker = 2048
+
+// Update returns a corpus of docs that reuses c's tokenization for every document
+// whose content is unchanged, so a catalog change costs only the changed documents.
+// Large batches of new documents are tokenized on several goroutines, which Update
+// waits for. c itself is not modified. Like NewCorpus, the new corpus keeps docs.
+func (c *Corpus) Update(docs []Doc) *Corpus {
+	nc := &Corpus{
+		terms: maps.Clone(c.terms),
+		vocab: slices.Clip(c.vocab),
+		docs:  docs,
+		start: make([]int32, len(docs)+1),
+		lens:  make([]uint32, len(docs)),
+	}
+	if nc.terms == nil {
+		nc.terms = make(map[string]int32, len(docs))
+	}
+	reuse := c.unchanged(docs)
+	var todo []int
+	for i, j := range reuse {
+		if j < 0 {
+			todo = append(todo, i)
+		}
+	}
+	// Tokenize: one builder on the corpus dictionary, or one per chunk of todo, each
+	// on a dictionary of its own that is merged below in chunk order, so that term ids
+	// never depend on scheduling.
+	workers := min(runtime.GOMAXPROCS(0), len(todo)/minDocsPerWorker)
+	var parts []*corpusBuilder
+	if workers <= 1 {
+		parts = []*corpusBuilder{{terms: nc.terms, vocab: nc.vocab}}
+		parts[0].build(docs, todo)
+		nc.vocab = parts[0].vocab
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			chunk := todo[w*len(todo)/workers : (w+1)*len(todo)/workers]
+			b := &corpusBuilder{terms: map[string]int32{}}
+			parts = append(parts, b)
+			wg.Go(func() { b.build(docs, chunk) })
+		}
+		wg.Wait()
+		for _, b := range parts {
+			remap := make([]int32, len(b.vocab))
+			for local, term := range b.vocab {
+				id, ok := nc.terms[term]
+				if !ok {
+					id = int32(len(nc.vocab))
+					nc.terms[term] = id
+					nc.vocab = append(nc.vocab, term)
+				}
+				remap[local] = id
+			}
+			for k, id := range b.termIDs {
+				b.termIDs[k] = remap[id]
+			}
+		}
+	}
+	// Assemble in document order; a fresh single build already is.
+	if len(parts) == 1 && len(todo) == len(docs) {
+		b := parts[0]
+		nc.termIDs, nc.freqs, nc.lens = b.termIDs, b.freqs, b.lens
+		copy(nc.start, b.ends)
+		return nc
+	}
+	total := 0
+	for _, b := range parts {
+		total += len(b.termIDs)
+	}
+	for _, j := range reuse {
+		if j >= 0 {
+			total += int(c.start[j+1] - c.start[j])
+		}
+	}
+	nc.termIDs = make([]int32, 0, total)
+	nc.freqs = make([]uint32, 0, total)
+	part, k := 0, 0 // next built document: parts[part].docs[k]
+	for i, j := range reuse {
+		if j >= 0 {
+			lo, hi := c.start[j], c.start[j+1]
+			nc.termIDs = append(nc.termIDs, c.termIDs[lo:hi]...)
+			nc.freqs = append(nc.freqs, c.freqs[lo:hi]...)
+			nc.lens[i] = c.lens[j]
+		} else {
+			for k == len(parts[part].lens) {
+				part, k = part+1, 0
+			}
+			b := parts[part]
+			lo, hi := b.ends[k], b.ends[k+1]
+			nc.termIDs = append(nc.termIDs, b.termIDs[lo:hi]...)
+			nc.freqs = append(nc.freqs, b.freqs[lo:hi]...)
+			nc.lens[i] = b.lens[k]
+			k++
+		}
+		nc.start[i+1] = int32(len(nc.termIDs))
+	}
+	return nc
+}
+
+// unchanged maps every document of docs to an old document of c with the same
+// content, or to -1. Hashing is cheap next to tokenizing, and a hash match is
+// confirmed field by field.
+func (c *Corpus) unchanged(docs []Doc) []int32 {
+	reuse := make([]int32, len(docs))
+	for i := range reuse {
+		reuse[i] = -1
+	}
+	if len(c.docs) == 0 {
+		return reuse
+	}
+	seed := maphash.MakeSeed()
+	old := make(map[uint64][]int32, len(c.docs))
+	for j := range c.docs {
+		h := hashDoc(seed, &c.docs[j])
+		old[h] = append(old[h], int32(j))
+	}
+	for i := range docs {
+		for _, cand := range old[hashDoc(seed, &docs[i])] {
+			if sameDoc(&c.docs[cand], &docs[i]) {
+				reuse[i] = cand
+				break
+			}
+		}
+	}
+	return reuse
+}
+
+func hashDoc(seed maphash.Seed, d *Doc) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for _, f := range [...]string{d.Name, d.Label, d.ServerName, d.MCPToolName, d.Summary} {
+		h.WriteString(f)
+		h.WriteByte(0) // a separator: ("ab", "") and ("a", "b") hash apart
+	}
+	for _, k := range d.SchemaKeys {
+		h.WriteString(k)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
+}
+
+func sameDoc(a, b *Doc) bool {
+	return a.Name == b.Name && a.Label == b.Label && a.ServerName == b.ServerName &&
+		a.MCPToolName == b.MCPToolName && a.Summary == b.Summary && slices.Equal(a.SchemaKeys, b.SchemaKeys)
+}
+
+// corpusBuilder tokenizes documents into term ids of its dictionary, reusing its
+// buffers. A builder belongs to one goroutine.
+type corpusBuilder struct {
+	terms map[string]int32 // the dictionary: term → id
+	vocab []string         // id → term
+	// The output: built document k has termIDs[ends[k]:ends[k+1]] with weighted
+	// frequencies freqs[…] and length lens[k].
+	termIDs []int32
+	freqs   []uint32
+	ends    []int32
+	lens    []uint32
+
+	sc tokenScanner
+	// slot[t] is where term t sits in termIDs when slotDoc[t] is the document being
+	// built; documents count from one, so a zero slotDoc means never.
+	slot    []int32
+	slotDoc []int32
+	doc     int32
+	// fieldIDs caches the term ids of this document's fields, which often repeat
+	// (the label defaults to the name).
+	fieldIDs []int32
+	fields   []fieldSpan
+	short    map[[2]uint64]int32 // term ids of tokens of up to 15 bytes
+}
+
+type fieldSpan struct {
+	s        string
+	from, to int
+}
+
+// build tokenizes docs[i] for every i in which, in order.
+func (b *corpusBuilder) build(docs []Doc, which []int) {
+	b.termIDs = make([]int32, 0, 32*len(which))
+	b.freqs = make([]uint32, 0, 32*len(which))
+	b.ends = append(make([]int32, 0, len(which)+1), 0)
+	b.lens = make([]uint32, 0, len(which))
+	b.short = make(map[[2]uint64]int32, min(2*len(which), 1<<13))
+	for _, i := range which {
+		b.lens = append(b.lens, b.addDoc(&docs[i]))
+		b.ends = append(b.ends, int32(len(b.termIDs)))
+	}
+}
+
+func (b *corpusBuilder) addDoc(d *Doc) uint32 {
+	b.doc++
+	b.fieldIDs = b.fieldIDs[:0]
+	b.fields = b.fields[:0]
+	var length uint32
+	length += b.addField(d.Name, weightName)
+	length += b.addField(d.Label, weightLabel)
+	length += b.addField(d.ServerName, weightServerName)
+	length += b.addField(d.MCPToolName, weightMCPToolName)
+	length += b.addField(d.Summary, weightSummary)
+	for _, k := range d.SchemaKeys {
+		length += b.addField(k, weightSchemaKey)
+	}
+	return length
+}
+
+func (b *corpusBuilder) addField(s string, weight uint32) uint32 {
+	if s == "" {
+		return 0
+	}
+	ids := b.fieldTermIDs(s)
+	for _, id := range ids {
+		if b.slotDoc[id] == b.doc {
+			b.freqs[b.slot[id]] += weight
+			continue
+		}
+		b.slotDoc[id] = b.doc
+		b.slot[id] = int32(len(b.termIDs))
+		b.termIDs = append(b.termIDs, id)
+		b.freqs = append(b.freqs, weight)
+	}
+	return weight * uint32(len(ids))
+}
+
+func (b *corpusBuilder) fieldTermIDs(s string) []int32 {
+	for _, f := range b.fields {
+		if f.s == s {
+			return b.fieldIDs[f.from:f.to]
+		}
+	}
+	from := len(b.fieldIDs)
+	b.sc.scan(s)
+	start := int32(0)
+	for _, end := range b.sc.ends {
+		id := b.termID(b.sc.out[start:end])
+		start = end
+		for int(id) >= len(b.slot) {
+			b.slot = append(b.slot, 0)
+			b.slotDoc = append(b.slotDoc, 0)
+		}
+		b.fieldIDs = append(b.fieldIDs, id)
+	}
+	b.fields = append(b.fields, fieldSpan{s: s, from: from, to: len(b.fieldIDs)})
+	return b.fieldIDs[from:]
+}
+
+// termID returns the id of tok, adding it to the dictionary if it is new. Tokens of up
+// to 15 bytes, nearly all words, go through a map keyed by the packed bytes, which
+// hashes and compares faster than one keyed by strings.
+func (b *corpusBuilder) termID(tok []byte) int32 {
+	var key [2]uint64
+	short := len(tok) <= 15
+	if short {
+		for i, c := range tok {
+			key[i>>3] |= uint64(c) << (8 * (i & 7))
+		}
+		key[1] |= uint64(len(tok)) << 56
+		if id, ok := b.short[key]; ok {
+			return id
+		}
+	}
+	id, ok := b.terms[string(tok)]
+	if !ok {
+		id = int32(len(b.vocab))
+		term := string(tok)
+		b.terms[term] = id
+		b.vocab = append(b.vocab, term)
+	}
+	if short {
+		b.short[key] = id
+	}
+	return id
+}
+
+// Len is the number of documents.
+func (c *Corpus) Len() int { return len(c.docs) }
+
+// DocLen is the seed's length of document i: the sum of its weighted term frequencies.
+func (c *Corpus) DocLen(i int) int { return int(c.lens[i]) }
+
+// DocTerms lists document i's terms in order of first occurrence with their weighted
+// frequencies.
+func (c *Corpus) DocTerms(i int) []TermFreq {
+	lo, hi := c.start[i], c.start[i+1]
+	out := make([]TermFreq, 0, hi-lo)
+	for j := lo; j < hi; j++ {
+		out = append(out, TermFreq{Term: c.vocab[c.termIDs[j]], Freq: int(c.freqs[j])})
+	}
+	return out
+}
