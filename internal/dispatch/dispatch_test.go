@@ -1,0 +1,136 @@
+package dispatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/dispatch"
+)
+
+type denyNamed string
+
+func (d denyNamed) Allowed(t *catalog.Tool) bool { return t.Name != string(d) }
+
+type gateFunc func(ctx context.Context, c catalog.Call) error
+
+func (g gateFunc) Check(ctx context.Context, c catalog.Call) error { return g(ctx, c) }
+
+type middlewareFunc func(ctx context.Context, c catalog.Call, r *catalog.Result) (*catalog.Result, error)
+
+func (m middlewareFunc) Process(ctx context.Context, c catalog.Call, r *catalog.Result) (*catalog.Result, error) {
+	return m(ctx, c, r)
+}
+
+type recorder struct{ events []dispatch.Event }
+
+func (r *recorder) Observe(ev dispatch.Event) { r.events = append(r.events, ev) }
+
+func snapshot(t *testing.T) *catalog.Snapshot {
+	t.Helper()
+	echo := catalog.ExecutorFunc(func(_ context.Context, c catalog.Call) (*catalog.Result, error) {
+		return catalog.TextResult(string(c.Args)), nil
+	})
+	broken := catalog.ExecutorFunc(func(context.Context, catalog.Call) (*catalog.Result, error) {
+		return nil, errors.New("connection reset")
+	})
+	s, err := catalog.NewSnapshot(1, []catalog.Entry{
+		{Tool: catalog.Tool{ID: "nodmix:core:echo", Name: "echo", Source: catalog.SourceBuiltin}, Exec: echo},
+		{Tool: catalog.Tool{ID: "mcp:s:secret", Name: "secret", Source: catalog.SourceMCP}, Exec: echo},
+		{Tool: catalog.Tool{ID: "mcp:s:broken", Name: "broken", Source: catalog.SourceMCP}, Exec: broken},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestPipeline(t *testing.T) {
+	snap := snapshot(t)
+	rec := &recorder{}
+	p := &dispatch.Pipeline{
+		Policy: denyNamed("secret"),
+		Gates: []dispatch.Gate{gateFunc(func(_ context.Context, c catalog.Call) error {
+			if string(c.Args) == `{"block":true}` {
+				return &dispatch.BlockedError{Reason: "hook said no"}
+			}
+			return nil
+		})},
+		Observers: []dispatch.Observer{rec},
+	}
+	ctx := context.Background()
+	tests := []struct {
+		target, args string
+		wantErr      error
+		wantText     string
+		wantIsError  bool
+		outcome      string
+	}{
+		{"echo", `{ "a" : 1 }`, nil, `{"a":1}`, false, "ok"},
+		{"nodmix:core:echo", ``, nil, `{}`, false, "ok"},
+		{"nope", `{}`, dispatch.ErrUnknownTool, "", false, "unknown"},
+		{"secret", `{}`, dispatch.ErrDenied, "", false, "denied"},
+		{"echo", `[1]`, nil, `Invalid arguments for tool "nodmix:core:echo": arguments must be a JSON object`, true, "invalid"},
+		{"echo", `{"block":true}`, nil, `Tool "nodmix:core:echo" was blocked before execution: hook said no`, true, "blocked"},
+		{"broken", `{}`, nil, `Tool "mcp:s:broken" failed: connection reset`, true, "error"},
+	}
+	for _, tt := range tests {
+		res, err := p.Call(ctx, snap, dispatch.Request{Target: tt.target, Args: json.RawMessage(tt.args), Session: "s"})
+		if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+			t.Errorf("%s %s: err = %v, want %v", tt.target, tt.args, err, tt.wantErr)
+			continue
+		}
+		if err == nil && (res.Text() != tt.wantText || res.IsError != tt.wantIsError) {
+			t.Errorf("%s %s: result %q (error %v), want %q (error %v)", tt.target, tt.args, res.Text(), res.IsError, tt.wantText, tt.wantIsError)
+		}
+		if got := rec.events[len(rec.events)-1].Outcome; got != tt.outcome {
+			t.Errorf("%s %s: outcome %q, want %q", tt.target, tt.args, got, tt.outcome)
+		}
+	}
+}
+
+func TestMiddlewareFailsOpen(t *testing.T) {
+	snap := snapshot(t)
+	ctx := context.Background()
+	upper := middlewareFunc(func(_ context.Context, _ catalog.Call, r *catalog.Result) (*catalog.Result, error) {
+		return catalog.TextResult("compacted " + r.Text()), nil
+	})
+	failing := middlewareFunc(func(context.Context, catalog.Call, *catalog.Result) (*catalog.Result, error) {
+		return nil, errors.New("rule failed")
+	})
+	panicking := middlewareFunc(func(context.Context, catalog.Call, *catalog.Result) (*catalog.Result, error) {
+		panic("rule bug")
+	})
+	tests := []struct {
+		chain []dispatch.Middleware
+		want  string
+	}{
+		{[]dispatch.Middleware{upper}, `compacted {"x":1}`},
+		{[]dispatch.Middleware{failing}, `{"x":1}`},
+		{[]dispatch.Middleware{panicking, upper}, `compacted {"x":1}`},
+	}
+	for i, tt := range tests {
+		p := &dispatch.Pipeline{Middleware: tt.chain}
+		res, err := p.Call(ctx, snap, dispatch.Request{Target: "echo", Args: json.RawMessage(`{"x":1}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, res.Text()); diff != "" {
+			t.Errorf("chain %d (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	a, err := dispatch.Canonical(json.RawMessage(`{"b": 1, "a": {"d": 2.50, "c": [1, "x"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := dispatch.Canonical(json.RawMessage(`{"a":{"c":[1,"x"],"d":2.50},"b":1}`))
+	if string(a) != string(b) || string(a) != `{"a":{"c":[1,"x"],"d":2.50},"b":1}` {
+		t.Errorf("canonical forms %s and %s", a, b)
+	}
+}
