@@ -2,7 +2,6 @@ package tokenjuice
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -14,12 +13,8 @@ var colsRE = regexp.MustCompile(`\s{2,}|\t`)
 
 var lsLongRE = regexp.MustCompile(`^([-dlcbpsD])[-rwxsStTl]{9}[.+@]?\s+\d+\s+\S+\s+(?:\S+\s+)?(\d[\d,.]*[KMGTP]?|\d+,\s*\d+)\s+(\w{3}\s+\d+\s+[\d:]+|\d+\s+\w{3}\s+[\d:]+|\d{4}-\d\d-\d\d(?: [\d:.]+)?(?: [+-]\d{4})?)\s(.+)$`)
 
-// Budgets of inventories: ls names every entry of a directory that fits its share; an outline of
-// a long path listing names every directory and samples the entries of each.
-const (
-	inventoryBudget = 1600
-	outlineBudget   = 1000
-)
+// inventoryBudget is what ls shares among its directories, in proportion to their entries.
+const inventoryBudget = 1600
 
 // reduceLs reduces `ls` listings to names (a / marks directories, -> a link's target), several
 // to a line, under each directory header of `ls -R`; modes, owners, sizes and dates go.
@@ -62,27 +57,51 @@ func reduceLs(d *doc) (string, bool) {
 		}
 	}
 	total := 0
+	headers := map[string]bool{}
 	for _, g := range dirs {
 		total += len(g.names)
+		if g.header != "" {
+			headers[strings.TrimSuffix(g.header, ":")] = true
+		}
+	}
+	// A subdirectory that ls -R lists below under its own header is not repeated in its parent's
+	// names: its header says it is there.
+	for _, g := range dirs {
+		if g.header == "" {
+			continue
+		}
+		parent := strings.TrimSuffix(g.header, ":")
+		kept := g.names[:0:0]
+		for _, n := range g.names {
+			if !headers[parent+"/"+strings.TrimSuffix(n, "/")] {
+				kept = append(kept, n)
+			}
+		}
+		g.names = kept
+	}
+	shown := 0
+	for _, g := range dirs {
+		shown += len(g.names)
 	}
 	var out []string
 	for _, g := range dirs {
 		if g.header == "" && len(g.names) == 0 {
 			continue
 		}
-		h := fmt.Sprintf("(%s", plural(len(g.names), "entry"))
-		if g.dirs > 0 {
-			h += fmt.Sprintf(", %d dirs", g.dirs)
-		}
-		h += ")"
-		if g.header != "" {
-			out = append(out, g.header+" "+h)
-		} else if len(dirs) > 2 || g.dirs > 0 && len(dirs) > 1 {
-			out = append(out, h)
-		}
 		// Each directory's share of the budget follows its share of the entries.
-		budget := max(inventoryBudget/8, inventoryBudget*len(g.names)/max(total, 1))
-		if w := wrapWords(sample(g.names, budget, "entries"), 100); w != "" {
+		budget := max(inventoryBudget/8, inventoryBudget*len(g.names)/max(shown, 1))
+		names := sample(g.names, budget, "entries")
+		// Counts are worth their characters only when some names are left out.
+		h := ""
+		if len(names) != len(g.names) {
+			h = fmt.Sprintf(" (%s)", plural(len(g.names), "entry"))
+		}
+		if g.header != "" {
+			out = append(out, g.header+h)
+		} else if h != "" && len(dirs) > 1 {
+			out = append(out, strings.TrimSpace(h))
+		}
+		if w := wrapWords(names, 100); w != "" {
 			out = append(out, w)
 		}
 	}
@@ -94,12 +113,13 @@ func reduceLs(d *doc) (string, bool) {
 		head += " (" + plural(dirs[0].dirs, "dir") + ")"
 	}
 	if long > 0 {
-		head += "; modes, owners, sizes and dates omitted"
+		head += ", names only" // modes, owners, sizes and dates go
 	}
 	return head + "\n" + strings.Join(out, "\n"), true
 }
 
-// wrapWords joins words with two spaces into lines of about width characters.
+// wrapWords joins words with a space into lines of about width characters; a word that holds a
+// space is quoted, as ls quotes it on a terminal.
 func wrapWords(words []string, width int) string {
 	var b strings.Builder
 	n := 0
@@ -112,133 +132,22 @@ func wrapWords(words []string, width int) string {
 			n = 0
 			continue
 		}
+		if strings.ContainsAny(w, " \t") {
+			w = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
 		c := charCount(w)
-		if n > 0 && n+2+c > width {
+		if n > 0 && n+1+c > width {
 			b.WriteByte('\n')
 			n = 0
 		}
 		if n > 0 {
-			b.WriteString("  ")
-			n += 2
+			b.WriteByte(' ')
+			n++
 		}
 		b.WriteString(w)
 		n += c
 	}
 	return strings.TrimRight(b.String(), "\n")
-}
-
-var (
-	unzipRowRE = regexp.MustCompile(`^\s*\d+\s+\d{2,4}-\d\d-\d{2,4}\s+[\d:]+\s+(.+)$`)
-	tarLongRE  = regexp.MustCompile(`^[-dlhcbp][-rwxsStT]{9}\s+\S+\s+\d+\s+\S+\s+\S+\s+(.+)$`)
-)
-
-// Listings of at most this many paths are sampled as full paths; longer ones are outlined by
-// directory, which names every directory and as many files per directory as the budget allows.
-const outlineMinPaths = 100
-
-// reducePaths serves find, fd, git ls-files, rg --files and archive listings.
-func reducePaths(d *doc) (string, bool) {
-	var paths, other []string
-	for _, l := range d.lines {
-		t := strings.TrimSpace(l)
-		switch {
-		case t == "":
-		case unzipRowRE.MatchString(l):
-			paths = append(paths, unzipRowRE.FindStringSubmatch(l)[1])
-		case tarLongRE.MatchString(l):
-			paths = append(paths, tarLongRE.FindStringSubmatch(l)[1])
-		case strings.Contains(t, ": ") && isSalientString(t): // find: 'x': Permission denied
-			other = append(other, t)
-		case strings.HasPrefix(t, "Archive:") || strings.HasPrefix(t, "Length ") || strings.HasPrefix(t, "---------"):
-		default:
-			paths = append(paths, t)
-		}
-	}
-	if len(paths) == 0 {
-		return "", false
-	}
-	var out []string
-	if len(paths) < outlineMinPaths {
-		out = append(out, plural(len(paths), "path")+":")
-		out = append(out, sample(paths, sampleBudget, "paths")...)
-	} else {
-		out = outlinePaths(paths)
-	}
-	if len(other) > 0 {
-		out = append(out, sample(other, salientBudget/2, "messages")...)
-	}
-	return strings.Join(out, "\n"), true
-}
-
-// outlinePaths groups paths by directory, in the order directories first appear. A directory with
-// up to three entries lists them as full paths; a larger one lists its entries' names after it.
-// Sibling directories that hold just one entry of the same name ("pkg/*/index.ts") share a line.
-func outlinePaths(paths []string) []string {
-	type group struct {
-		dir   string
-		names []string
-	}
-	var order []*group
-	byDir := map[string]*group{}
-	for _, p := range paths {
-		trail := strings.HasSuffix(p, "/")
-		dir, name := path.Split(strings.TrimSuffix(p, "/"))
-		if trail {
-			name += "/"
-		}
-		g := byDir[dir]
-		if g == nil {
-			g = &group{dir: dir}
-			byDir[dir] = g
-			order = append(order, g)
-		}
-		g.names = append(g.names, name)
-	}
-	// Fold single-entry directories with a shared entry name under one parent.
-	type fold struct {
-		parent, name string
-		dirs         []string
-	}
-	folds := map[string]*fold{}
-	for _, g := range order {
-		if len(g.names) == 1 && g.dir != "" {
-			parent, base := path.Split(strings.TrimSuffix(g.dir, "/"))
-			key := parent + "\x00" + g.names[0]
-			f := folds[key]
-			if f == nil {
-				f = &fold{parent: parent, name: g.names[0]}
-				folds[key] = f
-			}
-			f.dirs = append(f.dirs, base)
-		}
-	}
-	// Every directory is named; its entries share the budget in proportion to their number.
-	share := func(n int) int { return max(outlineBudget/10, outlineBudget*n/len(paths)) }
-	var items []string
-	done := map[string]bool{}
-	for _, g := range order {
-		if len(g.names) == 1 && g.dir != "" {
-			parent, _ := path.Split(strings.TrimSuffix(g.dir, "/"))
-			key := parent + "\x00" + g.names[0]
-			if f := folds[key]; len(f.dirs) >= 3 {
-				if !done[key] {
-					done[key] = true
-					items = append(items, fmt.Sprintf("%s*/%s (%d dirs): %s", f.parent, f.name, len(f.dirs),
-						strings.Join(sample(f.dirs, share(len(f.dirs)), "dirs"), " ")))
-				}
-				continue
-			}
-		}
-		if len(g.names) <= 3 {
-			for _, n := range g.names {
-				items = append(items, g.dir+n)
-			}
-			continue
-		}
-		items = append(items, fmt.Sprintf("%s (%d): %s", g.dir, len(g.names), strings.Join(sample(g.names, share(len(g.names)), "names"), " ")))
-	}
-	header := fmt.Sprintf("%s in %s:", plural(len(paths), "path"), plural(len(order), "directory"))
-	return append([]string{header}, sample(items, inventoryBudget*3, "directories")...)
 }
 
 var duRE = regexp.MustCompile(`^(\d+(?:[.,]\d+)?)([KMGTPkB]?)\s+(.+)$`)
@@ -274,112 +183,6 @@ func reduceDu(d *doc) (string, bool) {
 	out = append(out, "in order:")
 	out = append(out, sample(lines, sampleBudget/3, "entries")...)
 	return strings.Join(out, "\n"), true
-}
-
-var (
-	grepLineRE = regexp.MustCompile(`^(.+?)([:-])(\d+)([:-])(.*)$`)
-	grepFileRE = regexp.MustCompile(`^([^:\s][^:]*?):(.*)$`)
-)
-
-// reduceGrep summarises matches per file (the files with most matches, each with its first match)
-// and samples the matches, each cut around what the pattern matched.
-func reduceGrep(d *doc) (string, bool) {
-	pattern := grepPattern(d.src)
-	type file struct {
-		name string
-		n    int
-	}
-	var order []*file
-	byName := map[string]*file{}
-	items := make([]string, 0, len(d.lines))
-	for _, l := range d.lines {
-		name, loc, text := "", "", l
-		if m := grepLineRE.FindStringSubmatch(l); m != nil && m[2] == m[4] {
-			name, loc, text = m[1], m[1]+m[2]+m[3]+m[4], m[5]
-		} else if m := grepFileRE.FindStringSubmatch(l); m != nil && !strings.Contains(m[1], " ") {
-			name, loc, text = m[1], m[1]+":", m[2]
-		}
-		item := loc + clipAround(text, pattern, 100)
-		items = append(items, item)
-		if name == "" {
-			continue
-		}
-		f := byName[name]
-		if f == nil {
-			f = &file{name: name}
-			byName[name] = f
-			order = append(order, f)
-		}
-		f.n++
-	}
-	var out []string
-	if len(order) > 1 {
-		out = append(out, fmt.Sprintf("%s in %s", plural(len(items), "match"), plural(len(order), "file")))
-		top := append([]*file(nil), order...)
-		sort.SliceStable(top, func(i, j int) bool { return top[i].n > top[j].n })
-		if len(top) > 5 {
-			top = top[:5]
-		}
-		if top[0].n > 1 && linesChars(items) > sampleBudget {
-			var most []string
-			for _, f := range top {
-				if f.n > 1 {
-					most = append(most, fmt.Sprintf("%s (%d)", f.name, f.n))
-				}
-			}
-			out = append(out, "most matches: "+strings.Join(most, ", "))
-		}
-	}
-	out = append(out, sample(items, sampleBudget, "matches")...)
-	return strings.Join(out, "\n"), true
-}
-
-// grepPattern returns the literal pattern of a grep or rg command, or "".
-func grepPattern(s *simple) string {
-	for i := 1; i < len(s.argv); i++ {
-		a := s.argv[i]
-		if a == "-e" || a == "--regexp" {
-			if i+1 < len(s.argv) {
-				return s.argv[i+1]
-			}
-		}
-		if !strings.HasPrefix(a, "-") {
-			if s.name() == "git" { // git grep PATTERN
-				continue
-			}
-			return a
-		}
-	}
-	return ""
-}
-
-// clipAround cuts text to about max runes around the first case-insensitive occurrence of pattern
-// (taken literally), or keeps its start.
-func clipAround(text, pattern string, limit int) string {
-	text = strings.TrimSpace(text)
-	r := []rune(text)
-	if len(r) <= limit {
-		return text
-	}
-	at := -1
-	if pattern != "" {
-		if i := strings.Index(strings.ToLower(text), strings.ToLower(pattern)); i >= 0 {
-			at = len([]rune(text[:i]))
-		}
-	}
-	if at < 0 {
-		return string(r[:limit-1]) + "…"
-	}
-	start := max(0, at-limit/3)
-	end := min(len(r), start+limit)
-	s := string(r[start:end])
-	if start > 0 {
-		s = "…" + s
-	}
-	if end < len(r) {
-		s += "…"
-	}
-	return s
 }
 
 var (

@@ -10,7 +10,7 @@ import (
 
 // Budgets, in characters, of the parts of a compacted text.
 const (
-	sampleBudget  = 600  // head, middle window and tail of ordinary lines
+	sampleBudget  = 560  // head, middle window and tail of ordinary lines
 	salientBudget = 1600 // lines that explain a failure: errors, warnings, locations
 	maxLineChars  = 400  // longer lines are cut in the middle
 )

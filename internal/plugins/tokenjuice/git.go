@@ -325,8 +325,10 @@ func (f *diffFile) deleted() bool {
 }
 
 // diffBudgetFor gives every file room for its header and first change, within bounds.
+const diffBase = 500
+
 func diffBudgetFor(files []*diffFile) int {
-	return max(900, min(2400, 500+70*len(files)))
+	return max(900, min(2400, diffBase+70*len(files)))
 }
 
 var hunkStartRE = regexp.MustCompile(`\+(\d+)`)
@@ -460,7 +462,11 @@ func (c *commit) line() string {
 	return b.String()
 }
 
-const logBudget = 850
+// Budgets of logs: one entry per commit, or one line per commit (--oneline, --graph).
+const (
+	logBudget     = 750
+	onelineBudget = 500
+)
 
 func reduceGitLog(d *doc) (string, bool) {
 	cs := parseLog(d.lines)
@@ -484,7 +490,7 @@ func reduceOneline(lines []string) (string, bool) {
 		}
 		items = append(items, clip(l, diffLineChars))
 	}
-	return strings.Join(sample(items, sampleBudget, "lines"), "\n"), true
+	return strings.Join(sample(items, onelineBudget, "lines"), "\n"), true
 }
 
 // reduceGitShow renders a commit's header in one line and its diff like git diff does.
@@ -504,6 +510,9 @@ func reduceGitShow(d *doc) (string, bool) {
 // ---- git blame ----
 
 var blameRE = regexp.MustCompile(`^\^?([0-9a-f]{4,40}) (?:\S+ +)?\((.+?) +(\d{4}-\d\d-\d\d) [\d:]+ [-+]\d{4} +(\d+)\) ?(.*)$`)
+
+// Budgets of blame's code sample: its head, middle and tail, and the lines that handle errors.
+var blameBudget, blameSalientBudget = 100, 450
 
 // reduceGitBlame lists the commits with their authors and line counts once, then shows a sample of
 // the code with line numbers instead of repeating the attribution on every line.
@@ -527,13 +536,13 @@ func reduceGitBlame(d *doc) (string, bool) {
 			order = append(order, w)
 		}
 		w.lines++
-		code = append(code, fmt.Sprintf("%4s %s", m[4], clip(m[5], diffLineChars)))
+		code = append(code, m[4]+" "+clip(strings.TrimSpace(m[5]), diffLineChars))
 	}
 	out := []string{fmt.Sprintf("%s by %s:", plural(len(code), "line"), plural(len(order), "commit"))}
-	for _, w := range sample(commitsByCount(order, func(w *who) (string, int) { return w.key, w.lines }), sampleBudget/2, "commits") {
+	for _, w := range sample(commitsByCount(order, func(w *who) (string, int) { return w.key, w.lines }), sampleBudget, "commits") {
 		out = append(out, "  "+w)
 	}
-	out = append(out, sample(code, sampleBudget, "lines")...)
+	out = append(out, selectLines(code, blameBudget, isSalient, blameSalientBudget)...)
 	return strings.Join(out, "\n"), true
 }
 
@@ -548,6 +557,10 @@ func commitsByCount[T any](items []T, f func(T) (string, int)) []string {
 }
 
 // ---- git commit ----
+
+// commitPathsBudget is what each kind of change (create, delete, rename) of a commit's summary
+// spends on naming its paths.
+const commitPathsBudget = 150
 
 var modeLineRE = regexp.MustCompile(`^ (create|delete) mode \d+ (.+)$|^ (rename|copy) (.+) \(\d+%\)$|^ mode change \d+ => \d+ (.+)$`)
 
@@ -577,7 +590,7 @@ func reduceGitCommit(d *doc) (string, bool) {
 	}
 	for _, k := range kindOrder {
 		ps := kinds[k]
-		out = append(out, fmt.Sprintf(" %s (%d): %s", k, len(ps), strings.Join(sample(ps, sampleBudget/3, "paths"), ", ")))
+		out = append(out, fmt.Sprintf(" %s (%d): %s", k, len(ps), strings.Join(sample(ps, commitPathsBudget, "paths"), ", ")))
 	}
 	return strings.Join(condense(out), "\n"), true
 }

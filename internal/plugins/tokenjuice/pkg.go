@@ -209,19 +209,37 @@ func reduceGoMod(d *doc) (string, bool) {
 	}
 	if len(order) > 0 {
 		host := ""
-		items := make([]string, len(order))
+		paths := make([]string, len(order))
+		results := make([]string, len(order))
+		tally := map[string]int{}
+		common := ""
 		for i, u := range order {
 			f := fetches[u]
-			p := u
+			paths[i] = u
 			if j := strings.Index(u, "://"); j >= 0 {
 				if k := strings.IndexByte(u[j+3:], '/'); k >= 0 {
 					host = u[:j+3+k+1]
-					p = u[j+3+k+1:]
+					paths[i] = u[j+3+k+1:]
 				}
 			}
-			items[i] = fmt.Sprintf("  %s (%s: %s)", p, strings.Join(f.kinds, " "), f.status)
+			results[i] = strings.Join(f.kinds, " ") + ": " + f.status
+			if tally[results[i]]++; tally[results[i]] > tally[common] {
+				common = results[i]
+			}
 		}
-		out = append([]string{fmt.Sprintf("fetched %s from %s:", plural(len(order), "module version"), host)}, append(sample(items, sampleBudget, "modules"), out...)...)
+		// The result most fetches share is said once; the others are noted on their line.
+		items := make([]string, len(order))
+		for i := range order {
+			items[i] = "  " + paths[i]
+			if results[i] != common || tally[common] < 2 {
+				items[i] += " (" + results[i] + ")"
+			}
+		}
+		head := fmt.Sprintf("fetched %s from %s", plural(len(order), "module version"), host)
+		if tally[common] >= 2 {
+			head += " (" + common + " unless noted)"
+		}
+		out = append([]string{head + ":"}, append(sample(items, sampleBudget, "modules"), out...)...)
 	}
 	for _, v := range verbOrder {
 		out = append(out, fmt.Sprintf("go: %s (%d): %s", v, len(verbs[v]), strings.Join(sample(verbs[v], sampleBudget/2, "modules"), ", ")))

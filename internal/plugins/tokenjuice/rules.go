@@ -17,8 +17,8 @@ var rules = []*rule{
 	{id: "git/blame", family: "git", match: gitIs("blame", "annotate"), reduce: reduceGitBlame},
 	{id: "git/commit", family: "git", match: gitIs("commit", "merge", "cherry-pick", "revert", "am"), reduce: reduceGitCommit},
 	{id: "git/branch", family: "git", match: gitIs("branch", "tag", "stash", "remote", "worktree"), reduce: reduceList(isCurrentBranch)},
-	{id: "git/grep", family: "search", match: gitIs("grep"), reduce: reduceGrep},
-	{id: "git/ls-files", family: "inventory", match: gitIs("ls-files", "ls-tree"), reduce: reducePaths},
+	{id: "git/grep", family: "search", match: gitIs("grep"), reduce: reduceGrep, streams: true},
+	{id: "git/ls-files", family: "inventory", match: gitIs("ls-files", "ls-tree"), reduce: reducePaths, streams: true},
 	{id: "git/transfer", family: "git", match: gitIs("clone", "fetch", "pull", "push", "submodule", "gc", "checkout", "switch", "rebase"), reduce: reduceGeneric, streams: true},
 
 	// tests
@@ -49,12 +49,12 @@ var rules = []*rule{
 
 	// inventories and searches
 	{id: "inventory/ls", family: "inventory", match: nameIs("ls", "exa", "eza", "lsd"), reduce: reduceLs},
-	{id: "inventory/find", family: "inventory", match: nameIs("find", "fd", "fdfind", "locate"), reduce: reducePaths},
+	{id: "inventory/find", family: "inventory", match: nameIs("find", "fd", "fdfind", "locate"), reduce: reducePaths, streams: true},
 	{id: "inventory/tree", family: "inventory", match: nameIs("tree"), reduce: reduceList(nil)},
 	{id: "inventory/du", family: "inventory", match: nameIs("du"), reduce: reduceDu},
-	{id: "inventory/archive", family: "inventory", match: nameIs("tar", "unzip", "zip", "zipinfo", "7z", "rsync"), reduce: reducePaths},
-	{id: "search/rg-files", family: "inventory", match: rgFiles, reduce: reducePaths},
-	{id: "search/grep", family: "search", match: nameIs("grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"), reduce: reduceGrep},
+	{id: "inventory/archive", family: "inventory", match: nameIs("tar", "unzip", "zip", "zipinfo", "7z", "rsync"), reduce: reducePaths, streams: true},
+	{id: "search/rg-files", family: "inventory", match: rgFiles, reduce: reducePaths, streams: true},
+	{id: "search/grep", family: "search", match: nameIs("grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"), reduce: reduceGrep, streams: true},
 
 	// help last: "git help" and "docker --help" are help, whatever the program
 	{id: "help", family: "help", match: isHelp, reduce: reduceHelp},

@@ -184,7 +184,7 @@ func TestCompactAlwaysSaysItCompacted(t *testing.T) {
 	if !strings.Contains(out.Text, "ERROR worker 3: disk full") {
 		t.Error("the error line was dropped")
 	}
-	if !strings.HasSuffix(out.Text, "full output: tokenjuice_raw handle=tj_abcdefabcdef]") {
+	if !strings.HasSuffix(out.Text, "; tokenjuice_raw tj_abcdefabcdef]") {
 		t.Errorf("marker missing: %q", out.Text[max(0, len(out.Text)-120):])
 	}
 	if out.CompactChars*10 > out.RawChars {
@@ -229,7 +229,7 @@ func FuzzCompact(f *testing.F) {
 		if out.Raw && out.Text != string(output) {
 			t.Fatal("raw output is not byte-identical")
 		}
-		if !out.Raw && !strings.Contains(out.Text, "[tokenjuice: compacted ") {
+		if !out.Raw && !strings.Contains(out.Text, "[compacted ") {
 			t.Fatal("compacted text without its marker")
 		}
 		if out.CompactChars > out.RawChars && !out.Raw {

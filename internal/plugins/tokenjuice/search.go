@@ -1,0 +1,241 @@
+package tokenjuice
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"hash/maphash"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Search results (grep, rg, ag, git grep). A match's text is cut around the pattern; matches whose
+// text repeats (boilerplate, a call made in many places) collapse to one line that counts them and
+// names where they are; the other matches are sampled; the files with most matches are listed.
+
+var (
+	grepLineRE = regexp.MustCompile(`^(.+?)([:-])(\d+)([:-])(.*)$`)
+	grepFileRE = regexp.MustCompile(`^([^:\s][^:]*?):(.*)$`)
+)
+
+const (
+	grepTextChars    = 80  // a match's text is cut around the pattern to this many characters
+	grepRepeatChars  = 60  // and a repeated text to this many
+	grepRepeatLocs   = 2   // locations named of a repeated text
+	grepRepeatBudget = 600 // for the lines of repeated texts
+	grepBudget       = 600 // for a sample of the other matches
+	// grepMaxTracked bounds the distinct texts and the files tracked, so that memory stays bounded
+	// on any output: texts beyond it are not grouped, files beyond it are not counted one by one.
+	grepMaxTracked = 1 << 16
+)
+
+// parseGrepLine splits "file:line:text" (or "file-line-text" for context, or "file:text") into views
+// of l; name and loc are nil when the line has no file prefix.
+func parseGrepLine(l []byte) (name, loc, text []byte) {
+	if m := grepLineRE.FindSubmatchIndex(l); m != nil && l[m[4]] == l[m[8]] {
+		return l[m[2]:m[3]], l[m[2]:m[9]], l[m[10]:m[11]]
+	}
+	if m := grepFileRE.FindSubmatchIndex(l); m != nil && !bytes.ContainsAny(l[m[2]:m[3]], " \t") {
+		return l[m[2]:m[3]], l[m[2] : m[3]+1], l[m[4]:m[5]]
+	}
+	return nil, nil, l
+}
+
+type grepFile struct {
+	name string
+	n    int
+}
+
+// grepRepeat is a text found by several matches: the first locations and how many there are.
+type grepRepeat struct {
+	text string
+	locs []string
+	n    int
+	seq  int
+}
+
+// reduceGrep reads the output twice, line by line: first to count texts and files, then to group
+// repeated texts and sample the others. What it holds is bounded by grepMaxTracked and the budgets.
+func reduceGrep(d *doc) (string, bool) {
+	pattern := strings.ToLower(grepPattern(d.src))
+	seed := maphash.MakeSeed()
+	counts := map[uint64]int32{}
+	files := map[string]*grepFile{}
+	var order []*grepFile
+	matches, untracked := 0, 0
+	s := newLineScanner(d.raw)
+	for {
+		l, _, ok := s.next()
+		if !ok {
+			break
+		}
+		matches++
+		name, _, text := parseGrepLine(l)
+		key := maphash.Bytes(seed, bytes.TrimSpace(text))
+		if c, ok := counts[key]; ok {
+			counts[key] = c + 1
+		} else if len(counts) < grepMaxTracked {
+			counts[key] = 1
+		}
+		if name == nil {
+			continue
+		}
+		f := files[string(name)]
+		if f == nil {
+			if len(files) >= grepMaxTracked {
+				untracked++
+				continue
+			}
+			f = &grepFile{name: string(name)}
+			files[f.name] = f
+			order = append(order, f)
+		}
+		f.n++
+	}
+	if matches == 0 {
+		return "", false
+	}
+
+	repeats := map[uint64]*grepRepeat{}
+	sel := newSelector(len(d.raw)/2, grepBudget, nil, 0, "matches")
+	var buf, low []byte
+	s = newLineScanner(d.raw)
+	for {
+		l, off, ok := s.next()
+		if !ok {
+			break
+		}
+		_, loc, text := parseGrepLine(l)
+		text = bytes.TrimSpace(text)
+		key := maphash.Bytes(seed, text)
+		if counts[key] < 2 {
+			buf = append(buf[:0], loc...)
+			buf, low = clipAround(buf, low, text, pattern, grepTextChars)
+			sel.line(buf, off)
+			continue
+		}
+		r := repeats[key]
+		if r == nil {
+			buf, low = clipAround(buf[:0], low, text, pattern, grepRepeatChars)
+			r = &grepRepeat{text: string(buf), seq: len(repeats)}
+			repeats[key] = r
+		}
+		r.n++
+		if len(r.locs) < grepRepeatLocs && loc != nil {
+			r.locs = append(r.locs, string(loc))
+		}
+	}
+	sel.end()
+
+	var out []string
+	if len(order) > 1 {
+		head := fmt.Sprintf("%s in %s", plural(matches, "match"), plural(len(order)+untracked, "file"))
+		out = append(out, head)
+		top := slices.Clone(order)
+		slices.SortStableFunc(top, func(a, b *grepFile) int { return cmp.Compare(b.n, a.n) })
+		top = top[:min(len(top), 3)]
+		if top[0].n > 1 && len(d.raw) > sampleBudget {
+			var most []string
+			for _, f := range top {
+				if f.n > 1 {
+					most = append(most, fmt.Sprintf("%s (%d)", f.name, f.n))
+				}
+			}
+			out = append(out, "most matches: "+strings.Join(most, ", "))
+		}
+	}
+	if len(repeats) > 0 {
+		rs := make([]*grepRepeat, 0, len(repeats))
+		for _, r := range repeats {
+			rs = append(rs, r)
+		}
+		slices.SortFunc(rs, func(a, b *grepRepeat) int { return a.seq - b.seq })
+		lines := make([]string, len(rs))
+		for i, r := range rs {
+			lines[i] = r.line()
+		}
+		out = append(out, sample(lines, grepRepeatBudget, "repeated texts")...)
+	}
+	out = append(out, sel.out...)
+	return strings.Join(out, "\n"), true
+}
+
+// line renders a repeated text: the text, how many matches have it, and where the first are.
+func (r *grepRepeat) line() string {
+	s := fmt.Sprintf("%s  ×%d:", r.text, r.n)
+	if len(r.locs) > 0 {
+		s += " " + strings.Join(r.locs, " ")
+	}
+	if more := r.n - len(r.locs); more > 0 && len(r.locs) > 0 {
+		s += fmt.Sprintf(" +%d more", more)
+	}
+	return s
+}
+
+// grepPattern returns the literal pattern of a grep or rg command, or "".
+func grepPattern(s *simple) string {
+	for i := 1; i < len(s.argv); i++ {
+		a := s.argv[i]
+		if a == "-e" || a == "--regexp" {
+			if i+1 < len(s.argv) {
+				return s.argv[i+1]
+			}
+		}
+		if !strings.HasPrefix(a, "-") {
+			if s.name() == "git" { // git grep PATTERN
+				continue
+			}
+			return a
+		}
+	}
+	return ""
+}
+
+// clipAround appends to dst the text cut to about limit runes around the first case-insensitive
+// occurrence of pattern (lower case, taken literally), or its start. low is scratch space; both
+// are returned for reuse.
+func clipAround(dst, low, text []byte, pattern string, limit int) ([]byte, []byte) {
+	n := utf8.RuneCount(text)
+	if n <= limit {
+		return append(dst, text...), low
+	}
+	at := -1
+	if pattern != "" {
+		low = append(low[:0], text...)
+		for i, c := range low {
+			if c >= 'A' && c <= 'Z' {
+				low[i] = c + 'a' - 'A'
+			}
+		}
+		if i := bytes.Index(low, []byte(pattern)); i >= 0 {
+			at = utf8.RuneCount(text[:i])
+		}
+	}
+	if at < 0 {
+		return append(append(dst, runePrefix(text, limit-1)...), "…"...), low
+	}
+	start := max(0, at-limit/3)
+	end := min(n, start+limit)
+	from := len(runePrefix(text, start))
+	to := len(runePrefix(text, end))
+	if start > 0 {
+		dst = append(dst, "…"...)
+	}
+	dst = append(dst, text[from:to]...)
+	if end < n {
+		dst = append(dst, "…"...)
+	}
+	return dst, low
+}
+
+// runePrefix returns the first n runes of b.
+func runePrefix(b []byte, n int) []byte {
+	i := 0
+	for ; n > 0 && i < len(b); n-- {
+		_, size := utf8.DecodeRune(b[i:])
+		i += size
+	}
+	return b[:i]
+}
