@@ -28,11 +28,13 @@ func genLog(size int) []byte {
 	return []byte(b.String())
 }
 
-// genFind makes a find listing of n paths in a tree of packages.
+// genFind makes a find listing of n paths in a tree of packages, depth first as find walks it:
+// eleven files a directory, 37 directories a package.
 func genFind(n int) []byte {
 	var b strings.Builder
 	for i := range n {
-		fmt.Fprintf(&b, "./pkg/mod%03d/internal/sub%02d/file_%06d.go\n", i%500, i%37, i)
+		d := i / 11
+		fmt.Fprintf(&b, "./pkg/mod%03d/internal/sub%02d/file_%06d.go\n", d/37, d%37, i)
 	}
 	return []byte(b.String())
 }
@@ -44,6 +46,8 @@ func BenchmarkCompact(b *testing.B) {
 	}{
 		{"log_50MB", Input{Command: "./server --replay", ExitCode: 2, Output: genLog(50 << 20)}},
 		{"find_200k_lines", Input{Command: "find . -name '*.go'", Output: genFind(200_000)}},
+		{"grep_200k_matches", Input{Command: "grep -rn handle src", Output: genGrep(200_000)}},
+		{"pytest_10MB", Input{Command: "python -m pytest -v", ExitCode: 1, Output: genTests(10 << 20)}},
 		{"git_status_small", Input{Command: "git status", Output: []byte("On branch main\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n\tmodified:   a.go\n")}},
 	}
 	for _, c := range cases {
@@ -73,4 +77,27 @@ func BenchmarkMiddlewareSmall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// genGrep makes grep -rn output: n matches in files of 40 matches each.
+func genGrep(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "src/pkg%03d/file%02d.go:%d:\tif err := handle(ctx, req%d); err != nil { return fmt.Errorf(\"handle: %%w\", err) }\n", i/400, i/40%10, i%40*7+1, i%13)
+	}
+	return []byte(b.String())
+}
+
+// genTests makes the output of a long pytest run with a few failures.
+func genTests(size int) []byte {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		if i%5000 == 4999 {
+			fmt.Fprintf(&b, "tests/test_mod%d.py::test_case_%d FAILED\n    assert compute(%d) == %d\nE   AssertionError: expected %d\n", i/100, i, i, i+1, i+1)
+			continue
+		}
+		fmt.Fprintf(&b, "tests/test_mod%d.py::test_case_%d PASSED\n", i/100, i)
+	}
+	b.WriteString("==== 20 failed, 99980 passed in 81.20s ====\n")
+	return []byte(b.String())
 }

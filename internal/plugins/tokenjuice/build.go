@@ -44,7 +44,7 @@ func reduceBuild(d *doc) (string, bool) {
 	if len(out) == 0 {
 		return "", false
 	}
-	return strings.Join(selectLines(condense(out), sampleBudget, diagRE.Match, salientBudget*2), "\n"), true
+	return strings.Join(selectCondensed(out, sampleBudget, diagRE.Match, salientBudget*2), "\n"), true
 }
 
 var (
@@ -118,5 +118,5 @@ func reduceDockerBuild(d *doc) (string, bool) {
 		}
 		out = append(out, l)
 	}
-	return strings.Join(selectLines(condense(out), sampleBudget, isSalient, salientBudget), "\n"), true
+	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }

@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -115,7 +116,8 @@ func (pl *pathLister) render() (string, bool) {
 }
 
 // pathTree groups paths by directory. While the names it holds stay under holdChars it keeps every
-// directory and name (whole mode); past that it streams (see holdChars).
+// directory and name (whole mode); past that it streams (see holdChars): the open directories form
+// a least-recently-used list, and the one pushed out is finished into bounded windows.
 type pathTree struct {
 	recs      map[string]*dirRec // every directory (whole mode), or the open ones (streaming)
 	order     []*dirRec          // whole mode: in order of first appearance
@@ -125,49 +127,118 @@ type pathTree struct {
 	clock     int
 	half      int
 
+	lru   dirList  // streaming: open directories, most recently used first
 	win   *windows // streaming: the outline lines
 	lines int
 	fold  *foldRun // streaming: a run of sibling directories holding one entry of the same name
+	free  *dirRec  // streaming: a finished record, for reuse
+	buf   []byte
 }
 
-// dirRec is one directory of an outline: its entries' names (all of them, or in streaming mode
-// the first and the last ones) and their number. A fold record lists sibling directories instead.
+// dirRec is one directory of an outline: its entries' names and their number. In whole mode
+// names holds every name; in streaming mode headBuf holds the first names (up to recHead bytes)
+// and lastBuf the last ones (about recTail bytes), newline-separated, in buffers that a finished
+// record hands on to the next one.
 type dirRec struct {
-	dir       string
-	names     []string
-	headChars int
-	last      []string
-	lastChars int
-	n         int
-	seq, used int
-	off       int
+	dir        string
+	names      []string
+	headBuf    []byte
+	headN      int
+	lastBuf    []byte
+	lastN      int
+	n          int
+	seq, used  int
+	off        int
+	prev, next *dirRec // in the LRU list
 }
 
-func (r *dirRec) addBounded(name string) {
+// addBounded counts a name and keeps it if it is among the first recHead or the last recTail
+// bytes of names.
+func (r *dirRec) addBounded(name []byte) {
 	r.n++
-	if len(r.last) == 0 && (len(r.names) == 0 || r.headChars+len(name)+1 <= recHead) {
-		r.names = append(r.names, name)
-		r.headChars += len(name) + 1
+	if r.lastN == 0 && (r.headN == 0 || len(r.headBuf)+len(name)+1 <= recHead) {
+		if r.headN > 0 {
+			r.headBuf = append(r.headBuf, '\n')
+		}
+		r.headBuf = append(r.headBuf, name...)
+		r.headN++
 		return
 	}
-	r.last = append(r.last, name)
-	r.lastChars += len(name) + 1
-	for len(r.last) > 1 && r.lastChars > recTail {
-		r.lastChars -= len(r.last[0]) + 1
-		r.last = r.last[1:]
+	if r.lastN > 0 {
+		r.lastBuf = append(r.lastBuf, '\n')
+	}
+	r.lastBuf = append(r.lastBuf, name...)
+	r.lastN++
+	for r.lastN > 1 && len(r.lastBuf) > recTail {
+		i := bytes.IndexByte(r.lastBuf, '\n')
+		r.lastBuf = append(r.lastBuf[:0], r.lastBuf[i+1:]...)
+		r.lastN--
 	}
 }
 
-// shown renders the names of a streamed record, with a gap for those it no longer holds.
-func (r *dirRec) shown(unit string) string {
-	s := strings.Join(r.names, " ")
-	if gap := r.n - len(r.names) - len(r.last); gap > 0 {
-		s += " " + gapLine(gap, unit)
+// held returns every name a streamed record still holds, in order.
+func (r *dirRec) held() []string {
+	out := strings.Split(string(r.headBuf), "\n")
+	if r.lastN > 0 {
+		out = append(out, strings.Split(string(r.lastBuf), "\n")...)
 	}
-	if len(r.last) > 0 {
-		s += " " + strings.Join(r.last, " ")
+	return out
+}
+
+// appendShown appends the names of a streamed record, with a gap for those it no longer holds.
+func (r *dirRec) appendShown(dst []byte, unit string) []byte {
+	start := len(dst)
+	dst = append(dst, r.headBuf...)
+	if gap := r.n - r.headN - r.lastN; gap > 0 {
+		dst = appendGap(append(dst, ' '), gap, unit)
 	}
-	return s
+	if r.lastN > 0 {
+		dst = append(append(dst, ' '), r.lastBuf...)
+	}
+	for i := start; i < len(dst); i++ {
+		if dst[i] == '\n' {
+			dst[i] = ' '
+		}
+	}
+	return dst
+}
+
+// reset readies a finished record for reuse, keeping its buffers.
+func (r *dirRec) reset(dir string, seq, off int) {
+	*r = dirRec{dir: dir, seq: seq, off: off, headBuf: r.headBuf[:0], lastBuf: r.lastBuf[:0]}
+}
+
+// dirList is an intrusive doubly linked list of directories.
+type dirList struct {
+	front, back *dirRec
+	n           int
+}
+
+func (l *dirList) pushFront(r *dirRec) {
+	r.prev, r.next = nil, l.front
+	if l.front != nil {
+		l.front.prev = r
+	}
+	l.front = r
+	if l.back == nil {
+		l.back = r
+	}
+	l.n++
+}
+
+func (l *dirList) remove(r *dirRec) {
+	if r.prev != nil {
+		r.prev.next = r.next
+	} else {
+		l.front = r.next
+	}
+	if r.next != nil {
+		r.next.prev = r.prev
+	} else {
+		l.back = r.prev
+	}
+	r.prev, r.next = nil, nil
+	l.n--
 }
 
 func splitPath(p []byte) (dir, name []byte, trail bool) {
@@ -180,30 +251,42 @@ func splitPath(p []byte) (dir, name []byte, trail bool) {
 }
 
 func (t *pathTree) add(p []byte, off int) {
-	dir, nm, trail := splitPath(p)
-	name := string(nm)
+	dir, name, trail := splitPath(p)
 	if trail {
-		name += "/"
+		t.buf = append(append(t.buf[:0], name...), '/')
+		name = t.buf
 	}
 	t.clock++
 	r := t.recs[string(dir)]
-	if r == nil {
-		r = &dirRec{dir: string(dir), seq: t.seq, off: off}
+	switch {
+	case r == nil:
+		if r = t.free; r != nil {
+			t.free = nil
+			r.reset(string(dir), t.seq, off)
+		} else {
+			r = &dirRec{dir: string(dir), seq: t.seq, off: off}
+		}
 		t.seq++
 		t.recs[r.dir] = r
 		if t.streaming {
-			t.evict(openDirs)
+			t.lru.pushFront(r)
 		} else {
 			t.order = append(t.order, r)
 		}
+	case t.streaming && t.lru.front != r:
+		t.lru.remove(r)
+		t.lru.pushFront(r)
 	}
 	r.used = t.clock
 	if t.streaming {
 		r.addBounded(name)
+		for t.lru.n > openDirs {
+			t.evict(t.lru.back)
+		}
 		return
 	}
 	r.n++
-	r.names = append(r.names, name)
+	r.names = append(r.names, string(name))
 	t.held += len(name) + 1
 	if t.held > holdChars {
 		t.startStreaming()
@@ -211,37 +294,30 @@ func (t *pathTree) add(p []byte, off int) {
 }
 
 // startStreaming gives up the whole outline: the directories not among the openDirs most recently
-// used are finished, in order of first appearance.
+// used are finished, least recently used first.
 func (t *pathTree) startStreaming() {
 	t.streaming = true
 	t.win = newWindows(outlineLinesBudget, 0, 0, t.half)
+	slices.SortFunc(t.order, func(a, b *dirRec) int { return a.used - b.used })
 	for _, r := range t.order {
 		names := r.names
-		r.names, r.last, r.n, r.headChars, r.lastChars = nil, nil, 0, 0, 0
+		r.names, r.n = nil, 0
 		for _, n := range names {
-			r.addBounded(n)
+			r.addBounded([]byte(n))
 		}
+		t.lru.pushFront(r)
 	}
 	t.order = nil
-	t.evict(openDirs)
+	for t.lru.n > openDirs {
+		t.evict(t.lru.back)
+	}
 }
 
-// evict finishes the least recently used directories until at most keep are open.
-func (t *pathTree) evict(keep int) {
-	if len(t.recs) <= keep {
-		return
-	}
-	open := make([]*dirRec, 0, len(t.recs))
-	for _, r := range t.recs {
-		open = append(open, r)
-	}
-	slices.SortFunc(open, func(a, b *dirRec) int { return b.used - a.used })
-	done := open[keep:]
-	slices.SortFunc(done, func(a, b *dirRec) int { return a.seq - b.seq })
-	for _, r := range done {
-		delete(t.recs, r.dir)
-		t.finish(r)
-	}
+func (t *pathTree) evict(r *dirRec) {
+	t.lru.remove(r)
+	delete(t.recs, r.dir)
+	t.finish(r)
+	t.free = r
 }
 
 // foldRun is a run of sibling directories that each hold one entry of the same name
@@ -255,25 +331,28 @@ type foldRun struct {
 // finish renders a streamed directory into the windows, folding runs of sibling directories that
 // hold one entry of the same name.
 func (t *pathTree) finish(r *dirRec) {
-	if r.n == 1 && r.dir != "" && len(r.names) == 1 {
+	if r.n == 1 && r.dir != "" {
 		parent, base := path.Split(strings.TrimSuffix(r.dir, "/"))
-		if f := t.fold; f != nil && f.parent == parent && f.entry == r.names[0] {
-			f.dirs.addBounded(base)
+		if f := t.fold; f != nil && f.parent == parent && f.entry == string(r.headBuf) {
+			f.dirs.addBounded([]byte(base))
 			return
 		}
 		t.flushFold()
-		t.fold = &foldRun{parent: parent, entry: r.names[0], off: r.off}
-		t.fold.dirs.addBounded(base)
+		t.fold = &foldRun{parent: parent, entry: string(r.headBuf), off: r.off}
+		t.fold.dirs.addBounded([]byte(base))
 		return
 	}
 	t.flushFold()
-	if r.n <= fullPathsMax && r.n == len(r.names)+len(r.last) {
-		for _, n := range append(r.names, r.last...) {
+	if r.n <= fullPathsMax && r.n == r.headN+r.lastN {
+		for _, n := range r.held() {
 			t.offer(r.dir+n, r.off)
 		}
 		return
 	}
-	t.offer(fmt.Sprintf("%s (%d): %s", r.dir, r.n, r.shown("names")), r.off)
+	t.buf = append(append(t.buf[:0], r.dir...), " ("...)
+	t.buf = append(strconv.AppendInt(t.buf, int64(r.n), 10), "): "...)
+	t.buf = r.appendShown(t.buf, "names")
+	t.offerBytes(t.buf, r.off)
 }
 
 func (t *pathTree) flushFold() {
@@ -283,16 +362,20 @@ func (t *pathTree) flushFold() {
 	}
 	t.fold = nil
 	if f.dirs.n >= 3 {
-		t.offer(fmt.Sprintf("%s*/%s (%d dirs): %s", f.parent, f.entry, f.dirs.n, f.dirs.shown("dirs")), f.off)
+		t.buf = fmt.Appendf(t.buf[:0], "%s*/%s (%d dirs): ", f.parent, f.entry, f.dirs.n)
+		t.buf = f.dirs.appendShown(t.buf, "dirs")
+		t.offerBytes(t.buf, f.off)
 		return
 	}
-	for _, d := range append(f.dirs.names, f.dirs.last...) {
+	for _, d := range f.dirs.held() {
 		t.offer(f.parent+d+"/"+f.entry, f.off)
 	}
 }
 
-func (t *pathTree) offer(line string, off int) {
-	t.win.offer([]byte(line), t.lines, off)
+func (t *pathTree) offer(line string, off int) { t.offerBytes([]byte(line), off) }
+
+func (t *pathTree) offerBytes(line []byte, off int) {
+	t.win.offer(line, t.lines, off)
 	t.lines++
 }
 
@@ -300,7 +383,14 @@ func (t *pathTree) render(paths int) []string {
 	if !t.streaming {
 		return outlineWhole(t.order, paths)
 	}
-	t.evict(0)
+	var open []*dirRec
+	for r := t.lru.front; r != nil; r = r.next {
+		open = append(open, r)
+	}
+	slices.SortFunc(open, func(a, b *dirRec) int { return a.seq - b.seq })
+	for _, r := range open {
+		t.evict(r)
+	}
 	t.flushFold()
 	out := []string{plural(paths, "path") + ", by directory:"}
 	return append(out, renderItems(t.win.pick(nil), t.lines, "lines")...)

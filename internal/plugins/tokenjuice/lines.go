@@ -157,16 +157,22 @@ func normalizeLine(dst, seg []byte) []byte {
 }
 
 // normalize returns all normalized lines of b (see lineScanner), for reducers that parse a whole
-// output. Streaming reducers use lineScanner directly.
+// output. Streaming reducers use lineScanner directly. The output is copied once: lines that need
+// no rewriting are substrings of that copy.
 func normalize(b []byte) []string {
-	var lines []string
+	lines := make([]string, 0, bytes.Count(b, []byte{'\n'})+1)
+	all := string(b)
 	s := newLineScanner(b)
 	for {
-		l, _, ok := s.next()
+		l, off, ok := s.next()
 		if !ok {
 			return lines
 		}
-		lines = append(lines, string(l))
+		if len(l) > 0 && off+len(l) <= len(b) && &b[off] == &l[0] {
+			lines = append(lines, all[off:off+len(l)])
+		} else {
+			lines = append(lines, string(l))
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ func reduceNodeInstall(d *doc) (string, bool) {
 	if len(out) == 0 {
 		out = append(out, d.src.name()+" install: ok")
 	}
-	return strings.Join(selectLines(condense(out), sampleBudget, isSalient, salientBudget), "\n"), true
+	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }
 
 var (
@@ -57,7 +57,7 @@ func reducePipInstall(d *doc) (string, bool) {
 	if len(satisfied) > 0 {
 		out = append([]string{fmt.Sprintf("already satisfied (%d): %s", len(satisfied), strings.Join(sample(satisfied, sampleBudget/3, "packages"), ", "))}, out...)
 	}
-	return strings.Join(selectLines(condense(out), sampleBudget, isSalient, salientBudget), "\n"), true
+	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }
 
 var pipRowRE = regexp.MustCompile(`^(\S+)\s+(\S+)(\s+\S.*)?$`)
@@ -161,7 +161,7 @@ func reduceApt(d *doc) (string, bool) {
 		}
 		out = append(out, fmt.Sprintf("%s (%d): %s", k, len(steps[k]), strings.Join(sample(steps[k], sampleBudget/3, "packages"), ", ")))
 	}
-	return strings.Join(selectLines(condense(out), sampleBudget, isSalient, salientBudget), "\n"), true
+	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }
 
 var (
@@ -244,7 +244,7 @@ func reduceGoMod(d *doc) (string, bool) {
 	for _, v := range verbOrder {
 		out = append(out, fmt.Sprintf("go: %s (%d): %s", v, len(verbs[v]), strings.Join(sample(verbs[v], sampleBudget/2, "modules"), ", ")))
 	}
-	return strings.Join(selectLines(condense(out), sampleBudget, isSalient, salientBudget), "\n"), true
+	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }
 
 func contains(list []string, s string) bool {

@@ -1,6 +1,6 @@
 package tokenjuice
 
-import "fmt"
+import "strconv"
 
 // Shares of a sampling budget: the head shows how the output starts (commands, first errors), the
 // tail how it ends (summaries), and a window around the middle shows its shape in between, so that
@@ -60,8 +60,14 @@ func sampleKeep(items []string, budget int) []bool {
 	return keep
 }
 
-func gapLine(n int, unit string) string {
-	return fmt.Sprintf("… %s %s omitted …", group(n), pluralNoun(n, unit))
+func gapLine(n int, unit string) string { return string(appendGap(nil, n, unit)) }
+
+// appendGap appends the gap line for n left-out items.
+func appendGap(dst []byte, n int, unit string) []byte {
+	dst = append(dst, "… "...)
+	dst = appendGroup(dst, n)
+	dst = append(append(append(dst, ' '), pluralNoun(n, unit)...), " omitted …"...)
+	return dst
 }
 
 // pluralNoun returns unit for n == 1 in its singular form ("line" for "lines").
@@ -104,4 +110,21 @@ func render(items []string, keep []bool, unit string) []string {
 		out = append(out, gapLine(skipped, unit))
 	}
 	return out
+}
+
+// appendGroup appends n with thousands separators: 48213 → "48,213".
+func appendGroup(dst []byte, n int) []byte {
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	var digits [24]byte
+	d := strconv.AppendInt(digits[:0], int64(n), 10)
+	for i, c := range d {
+		if i > 0 && (len(d)-i)%3 == 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }

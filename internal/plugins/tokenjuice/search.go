@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"fmt"
 	"hash/maphash"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -14,11 +13,6 @@ import (
 // Search results (grep, rg, ag, git grep). A match's text is cut around the pattern; matches whose
 // text repeats (boilerplate, a call made in many places) collapse to one line that counts them and
 // names where they are; the other matches are sampled; the files with most matches are listed.
-
-var (
-	grepLineRE = regexp.MustCompile(`^(.+?)([:-])(\d+)([:-])(.*)$`)
-	grepFileRE = regexp.MustCompile(`^([^:\s][^:]*?):(.*)$`)
-)
 
 const (
 	grepTextChars    = 80  // a match's text is cut around the pattern to this many characters
@@ -31,14 +25,25 @@ const (
 	grepMaxTracked = 1 << 16
 )
 
-// parseGrepLine splits "file:line:text" (or "file-line-text" for context, or "file:text") into views
-// of l; name and loc are nil when the line has no file prefix.
+// parseGrepLine splits "file:line:text" (or "file-line-text" for context lines, or "file:text")
+// into views of l; name and loc are nil when the line has no file prefix. The file is the shortest
+// prefix that fits, as grep's own output is read by people: a name holding ":12:" is misread.
 func parseGrepLine(l []byte) (name, loc, text []byte) {
-	if m := grepLineRE.FindSubmatchIndex(l); m != nil && l[m[4]] == l[m[8]] {
-		return l[m[2]:m[3]], l[m[2]:m[9]], l[m[10]:m[11]]
+	for i := 1; i < len(l); i++ {
+		c := l[i]
+		if c != ':' && c != '-' {
+			continue
+		}
+		j := i + 1
+		for j < len(l) && l[j] >= '0' && l[j] <= '9' {
+			j++
+		}
+		if j > i+1 && j < len(l) && l[j] == c {
+			return l[:i], l[:j+1], l[j+1:]
+		}
 	}
-	if m := grepFileRE.FindSubmatchIndex(l); m != nil && !bytes.ContainsAny(l[m[2]:m[3]], " \t") {
-		return l[m[2]:m[3]], l[m[2] : m[3]+1], l[m[4]:m[5]]
+	if i := bytes.IndexByte(l, ':'); i >= 1 && !bytes.ContainsAny(l[:i], " \t") {
+		return l[:i], l[:i+1], l[i+1:]
 	}
 	return nil, nil, l
 }

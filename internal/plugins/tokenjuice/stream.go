@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Reducers that may see very large outputs (logs, long listings) process them as a stream of lines
@@ -27,14 +28,20 @@ func condensePipeline(sink stage) stage {
 	return &clipStage{next: &traceStage{next: &runStage{next: sink}}}
 }
 
-// feedLines pushes lines into st; a line's offset is its index, so that a selector fed from a
-// slice (with half = (len-1)/2) centres its middle window on the middle line.
+// feedLines pushes lines into st; a line's offset is its index. Stages treat the lines they are
+// given as read-only, so a string is passed as a view of its bytes rather than a copy.
 func feedLines(lines []string, st stage) {
 	for i, l := range lines {
-		st.line([]byte(l), i)
+		st.line(unsafe.Slice(unsafe.StringData(l), len(l)), i)
 	}
 	st.end()
 }
+
+// counter counts the lines that reach it.
+type counter struct{ n int }
+
+func (c *counter) line([]byte, int) { c.n++ }
+func (c *counter) end()             {}
 
 // feedScanner pushes every normalized line of b into st.
 func feedScanner(b []byte, st stage) {
@@ -257,6 +264,7 @@ type windows struct {
 	headRoom, midRoom, tailRoom int
 	slack                       int
 	half                        int // where the middle window starts
+	byIndex                     bool // half counts lines offered, not output offsets
 
 	count              int // lines offered
 	first3             []item
@@ -284,19 +292,24 @@ func newWindows(budget, slack, allLimit, half int) *windows {
 func (w *windows) offer(l []byte, idx, off int) (inHead bool) {
 	c := utf8.RuneCount(l) + 1
 	w.count++
+	// The line is copied once, and only if some window keeps it.
 	it := item{idx: idx, off: off, chars: c}
-	text := func() item {
-		if it.text == "" && len(l) > 0 {
-			it.text = string(l)
-		}
-		return it
+	pos := off
+	if w.byIndex {
+		pos = idx
+	}
+	keep := len(w.first3) < 3 || w.allOK && w.allChars+c <= w.allLimit ||
+		w.headOpen && (len(w.head) == 0 || w.headChars+c <= w.headRoom+w.slack) ||
+		(w.centered || pos >= w.half) && w.postOpen
+	if keep {
+		it.text = string(l)
 	}
 	if len(w.first3) < 3 {
-		w.first3 = append(w.first3, text())
+		w.first3 = append(w.first3, it)
 	}
 	if w.allOK {
 		if w.allChars+c <= w.allLimit {
-			w.all = append(w.all, text())
+			w.all = append(w.all, it)
 			w.allChars += c
 		} else {
 			w.allOK, w.all = false, nil
@@ -304,7 +317,7 @@ func (w *windows) offer(l []byte, idx, off int) (inHead bool) {
 	}
 	if w.headOpen {
 		if len(w.head) == 0 || w.headChars+c <= w.headRoom+w.slack {
-			w.head = append(w.head, text())
+			w.head = append(w.head, it)
 			w.headChars += c
 			inHead = w.headChars <= w.headRoom || len(w.head) == 1
 		} else {
@@ -313,7 +326,7 @@ func (w *windows) offer(l []byte, idx, off int) (inHead bool) {
 	}
 	// The middle: a ring of the lines before the middle offset, and the lines from it on.
 	midCap := w.midRoom + w.slack
-	if !w.centered && off >= w.half {
+	if !w.centered && pos >= w.half {
 		w.centered = true
 	}
 	switch {
@@ -321,7 +334,7 @@ func (w *windows) offer(l []byte, idx, off int) (inHead bool) {
 		w.pre.push(l, idx, off, c)
 		w.pre.trim(midCap)
 	case w.postOpen:
-		w.post = append(w.post, text())
+		w.post = append(w.post, it)
 		w.postChars += c
 		w.postOpen = w.postChars <= midCap
 	}
@@ -457,6 +470,14 @@ func newSelector(half, budget int, salient func([]byte) bool, salBudget int, uni
 	return s
 }
 
+// byIndex makes the selector centre its middle window on a line number rather than an offset.
+func (s *selector) byIndex() {
+	s.main.byIndex = true
+	if s.sal != nil {
+		s.sal.byIndex = true
+	}
+}
+
 func (s *selector) line(l []byte, off int) {
 	idx := s.main.count
 	if !s.main.offer(l, idx, off) && s.sal != nil && s.salient(l) {
@@ -506,9 +527,22 @@ func renderItems(kept []item, n int, unit string) []string {
 }
 
 // selectLines keeps every line when they fit the budget; otherwise the salient lines (up to their
-// own budget, sampled if there are more) and a sample of the rest, in order, with gap lines.
+// own budget, sampled if there are more) and a sample of the rest, in order, with gap lines. The
+// middle window is centred on the middle line.
 func selectLines(lines []string, budget int, salient func([]byte) bool, salBudget int) []string {
 	s := newSelector((len(lines)-1)/2, budget, salient, salBudget, "lines")
+	s.byIndex()
 	feedLines(lines, s)
+	return s.out
+}
+
+// selectCondensed is selectLines(condense(lines), ...) without building the condensed lines: the
+// pipeline runs twice, once to count them (to centre the middle window) and once to select.
+func selectCondensed(lines []string, budget int, salient func([]byte) bool, salBudget int) []string {
+	var c counter
+	feedLines(lines, condensePipeline(&c))
+	s := newSelector((c.n-1)/2, budget, salient, salBudget, "lines")
+	s.byIndex()
+	feedLines(lines, condensePipeline(s))
 	return s.out
 }

@@ -48,7 +48,7 @@ func reduceGoTest(d *doc) (string, bool) {
 		}
 	}
 	if len(rest) > 0 {
-		out = append(out, selectLines(condense(rest), sampleBudget, testSalient, salientBudget*2)...)
+		out = append(out, selectCondensed(rest, sampleBudget, testSalient, salientBudget*2)...)
 	}
 	if len(out) == 0 {
 		return "", false
@@ -67,6 +67,21 @@ var (
 
 func testSalient(l []byte) bool { return testSalientRE.Match(l) }
 
+// hasRule is a cheap test for what ruleRE finds: four of the same rule character in a row.
+func hasRule(l string) bool {
+	run := 0
+	for i := 1; i < len(l); i++ {
+		if l[i] == l[i-1] && strings.IndexByte("=_-*#~", l[i]) >= 0 {
+			if run++; run >= 3 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
 // reduceTests serves pytest, jest, vitest, cargo test, mocha and npm test: passing tests and
 // runner chatter go, failures (names, assertion messages, locations) and summaries stay.
 func reduceTests(d *doc) (string, bool) {
@@ -77,10 +92,13 @@ func reduceTests(d *doc) (string, bool) {
 			dropped++
 			continue
 		}
-		kept = append(kept, ruleRE.ReplaceAllStringFunc(l, func(r string) string { return r[:3] }))
+		if hasRule(l) {
+			l = ruleRE.ReplaceAllStringFunc(l, func(r string) string { return r[:3] })
+		}
+		kept = append(kept, l)
 	}
 	if len(kept) == 0 {
 		return fmt.Sprintf("%s of passing tests and runner output omitted", plural(dropped, "line")), true
 	}
-	return strings.Join(selectLines(condense(kept), sampleBudget, testSalient, salientBudget*2), "\n"), true
+	return strings.Join(selectCondensed(kept, sampleBudget, testSalient, salientBudget*2), "\n"), true
 }

@@ -40,20 +40,7 @@ func clipEnd(s string, max int) string {
 }
 
 // group formats n with thousands separators: 48213 → "48,213".
-func group(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + group(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func group(n int) string { return string(appendGroup(nil, n)) }
 
 // plural renders "1 file", "3 files", "2 matches".
 func plural(n int, noun string) string {
