@@ -263,7 +263,7 @@ func (r *ring) items() []item {
 type windows struct {
 	headRoom, midRoom, tailRoom int
 	slack                       int
-	half                        int // where the middle window starts
+	half                        int  // where the middle window starts
 	byIndex                     bool // half counts lines offered, not output offsets
 
 	count              int // lines offered
