@@ -134,7 +134,7 @@ func (r *runStage) line(l []byte, off int) {
 	}
 	r.identOpen = false
 	if r.ident > 1 {
-		r.flushIdentical()
+		r.flush(false)
 		r.start(l, off)
 		return
 	}
@@ -164,9 +164,13 @@ func (r *runStage) flush(atEnd bool) {
 	switch {
 	case !r.active:
 		return
-	case r.ident > 1 && len(r.first) > 0:
+	case len(r.first) == 0:
+		// Blank lines are never collapsed.
+		for range r.ident {
+			r.next.line(r.first, r.firstOff)
+		}
+	case r.ident > 1:
 		r.flushIdentical()
-		return
 	case r.similar >= 3:
 		r.next.line(r.first, r.firstOff)
 		omitted := r.similar - 1
@@ -182,10 +186,7 @@ func (r *runStage) flush(atEnd bool) {
 		r.next.line(r.first, r.firstOff)
 		r.next.line(r.last, r.lastOff)
 	default:
-		// A lone blank line, or lines that only look identical when empty.
-		for range r.ident {
-			r.next.line(r.first, r.firstOff)
-		}
+		r.next.line(r.first, r.firstOff)
 	}
 	r.active = false
 }
