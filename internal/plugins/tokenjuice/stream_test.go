@@ -230,8 +230,8 @@ func TestLineScannerViewsAndOffsets(t *testing.T) {
 // a log goes through the generic reducer, a listing through the path outline, a search through
 // grep. (Allocation counts are deterministic; this is not a timing test.)
 func TestStreamingMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocates tens of megabytes")
+	if testing.Short() || raceEnabled {
+		t.Skip("allocates tens of megabytes; allocation counts differ under the race detector")
 	}
 	cases := []struct {
 		name string

@@ -1,0 +1,5 @@
+//go:build !race
+
+package tokenjuice
+
+const raceEnabled = false
