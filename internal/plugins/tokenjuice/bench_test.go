@@ -3,6 +3,7 @@ package tokenjuice
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -55,10 +56,15 @@ func BenchmarkCompact(b *testing.B) {
 			b.SetBytes(int64(len(c.in.Output)))
 			b.ReportAllocs()
 			var out Output
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			for b.Loop() {
 				out = Compact(c.in)
 			}
+			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(out.CompactChars), "chars_out")
+			// Bytes allocated per byte of input: what "flat memory" means here.
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(c.in.Output)), "alloc/in")
 		})
 	}
 }

@@ -7,6 +7,10 @@
 // reducer that collapses progress bars, repeated lines and stack traces and keeps error lines plus
 // a head, a middle window and a tail. Exact file reads (cat, sed -n, head, tail, nl, jq of a file,
 // git show REV:PATH) and outputs that would not shrink enough come back byte-identical.
+//
+// Large outputs cost little memory: logs, path listings and searches stream line by line through
+// stages that hold a bounded number of lines (lines.go, stream.go); the other families copy the
+// output once and index its lines.
 package tokenjuice
 
 import (
