@@ -218,6 +218,9 @@ func FuzzCompact(f *testing.F) {
 	f.Add("cat x", []byte("\x00\x01binary\xff"), 0)
 	f.Add("bash -c 'a | b && c'", []byte("\x1b[31m\r\r\nx\x1b]"), 2)
 	f.Add("git diff", []byte("diff --git a/x b/x\n@@ -1 +1 @@\n-a\n+b\n"), 0)
+	f.Add("grep -rn x .", []byte("a.go:1:x := 1\nb.go:2:x := 1\nb.go-3-y\nc.go:x\n\nBinary file d matches\n"), 0)
+	f.Add("find .", []byte(strings.Repeat("./a/b/c.go\n./a/d/\n./e/f/index.ts\n./g/f/index.ts\n", 40)), 0)
+	f.Add("git blame x.go", []byte("^1a2b3c4 (A B 2026-01-01 10:00:00 +0000 1) package x\n1a2b3c4d (C 2026-01-02 10:00:00 +0000 2) \terr := f()\n"), 0)
 	f.Fuzz(func(t *testing.T, cmd string, output []byte, exit int) {
 		out := Compact(Input{Command: cmd, ExitCode: exit, Output: output, Handle: "tj_000000000000"})
 		if out.Err != nil {
