@@ -83,7 +83,38 @@ func reduceGitStatus(d *doc) (string, bool) {
 	if len(out) == 0 {
 		return "", false
 	}
-	return strings.Join(selectLines(out, sampleBudget*2, nil, 0), "\n"), true
+	return strings.Join(selectLines(factorCodes(out), sampleBudget*2, nil, 0), "\n"), true
+}
+
+// factorCodes moves a status code shared by every entry of a section into the section's header:
+// "unstaged:", "M a.go", "M b.go" become "unstaged (all M):", "a.go", "b.go".
+func factorCodes(out []string) []string {
+	codes := map[string]bool{}
+	for _, c := range statusCodes {
+		codes[c] = true
+	}
+	for i := 0; i < len(out); i++ {
+		if !strings.HasSuffix(out[i], ":") || strings.Contains(out[i], " ") {
+			continue
+		}
+		j, code := i+1, ""
+		for ; j < len(out); j++ {
+			c, _, ok := strings.Cut(out[j], " ")
+			if !ok || !codes[c] || code != "" && c != code {
+				break
+			}
+			code = c
+		}
+		if j-i < 3 || j < len(out) && !strings.HasSuffix(out[j], ":") && out[j] != "working tree clean" {
+			continue // fewer than two entries, or a mixed section
+		}
+		out[i] = strings.TrimSuffix(out[i], ":") + " (all " + code + "):"
+		for k := i + 1; k < j; k++ {
+			out[k] = out[k][len(code)+1:]
+		}
+		i = j - 1
+	}
+	return out
 }
 
 func allPorcelain(lines []string) bool {

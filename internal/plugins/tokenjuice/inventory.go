@@ -401,7 +401,7 @@ func (t *pathTree) render(paths int) []string {
 func outlineWhole(order []*dirRec, paths int) []string {
 	header := fmt.Sprintf("%s in %s:", plural(paths, "path"), plural(len(order), "directory"))
 	share := func(n int) int { return max(outlineBudget/10, outlineBudget*n/paths) }
-	foldShare := func(int) int { return outlineBudget / 10 }
+	foldShare := func(int) int { return outlineBudget / 16 }
 	if full := outlineItems(order, func(int) int { return math.MaxInt }, foldShare); linesChars(full) <= listBudget {
 		return append([]string{header}, full...)
 	}

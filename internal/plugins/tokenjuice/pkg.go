@@ -113,7 +113,9 @@ func reduceApt(d *doc) (string, bool) {
 		if listKeep {
 			out = append(out, list, "  "+strings.Join(listItems, " "))
 		} else {
-			out = append(out, fmt.Sprintf("%s %d packages (omitted)", list, len(listItems)))
+			// "The following additional packages will be installed:" → "additional packages:"
+			short := strings.TrimPrefix(strings.Replace(list, " will be installed:", ":", 1), "The following ")
+			out = append(out, fmt.Sprintf("%s %d (omitted)", short, len(listItems)))
 		}
 		list, listItems = "", nil
 	}
@@ -230,7 +232,7 @@ func reduceGoMod(d *doc) (string, bool) {
 		// The result most fetches share is said once; the others are noted on their line.
 		items := make([]string, len(order))
 		for i := range order {
-			items[i] = "  " + paths[i]
+			items[i] = paths[i]
 			if results[i] != common || tally[common] < 2 {
 				items[i] += " (" + results[i] + ")"
 			}

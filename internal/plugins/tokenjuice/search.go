@@ -169,7 +169,7 @@ func reduceGrep(d *doc) (string, bool) {
 
 // line renders a repeated text: the text, how many matches have it, and where the first are.
 func (r *grepRepeat) line() string {
-	s := fmt.Sprintf("%s  ×%d:", r.text, r.n)
+	s := fmt.Sprintf("%s ×%d:", r.text, r.n)
 	if len(r.locs) > 0 {
 		s += " " + strings.Join(r.locs, " ")
 	}

@@ -294,7 +294,7 @@ func TestGrepRepeatedTexts(t *testing.T) {
 	out := Compact(Input{Command: "grep -rn generate pkg", Output: []byte(b.String())})
 	for _, want := range []string{
 		"33 matches in 32 files",
-		"return generate(ctx)  ×2: pkg/core/a.go:20: pkg/core/b.go:7:",
+		"return generate(ctx) ×2: pkg/core/a.go:20: pkg/core/b.go:7:",
 		"pkg/core/a.go:10:func Generate() error {",
 	} {
 		if !strings.Contains(out.Text, want) {

@@ -44,7 +44,7 @@ func reduceGoTest(d *doc) (string, bool) {
 		}
 		out = append(out, summary)
 		for _, p := range sample(ok, sampleBudget/2, "packages") {
-			out = append(out, "  "+p)
+			out = append(out, p)
 		}
 	}
 	if len(rest) > 0 {

@@ -140,14 +140,14 @@ func rawOutput(in Input, out Output, rule, reason string) Output {
 	return out
 }
 
-// marker ends every compacted text: it says that the text was compacted, by how much, and which
-// tool call gets the full output back. It is short on purpose, since every compacted result pays
-// for it; the rule is in the result's structured content, not in the text.
+// marker ends every compacted text: it says that the text was compacted, from how many characters
+// to how many, and which tool call gets the full output back. It is short on purpose, since every
+// compacted result pays for it; the rule is in the result's structured content, not in the text.
 func marker(rawChars, bodyChars int, handle string) string {
 	if handle == "" {
-		return fmt.Sprintf("[compacted %s→%s chars]", group(rawChars), group(bodyChars))
+		return fmt.Sprintf("[tokenjuice: compacted %s→%s chars]", group(rawChars), group(bodyChars))
 	}
-	return fmt.Sprintf("[compacted %s→%s chars; tokenjuice_raw %s]", group(rawChars), group(bodyChars), handle)
+	return fmt.Sprintf("[tokenjuice: compacted %s→%s; tokenjuice_raw %s]", group(rawChars), group(bodyChars), handle)
 }
 
 // passthrough is what a reducer returns to keep the output raw on purpose.

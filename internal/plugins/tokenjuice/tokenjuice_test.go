@@ -232,7 +232,7 @@ func FuzzCompact(f *testing.F) {
 		if out.Raw && out.Text != string(output) {
 			t.Fatal("raw output is not byte-identical")
 		}
-		if !out.Raw && !strings.Contains(out.Text, "[compacted ") {
+		if !out.Raw && !strings.Contains(out.Text, "[tokenjuice: compacted ") {
 			t.Fatal("compacted text without its marker")
 		}
 		if out.CompactChars > out.RawChars && !out.Raw {
