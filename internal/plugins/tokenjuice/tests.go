@@ -7,10 +7,9 @@ import (
 )
 
 var (
-	goOkRE      = regexp.MustCompile(`^ok\s+(\S+)\s+(\(cached\)|[\d.]+s)`)
-	goNoTestRE  = regexp.MustCompile(`^\?\s+\S+\s+\[no test files\]$`)
-	goPassRE    = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP):)\s`)
-	goFailPkgRE = regexp.MustCompile(`^(FAIL|---\s*FAIL:|panic:|fatal error:|# )|\[build failed\]|\[setup failed\]`)
+	goOkRE     = regexp.MustCompile(`^ok\s+(\S+)\s+(\(cached\)|[\d.]+s)`)
+	goNoTestRE = regexp.MustCompile(`^\?\s+\S+\s+\[no test files\]$`)
+	goPassRE   = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP):)\s`)
 )
 
 // reduceGoTest keeps failures whole (--- FAIL blocks with their messages, panics, build errors,
@@ -43,9 +42,7 @@ func reduceGoTest(d *doc) (string, bool) {
 			summary += fmt.Sprintf("; %d without tests", noTests)
 		}
 		out = append(out, summary)
-		for _, p := range sample(ok, sampleBudget/2, "packages") {
-			out = append(out, p)
-		}
+		out = append(out, sample(ok, sampleBudget/2, "packages")...)
 	}
 	if len(rest) > 0 {
 		out = append(out, selectCondensed(rest, sampleBudget, testSalient, salientBudget*2)...)

@@ -30,15 +30,6 @@ func clip(s string, max int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
-// clipEnd shortens s to at most max runes, keeping its start.
-func clipEnd(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…"
-}
-
 // group formats n with thousands separators: 48213 → "48,213".
 func group(n int) string { return string(appendGroup(nil, n)) }
 

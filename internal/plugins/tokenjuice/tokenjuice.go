@@ -162,8 +162,6 @@ type doc struct {
 	exit  int
 }
 
-func (d *doc) failed() bool { return d.exit != 0 }
-
 // rule is one command family's reducer. reduce returns false when the output is not what the rule
 // expects; the generic reducer then takes over.
 type rule struct {
