@@ -63,7 +63,7 @@ func (d *Details) Content() string {
 type Service struct {
 	rulesMu sync.RWMutex
 	rules   Rules
-	store session.Store
+	store   session.Store
 	// OnActivate, if set, is called after a session activated tools (views refresh their lists).
 	onActivate func(session string)
 
