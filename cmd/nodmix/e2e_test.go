@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/nodmix/nodmix/internal/e2etest"
 	"net"
 	"net/http"
 	"os"
@@ -17,27 +18,6 @@ import (
 
 // End-to-end tests of the built binary as an MCP server, driven by the official TypeScript SDK
 // client (testdata/e2e/client.mjs) against real MCP servers from npm. `make test` installs them.
-
-func e2eDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs("../../testdata/e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, statErr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
-	_, nodeErr := exec.LookPath("node")
-	if statErr != nil || nodeErr != nil {
-		if os.Getenv("NODMIX_E2E") == "1" {
-			t.Fatalf("NODMIX_E2E=1 but the e2e dependencies are missing (make e2e-deps): %v %v", statErr, nodeErr)
-		}
-		t.Skip("testdata/e2e/node_modules or node missing; set NODMIX_E2E=1 to require them")
-	}
-	return dir
-}
-
-func npmServer(dir, pkg string, args ...string) []string {
-	return append([]string{"node", filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")}, args...)
-}
 
 // e2eHome writes a nodmix config with the three npm servers (everything, memory, filesystem), the
 // fake 36-tool catalog and extra settings, and returns the NODMIX_HOME.
@@ -52,6 +32,9 @@ func e2eHome(t *testing.T, dir string, extra string) string {
 		args, _ := json.Marshal(argv[1:])
 		return fmt.Sprintf(`{command: %q, args: %s}`, argv[0], args)
 	}
+	// The memory server keeps its graph in a file; each test gets its own.
+	memory := strings.TrimSuffix(server(e2etest.Server(dir, "server-memory")), "}") +
+		fmt.Sprintf(`, env: {MEMORY_FILE_PATH: %q}}`, filepath.Join(home, "memory.jsonl"))
 	cfg := fmt.Sprintf(`{
   // written by the end-to-end test
   mcp: {
@@ -64,8 +47,8 @@ func e2eHome(t *testing.T, dir string, extra string) string {
   },
   %s
 }
-`, server(npmServer(dir, "server-everything", "stdio")), server(npmServer(dir, "server-memory")),
-		server(npmServer(dir, "server-filesystem", files)), server([]string{"node", filepath.Join(dir, "fake-catalog.mjs"), "36"}), extra)
+`, server(e2etest.Server(dir, "server-everything", "stdio")), memory,
+		server(e2etest.Server(dir, "server-filesystem", files)), server([]string{"node", filepath.Join(dir, "fake-catalog.mjs"), "36"}), extra)
 	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +132,7 @@ func baseEnv(home string) []string {
 }
 
 func TestE2EStdioDiscovery(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	home := e2eHome(t, dir, `tools: { deny: ["mcp:memory:delete_*"] },`)
 	steps := []map[string]any{
 		{"op": "tools"},
@@ -265,7 +248,7 @@ func startHTTPEverything(t *testing.T, dir string) string {
 	t.Helper()
 	addr := freePort(t)
 	_, port, _ := net.SplitHostPort(addr)
-	argv := npmServer(dir, "server-everything", "streamableHttp")
+	argv := e2etest.Server(dir, "server-everything", "streamableHttp")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "PORT="+port)
 	if err := cmd.Start(); err != nil {
@@ -287,7 +270,7 @@ func startHTTPEverything(t *testing.T, dir string) string {
 }
 
 func TestE2EGatewayDirect(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	evURL := startHTTPEverything(t, dir)
 	// A fifth server, reached over streamable HTTP, and a deny rule.
 	home := e2eHome(t, dir, fmt.Sprintf(`tools: { deny: ["mcp:memory:delete_*"] },
@@ -344,7 +327,7 @@ func TestE2EGatewayDirect(t *testing.T) {
 // tool is found and called in direct, tools and code modes, and the Tool Search surfaces are
 // smaller than direct exposure.
 func TestE2EToolSearchRegression(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	home := e2eHome(t, dir, "")
 	env := baseEnv(home)
 	const target = "mcp__fake__fake_plugin_tool_17"

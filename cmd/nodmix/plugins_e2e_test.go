@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/nodmix/nodmix/internal/e2etest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -107,7 +108,7 @@ func TestTavilyThroughCLIAndMCP(t *testing.T) {
 	fake.mu.Unlock()
 
 	// The same tool through the MCP face, and web_search with Tavily as its provider.
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	r := runClient(t, dir, env, []map[string]any{
 		{"op": "call", "name": "tavily_search", "arguments": map[string]any{"query": "over mcp"}},
 		{"op": "call", "name": "web_search", "arguments": map[string]any{"query": "generic search", "count": 2}},
@@ -169,7 +170,7 @@ func TestTokenjuiceRawAcrossProcesses(t *testing.T) {
 }
 
 func TestGatewayDiscovery(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	home := e2eHome(t, dir, "")
 	url := startGateway(t, baseEnv(home), "--mode", "discovery")
 	r := runClient(t, dir, baseEnv(home), []map[string]any{
@@ -186,6 +187,6 @@ func TestGatewayDiscovery(t *testing.T) {
 		t.Errorf("activation over /mcp: count %d, tools %v, search %s", r.Results[2].Count, names(r.Results[3].Tools), text(r.Results[1].Result))
 	}
 	if got := text(r.Results[4].Result); !strings.Contains(got, "nodmix") || strings.HasPrefix(got, "ERROR") {
-		t.Errorf("create_entities: %s", got)
+		t.Errorf("create_entities: %s (error %s)", got, r.Results[4].Error)
 	}
 }

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"fmt"
 	"os"
-	"strings"
 
 	"github.com/nodmix/nodmix/internal/app"
 	"github.com/spf13/cobra"
@@ -45,17 +43,7 @@ func newToolsCodeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if err := writeJSON(c.OutOrStdout(), resultJSON(res)); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintln(c.OutOrStdout(), strings.TrimRight(res.Text(), "\n"))
-			}
-			if res.IsError {
-				return errToolFailed
-			}
-			return nil
+			return printResult(c.OutOrStdout(), res, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "a file with the code (the body of an async function)")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -25,9 +24,10 @@ func modeFlag(s string) (exposure.Mode, error) {
 	return m, nil
 }
 
-// mcpServer builds nodmix's MCP server over the app's exposure engine.
-func mcpServer(a *app.App) *mcpserve.Server {
-	opts := mcpserve.Options{Name: "nodmix", Version: Version, Log: a.Log}
+// mcpServer builds nodmix's MCP server over the app's exposure engine. A non-empty sessionID is
+// the id of the stdio session (a stable id keeps discovery selections across client restarts).
+func mcpServer(a *app.App, sessionID string) *mcpserve.Server {
+	opts := mcpserve.Options{Name: "nodmix", Version: Version, Log: a.Log, SessionID: sessionID}
 	if a.Hub != nil {
 		opts.Prompts = a.Hub
 		opts.Resources = a.Hub
@@ -52,12 +52,8 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			srv := mcpServer(a)
+			srv := mcpServer(a, sess)
 			defer srv.Close()
-			if sess != "" {
-				// A stable id keeps discovery selections across restarts of the client.
-				return serveStdioSession(c.Context(), a, sess, g)
-			}
 			return srv.ServeStdio(c.Context(), g.env.Stdin, g.env.Stdout)
 		},
 	}
@@ -103,17 +99,6 @@ func newMCPCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func serveStdioSession(ctx context.Context, a *app.App, sess string, g *globals) error {
-	opts := mcpserve.Options{Name: "nodmix", Version: Version, Log: a.Log, SessionID: sess}
-	if a.Hub != nil {
-		opts.Prompts = a.Hub
-		opts.Resources = a.Hub
-	}
-	srv := mcpserve.New(a.Sessions(), opts)
-	defer srv.Close()
-	return srv.ServeStdio(ctx, g.env.Stdin, g.env.Stdout)
-}
-
 func newGatewayCmd(g *globals) *cobra.Command {
 	var listen, mode string
 	cmd := &cobra.Command{
@@ -140,7 +125,7 @@ func newGatewayCmd(g *globals) *cobra.Command {
 			if err := mcpserve.CheckListen(listen, token); err != nil {
 				return fmt.Errorf("%w (set gateway.auth.token)", err)
 			}
-			srv := mcpServer(a)
+			srv := mcpServer(a, "")
 			defer srv.Close()
 			h := mcpserve.NewHTTPHandler(srv.Handler(), nil)
 			fmt.Fprintf(g.env.Stderr, "nodmix gateway: listening on http://%s (MCP at /mcp, mode %s, %d tools)\n",

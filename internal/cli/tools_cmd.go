@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"strings"
 	"text/tabwriter"
@@ -218,23 +219,29 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if err := writeJSON(c.OutOrStdout(), resultJSON(res)); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintln(c.OutOrStdout(), strings.TrimRight(res.Text(), "\n"))
-			}
-			if res.IsError {
-				return errToolFailed
-			}
-			return nil
+			return printResult(c.OutOrStdout(), res, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&args, "args", "{}", "the arguments, a JSON object")
 	cmd.Flags().StringVar(&sess, "session", "", "session id (default \"cli\")")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the MCP-shaped result as JSON")
 	return cmd
+}
+
+// printResult prints a tool's result (its text, or with asJSON the MCP shape) and returns
+// errToolFailed when the tool reported an error, so the exit code says so.
+func printResult(w io.Writer, res *catalog.Result, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(w, resultJSON(res)); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(w, strings.TrimRight(res.Text(), "\n"))
+	}
+	if res.IsError {
+		return errToolFailed
+	}
+	return nil
 }
 
 // errToolFailed is returned after a tool reported an error, which has already been printed.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nodmix/nodmix/internal/e2etest"
 	"io"
 	"net"
 	"os"
@@ -25,27 +26,10 @@ import (
 	"github.com/nodmix/nodmix/internal/catalog"
 )
 
-// The end-to-end tests run real MCP servers from npm, installed into testdata/e2e by `npm ci`
-// (make test does it). Without node_modules they skip, unless NODMIX_E2E=1 says they must run.
-func e2eDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "e2e"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	_, statErr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything"))
-	_, nodeErr := exec.LookPath("node")
-	if statErr != nil || nodeErr != nil {
-		if os.Getenv("NODMIX_E2E") == "1" {
-			tb.Fatalf("NODMIX_E2E=1 but the e2e dependencies are missing (run npm ci in testdata/e2e): %v %v", statErr, nodeErr)
-		}
-		tb.Skip("testdata/e2e/node_modules or node missing; set NODMIX_E2E=1 to require them")
-	}
-	return dir
-}
-
+// npmServer is e2etest.Server split into command and arguments.
 func npmServer(dir, pkg string, args ...string) (string, []string) {
-	return "node", append([]string{filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")}, args...)
+	argv := e2etest.Server(dir, pkg, args...)
+	return argv[0], argv[1:]
 }
 
 func stdioServer(name, command string, args []string) ServerConfig {
@@ -146,7 +130,7 @@ func findTool(h *Hub, id string) (catalog.Entry, bool) {
 }
 
 func TestE2EAggregatesRealServers(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	checkLeaks(t)
 	url := startHTTPEverything(t, dir)
 	root := t.TempDir()
@@ -239,7 +223,7 @@ func promptNames(ps []*mcp.Prompt) []string {
 }
 
 func TestE2EListChangedAndCancel(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	checkLeaks(t)
 	log, logged := captureLog(t)
 	fx := stdioServer("fx", "node", []string{filepath.Join(dir, "fixture-server.mjs")})
@@ -298,7 +282,7 @@ func waitInflight(t *testing.T, h *Hub, server string, n int) {
 }
 
 func TestE2EKilledServerRestarts(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	checkLeaks(t)
 	evCmd, evArgs := npmServer(dir, "server-everything", "stdio")
 	h, _ := e2eHub(t, Options{},
@@ -352,7 +336,7 @@ func TestE2EKilledServerRestarts(t *testing.T) {
 }
 
 func TestE2EStuckAndGarbageServers(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	checkLeaks(t)
 	fx := filepath.Join(dir, "fixture-server.mjs")
 	h, _ := e2eHub(t, Options{ConnectTimeout: 5 * time.Minute, TerminateGrace: 500 * time.Millisecond, Backoff: Backoff{Initial: time.Hour}},
@@ -380,7 +364,7 @@ func TestE2EStuckAndGarbageServers(t *testing.T) {
 }
 
 func BenchmarkProxyOverhead(b *testing.B) {
-	dir := e2eDir(b)
+	dir := e2etest.Dir(b)
 	evCmd, evArgs := npmServer(dir, "server-everything", "stdio")
 	h := New(Options{Servers: []ServerConfig{stdioServer("everything", evCmd, evArgs)}, TerminateGrace: time.Second})
 	if err := h.Start(b.Context()); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/nodmix/nodmix/internal/e2etest"
 	"io"
 	"os"
 	"os/exec"
@@ -19,26 +20,6 @@ import (
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/mcphub"
 )
-
-// The TypeScript SDK client (testdata/e2e/client.mjs) and the npm servers are installed by
-// `npm ci` in testdata/e2e (make test does it). Without them these tests skip, unless
-// NODMIX_E2E=1 says they must run.
-func e2eDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "e2e"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	_, statErr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
-	_, nodeErr := exec.LookPath("node")
-	if statErr != nil || nodeErr != nil {
-		if os.Getenv("NODMIX_E2E") == "1" {
-			tb.Fatalf("NODMIX_E2E=1 but the e2e dependencies are missing (run npm ci in testdata/e2e): %v %v", statErr, nodeErr)
-		}
-		tb.Skip("testdata/e2e/node_modules or node missing; set NODMIX_E2E=1 to require them")
-	}
-	return dir
-}
 
 // clientRun is the output of client.mjs.
 type clientRun struct {
@@ -165,7 +146,7 @@ func checkClientRun(t *testing.T, run clientRun) {
 }
 
 func TestE2ETypeScriptClientHTTP(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	checkLeaks(t)
 	sessions := newFakeSessions()
 	pt := newFakePassthrough()
@@ -183,7 +164,7 @@ func TestE2ETypeScriptClientHTTP(t *testing.T) {
 }
 
 func TestE2ETypeScriptClientStdio(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +255,7 @@ func (hubSession) Close() error { return nil }
 // TestE2EListChangedThroughNodmix follows a tool added by a real downstream server all the way to
 // a TypeScript client: server list_changed → hub → session → nodmix's list_changed → client.
 func TestE2EListChangedThroughNodmix(t *testing.T) {
-	dir := e2eDir(t)
+	dir := e2etest.Dir(t)
 	checkLeaks(t)
 	bridge := newHubSessions()
 	hub := mcphub.New(mcphub.Options{
@@ -317,7 +298,7 @@ func TestE2EListChangedThroughNodmix(t *testing.T) {
 // stdio transport, which forwards through the hub), interleaved in one run so that both see the
 // same machine load. It reports both latencies and their ratio.
 func BenchmarkProxyOverhead(b *testing.B) {
-	dir := e2eDir(b)
+	dir := e2etest.Dir(b)
 	server := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	hub := mcphub.New(mcphub.Options{Servers: []mcphub.ServerConfig{{Name: "everything", Command: "node", Args: []string{server, "stdio"}, Enabled: true}}})
 	if err := hub.Start(b.Context()); err != nil {
