@@ -93,6 +93,7 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 			}
 		}
 	}
+	b.toolsDirty.Store(true) // the first sync always runs
 	b.syncTools()
 	b.syncOther()
 	go b.run()
@@ -120,9 +121,7 @@ func (b *binding) run() {
 		case <-b.stop:
 			return
 		case <-b.kick:
-			if b.toolsDirty.Load() {
-				b.syncTools()
-			}
+			b.syncTools()
 			if b.otherDirty.Load() {
 				b.syncOther()
 			}
@@ -150,9 +149,9 @@ func (b *binding) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			if b.toolsDirty.Load() {
-				b.syncTools()
-			}
+			// Always through syncTools: it waits for a sync in progress, whose list may predate
+			// the latest activation, before deciding whether another is needed.
+			b.syncTools()
 		case "tools/call":
 			if r, ok := req.(*mcp.CallToolRequest); ok {
 				return b.callTool(ctx, r)
@@ -203,12 +202,14 @@ func fingerprint(v any) [32]byte {
 	return sha256.Sum256(data)
 }
 
-// syncTools makes the SDK server list what the session shows. The SDK notices a change and sends
-// one (debounced) notifications/tools/list_changed.
+// syncTools makes the SDK server list what the session shows, if anything changed since the last
+// sync. The SDK notices a change and sends one (debounced) notifications/tools/list_changed.
 func (b *binding) syncTools() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.toolsDirty.Store(false)
+	if !b.toolsDirty.Swap(false) {
+		return
+	}
 	want := map[string][32]byte{}
 	var add []*mcp.Tool
 	for _, t := range b.sess.Tools() {
