@@ -93,7 +93,8 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 			}
 		}
 	}
-	b.toolsDirty.Store(true) // the first sync always runs
+	b.toolsDirty.Store(true) // the first syncs always run
+	b.otherDirty.Store(true)
 	b.syncTools()
 	b.syncOther()
 	go b.run()
@@ -122,9 +123,7 @@ func (b *binding) run() {
 			return
 		case <-b.kick:
 			b.syncTools()
-			if b.otherDirty.Load() {
-				b.syncOther()
-			}
+			b.syncOther()
 		}
 	}
 }
@@ -157,9 +156,7 @@ func (b *binding) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return b.callTool(ctx, r)
 			}
 		case "prompts/list", "resources/list", "resources/templates/list":
-			if b.otherDirty.Load() {
-				b.syncOther()
-			}
+			b.syncOther()
 		}
 		return next(ctx, method, req)
 	}
@@ -246,7 +243,9 @@ func (b *binding) syncTools() {
 func (b *binding) syncOther() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.otherDirty.Store(false)
+	if !b.otherDirty.Swap(false) {
+		return
+	}
 	if p := b.srv.opts.Prompts; p != nil {
 		b.prompts = syncSet(b, p.Prompts(), b.prompts,
 			func(x *mcp.Prompt) string { return x.Name },
