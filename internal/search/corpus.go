@@ -199,7 +199,14 @@ type corpusBuilder struct {
 	fieldIDs []int32
 	fields   []fieldSpan
 	short    map[[2]uint64]int32 // term ids of tokens of up to 15 bytes
+	// repeated caches the term ids of short fields across documents: server names and
+	// schema keys ("query", "limit", "owner") recur across a catalog.
+	repeated    map[string][2]int32 // span in repeatedIDs
+	repeatedIDs []int32
 }
+
+// maxRepeatedField is the longest field whose term ids are cached across documents.
+const maxRepeatedField = 32
 
 type fieldSpan struct {
 	s        string
@@ -213,6 +220,7 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 	b.ends = append(make([]int32, 0, len(which)+1), 0)
 	b.lens = make([]uint32, 0, len(which))
 	b.short = make(map[[2]uint64]int32, min(2*len(which), 1<<13))
+	b.repeated = make(map[string][2]int32, min(len(which), 1<<12))
 	for _, i := range which {
 		b.lens = append(b.lens, b.addDoc(&docs[i]))
 		b.ends = append(b.ends, int32(len(b.termIDs)))
@@ -224,22 +232,24 @@ func (b *corpusBuilder) addDoc(d *Doc) uint32 {
 	b.fieldIDs = b.fieldIDs[:0]
 	b.fields = b.fields[:0]
 	var length uint32
-	length += b.addField(d.Name, weightName)
-	length += b.addField(d.Label, weightLabel)
-	length += b.addField(d.ServerName, weightServerName)
-	length += b.addField(d.MCPToolName, weightMCPToolName)
-	length += b.addField(d.Summary, weightSummary)
+	length += b.addField(d.Name, weightName, false)
+	length += b.addField(d.Label, weightLabel, false)
+	length += b.addField(d.ServerName, weightServerName, true)
+	length += b.addField(d.MCPToolName, weightMCPToolName, false)
+	length += b.addField(d.Summary, weightSummary, false)
 	for _, k := range d.SchemaKeys {
-		length += b.addField(k, weightSchemaKey)
+		length += b.addField(k, weightSchemaKey, true)
 	}
 	return length
 }
 
-func (b *corpusBuilder) addField(s string, weight uint32) uint32 {
+// addField adds a field's terms; recurring says the field's text recurs across documents
+// (server names, schema keys), so its term ids are worth caching.
+func (b *corpusBuilder) addField(s string, weight uint32, recurring bool) uint32 {
 	if s == "" {
 		return 0
 	}
-	ids := b.fieldTermIDs(s)
+	ids := b.fieldTermIDs(s, recurring)
 	for _, id := range ids {
 		if b.slotDoc[id] == b.doc {
 			b.freqs[b.slot[id]] += weight
@@ -253,10 +263,16 @@ func (b *corpusBuilder) addField(s string, weight uint32) uint32 {
 	return weight * uint32(len(ids))
 }
 
-func (b *corpusBuilder) fieldTermIDs(s string) []int32 {
+func (b *corpusBuilder) fieldTermIDs(s string, recurring bool) []int32 {
 	for _, f := range b.fields {
 		if f.s == s {
 			return b.fieldIDs[f.from:f.to]
+		}
+	}
+	recurring = recurring && len(s) <= maxRepeatedField
+	if recurring {
+		if span, ok := b.repeated[s]; ok {
+			return b.repeatedIDs[span[0]:span[1]]
 		}
 	}
 	from := len(b.fieldIDs)
@@ -272,6 +288,11 @@ func (b *corpusBuilder) fieldTermIDs(s string) []int32 {
 		b.fieldIDs = append(b.fieldIDs, id)
 	}
 	b.fields = append(b.fields, fieldSpan{s: s, from: from, to: len(b.fieldIDs)})
+	if recurring {
+		at := int32(len(b.repeatedIDs))
+		b.repeatedIDs = append(b.repeatedIDs, b.fieldIDs[from:]...)
+		b.repeated[s] = [2]int32{at, int32(len(b.repeatedIDs))}
+	}
 	return b.fieldIDs[from:]
 }
 
