@@ -123,6 +123,25 @@ func (s *Service) Visible(ctx context.Context, snap *catalog.Snapshot, sess stri
 	return out, nil
 }
 
+// Split returns, from one read of the session's selections, the tools the session sees and its
+// hidden corpus (what search_tool_bm25 searches).
+func (s *Service) Split(ctx context.Context, snap *catalog.Snapshot, sess string) (visible []*catalog.Entry, corpus []*catalog.Tool, err error) {
+	sel, _, err := s.selected(ctx, sess)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules := s.Rules()
+	for _, e := range snap.Entries() {
+		hidden := rules.Hidden(&e.Tool)
+		if !hidden || sel[e.Tool.ID] {
+			visible = append(visible, e)
+		} else {
+			corpus = append(corpus, &e.Tool)
+		}
+	}
+	return visible, corpus, nil
+}
+
 // Corpus returns the session's hidden, not yet activated tools: what search_tool_bm25 searches.
 func (s *Service) Corpus(ctx context.Context, snap *catalog.Snapshot, sess string) ([]*catalog.Tool, error) {
 	sel, _, err := s.selected(ctx, sess)

@@ -15,14 +15,15 @@ import (
 const inputSchema = `{"type":"object","properties":{"query":{"type":"string","description":"tool search query","examples":["kubernetes pod","image processing","git commit"]},"limit":{"type":"integer","minimum":1,"description":"max matches"}},"required":["query"],"additionalProperties":false}`
 
 // Tool returns the search_tool_bm25 entry. snapshot gives the run's current, policy-filtered
-// snapshot; description is rendered by the caller with Describe for each session.
+// snapshot. The description is the general one; a session's view replaces it with
+// DescribeCorpus of that session's hidden tools.
 func (s *Service) Tool(snapshot func() *catalog.Snapshot) catalog.Entry {
 	return catalog.Entry{
 		Tool: catalog.Tool{
 			ID:          catalog.ID(catalog.SourceBuiltin, "core", ToolName),
 			Name:        ToolName,
 			Label:       "SearchTools",
-			Description: s.Describe(context.Background(), snapshot(), ""),
+			Description: DescribeCorpus(nil),
 			InputSchema: json.RawMessage(inputSchema),
 			Source:      catalog.SourceBuiltin,
 			Owner:       "core",
@@ -67,10 +68,18 @@ func (s *Service) execute(ctx context.Context, snap *catalog.Snapshot, call cata
 // Describe renders the model-facing description of search_tool_bm25 for a session: what it does,
 // the discoverable MCP servers with their tool counts, and the input and output contract.
 func (s *Service) Describe(ctx context.Context, snap *catalog.Snapshot, sess string) string {
-	var corpus []*catalog.Tool
-	if snap != nil {
-		corpus, _ = s.Corpus(ctx, snap, sess)
+	if snap == nil {
+		return DescribeCorpus(nil)
 	}
+	corpus, err := s.Corpus(ctx, snap, sess)
+	if err != nil {
+		corpus = nil // the description degrades to the general one; the search itself reports errors
+	}
+	return DescribeCorpus(corpus)
+}
+
+// DescribeCorpus renders the description for a hidden corpus (nil: the general description).
+func DescribeCorpus(corpus []*catalog.Tool) string {
 	counts := map[string]int{}
 	for _, t := range corpus {
 		if t.Server != "" {

@@ -122,12 +122,12 @@ func (e *Engine) Run(ctx context.Context, session string) (run *catalog.Snapshot
 	mode := e.Mode()
 	switch mode {
 	case Discovery:
-		vis, err := e.Discovery.Visible(ctx, allowed, session)
+		vis, corpus, err := e.Discovery.Split(ctx, allowed, session)
 		if err != nil {
 			return nil, nil, err
 		}
-		search := e.Discovery.Tool(func() *catalog.Snapshot { return e.Allowed() })
-		search.Tool.Description = e.Discovery.Describe(ctx, allowed, session)
+		search := e.Discovery.Tool(e.Allowed)
+		search.Tool.Description = discovery.DescribeCorpus(corpus)
 		entries := make([]catalog.Entry, 0, len(vis)+1)
 		for _, v := range vis {
 			entries = append(entries, *v)
