@@ -23,7 +23,9 @@ type Recorder struct {
 	log *slog.Logger
 
 	mu       sync.Mutex
-	counts   map[string]int // outcome → calls
+	files    map[string]*os.File // open session logs, at most maxOpenLogs
+	order    []string            // open order, oldest first
+	counts   map[string]int      // outcome → calls
 	bySource map[string]int
 	bytesIn  int64
 	bytesOut int64
@@ -36,7 +38,26 @@ func New(dir string, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{dir: dir, log: log, counts: map[string]int{}, bySource: map[string]int{}}
+	return &Recorder{dir: dir, log: log, files: map[string]*os.File{}, counts: map[string]int{}, bySource: map[string]int{}}
+}
+
+// maxOpenLogs bounds the session logs kept open between writes; the oldest is closed first.
+const maxOpenLogs = 64
+
+// Close closes the open session logs. The recorder still counts afterwards, and reopens logs on
+// the next write.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var first error
+	for _, name := range r.order {
+		if err := r.files[name].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	clear(r.files)
+	r.order = r.order[:0]
+	return first
 }
 
 // callLine is one tool call in a session log.
@@ -104,19 +125,29 @@ func (r *Recorder) Write(session string, line any) {
 		r.log.Warn("session log: encode", "err", err)
 		return
 	}
-	path := filepath.Join(r.dir, "sessions", FileName(session))
+	name := FileName(session)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		r.log.Warn("session log", "err", err)
-		return
+	f, ok := r.files[name]
+	if !ok {
+		path := filepath.Join(r.dir, "sessions", name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			r.log.Warn("session log", "err", err)
+			return
+		}
+		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
+			r.log.Warn("session log", "err", err)
+			return
+		}
+		if len(r.order) == maxOpenLogs {
+			_ = r.files[r.order[0]].Close()
+			delete(r.files, r.order[0])
+			r.order = r.order[1:]
+		}
+		r.files[name] = f
+		r.order = append(r.order, name)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		r.log.Warn("session log", "err", err)
-		return
-	}
-	defer f.Close()
+	// One write call per line: O_APPEND keeps lines whole even with other writers.
 	if _, err := f.Write(append(b, '\n')); err != nil {
 		r.log.Warn("session log", "err", err)
 	}

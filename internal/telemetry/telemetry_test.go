@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,9 @@ func TestSessionLog(t *testing.T) {
 	r := telemetry.New(dir, nil)
 	r.Observe(dispatch.Event{Time: time.Unix(0, 0), Session: "s1", Surface: "mcp", ToolID: "mcp:gh:x", Source: catalog.SourceMCP, Outcome: "ok", ArgsBytes: 2, ResultBytes: 10})
 	r.Observe(dispatch.Event{Time: time.Unix(0, 0), Session: "s1", Surface: "mcp", ToolID: "nodmix:core:exec", Source: catalog.SourceBuiltin, Outcome: "error"})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
 	f, err := os.Open(filepath.Join(dir, "sessions", "s1.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,5 +56,26 @@ func TestFileNameNeverEscapes(t *testing.T) {
 	}
 	if got := telemetry.FileName("ok-id_1.2"); got != "ok-id_1.2.jsonl" {
 		t.Errorf("safe id changed: %q", got)
+	}
+}
+
+func TestManySessionsKeepFewFilesOpen(t *testing.T) {
+	dir := t.TempDir()
+	r := telemetry.New(dir, nil)
+	defer r.Close()
+	for i := range 200 {
+		r.Observe(dispatch.Event{Session: fmt.Sprintf("s%d", i), ToolID: "t", Outcome: "ok"})
+	}
+	r.Observe(dispatch.Event{Session: "s0", ToolID: "t", Outcome: "ok"}) // reopened after eviction
+	b, err := os.ReadFile(filepath.Join(dir, "sessions", "s0.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 2 {
+		t.Errorf("s0 has %d lines, want 2", n)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "sessions"))
+	if len(entries) != 200 {
+		t.Errorf("%d session logs, want 200", len(entries))
 	}
 }
