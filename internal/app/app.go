@@ -198,3 +198,11 @@ type sessions struct{ a *App }
 func (s sessions) Open(ctx context.Context, id string) (mcpserve.Session, error) {
 	return s.a.Engine.Open(ctx, id)
 }
+
+// The exposure view is an MCP session that can ask its user for approvals, and the app routes
+// those askers to the approval gate.
+var (
+	_ mcpserve.Session       = (*exposure.View)(nil)
+	_ mcpserve.Elicitor      = (*exposure.View)(nil)
+	_ exposure.SessionAskers = (*App)(nil)
+)

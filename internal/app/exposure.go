@@ -55,6 +55,7 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 		a.closers = append(a.closers, func() error { stop(); return nil })
 	}
 	a.Engine.Controls = a.toolSearchControls
+	a.Engine.Askers = a
 	if a.Hub != nil {
 		a.Engine.Ready = a.WaitForServers
 	}

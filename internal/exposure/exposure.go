@@ -65,6 +65,9 @@ type Engine struct {
 	Pipeline  *dispatch.Pipeline
 	Discovery *discovery.Service // required in Discovery mode
 	Controls  Controls           // required in Tool Search modes
+	// Askers, if set, receives the approval asker of a session whose client can be asked
+	// (MCP elicitation).
+	Askers SessionAskers
 	// Ready, if set, waits (bounded by ctx) until sources that are still starting have listed
 	// their tools. Searches wait for it so that a model's first search right after start-up does
 	// not miss the tools of a server that is still connecting; listing never waits.

@@ -32,8 +32,12 @@ type binding struct {
 
 	cancelTools func()
 	cancelOther func()
-	closeOnce   sync.Once
-	closeErr    error
+
+	elicitOnce   sync.Once
+	elicitMu     sync.Mutex
+	cancelElicit func() // set once elicitation is in use
+	closeOnce    sync.Once
+	closeErr     error
 
 	mu        sync.Mutex          // serializes syncs
 	tools     map[string][32]byte // name → fingerprint of what the SDK server lists
@@ -133,6 +137,11 @@ func (b *binding) close() error {
 	b.closeOnce.Do(func() {
 		b.cancelTools()
 		b.cancelOther()
+		b.elicitMu.Lock()
+		if b.cancelElicit != nil {
+			b.cancelElicit()
+		}
+		b.elicitMu.Unlock()
 		close(b.stop)
 		<-b.done
 		b.closeErr = b.sess.Close()
@@ -170,11 +179,37 @@ func (b *binding) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tools/call %q: %v", req.Params.Name, err)}
 	}
+	b.enableElicitation(req.Session)
 	res, err := b.sess.Call(ctx, req.Params.Name, args)
 	if err != nil {
 		return nil, wireError(err, jsonrpc.CodeInvalidParams)
 	}
 	return toCallResult(res)
+}
+
+// enableElicitation lets the core session ask this client's user (approvals), once, when the
+// client declared the elicitation capability.
+func (b *binding) enableElicitation(ss *mcp.ServerSession) {
+	el, ok := b.sess.(Elicitor)
+	if !ok || ss == nil {
+		return
+	}
+	b.elicitOnce.Do(func() {
+		ip := ss.InitializeParams()
+		if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+			return
+		}
+		cancel := el.UseElicitation(func(ctx context.Context, message string, schema any) (string, map[string]any, error) {
+			res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: message, RequestedSchema: schema})
+			if err != nil {
+				return "", nil, err
+			}
+			return res.Action, res.Content, nil
+		})
+		b.elicitMu.Lock()
+		b.cancelElicit = cancel
+		b.elicitMu.Unlock()
+	})
 }
 
 // wireError is the JSON-RPC error the client gets for err.

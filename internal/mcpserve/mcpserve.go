@@ -41,6 +41,19 @@ type Session interface {
 	Close() error
 }
 
+// ElicitFunc asks the client's user a question through MCP elicitation (form mode): message and
+// a flat JSON schema of the answer. It returns the user's action ("accept", "decline" or
+// "cancel") and, when accepted, the content. It blocks until the user answers or ctx ends. It is
+// an alias so that sessions can implement Elicitor without importing this package.
+type ElicitFunc = func(ctx context.Context, message string, schema any) (action string, content map[string]any, err error)
+
+// Elicitor is implemented by a Session that can use elicitation, for approvals of tool calls.
+// UseElicitation is called at most once, on the first tools/call of a client that declared the
+// elicitation capability; cancel is called when the MCP session ends.
+type Elicitor interface {
+	UseElicitation(ask ElicitFunc) (cancel func())
+}
+
 // Prompts passes prompts through (the hub implements it, with namespaced names). The values it
 // returns are not modified by mcpserve. Implementations must be safe for concurrent use.
 type Prompts interface {
