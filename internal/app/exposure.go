@@ -32,7 +32,7 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 	if opts.Mode == exposure.Discovery && !rules.Enabled() {
 		rules = discovery.NewRules(discovery.MCPOnly, a.Config.Tools.EssentialOverride, a.Config.MCP.DiscoveryDefaultServers, snap)
 	}
-	a.Engine = &exposure.Engine{Catalog: a.Catalog, Pipeline: a.Pipeline}
+	a.Engine = &exposure.Engine{Catalog: a.Catalog, Pipeline: a.Pipeline, Log: a.Log}
 	a.Discovery = discovery.NewService(rules, a.Store, a.Engine.Notify)
 	a.Engine.Discovery = a.Discovery
 	ts := a.Config.ToolSearch()

@@ -40,6 +40,8 @@ func (t *terminalAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (po
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	fmt.Fprintf(t.env.Stderr, "Approve a call to %s (rule %q) with arguments %s? [y/N] ", req.ToolID, req.Pattern, req.Args)
+	// The read cannot be interrupted, so it runs apart from ctx: it ends when the person answers
+	// or stdin closes, at the latest when the process exits.
 	answer := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(t.env.Stdin).ReadString('\n')

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,7 @@ type Engine struct {
 	Pipeline  *dispatch.Pipeline
 	Discovery *discovery.Service // required in Discovery mode
 	Controls  Controls           // required in Tool Search modes
+	Log *slog.Logger // nil: quiet
 	// Askers, if set, receives the approval asker of a session whose client can be asked
 	// (MCP elicitation).
 	Askers SessionAskers
@@ -219,6 +221,10 @@ func (v *View) Session() string { return v.session }
 func (v *View) Tools() []catalog.Tool {
 	_, vis, err := v.e.Run(context.Background(), v.session)
 	if err != nil {
+		// The client keeps its last list; the next change retries.
+		if v.e.Log != nil {
+			v.e.Log.Error("listing a session's tools failed", "session", v.session, "err", err)
+		}
 		return nil
 	}
 	return vis
