@@ -66,7 +66,7 @@ type Engine struct {
 	Pipeline  *dispatch.Pipeline
 	Discovery *discovery.Service // required in Discovery mode
 	Controls  Controls           // required in Tool Search modes
-	Log *slog.Logger // nil: quiet
+	Log       *slog.Logger       // nil: quiet
 	// Askers, if set, receives the approval asker of a session whose client can be asked
 	// (MCP elicitation).
 	Askers SessionAskers
