@@ -7,6 +7,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/exposure"
+	"github.com/nodmix/nodmix/internal/gateway"
 	"github.com/nodmix/nodmix/internal/mcphub"
 	"github.com/nodmix/nodmix/internal/mcpserve"
 	"github.com/spf13/cobra"
@@ -122,15 +123,15 @@ func newGatewayCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := mcpserve.CheckListen(listen, token); err != nil {
+			if err := gateway.CheckListen(listen, token); err != nil {
 				return fmt.Errorf("%w (set gateway.auth.token)", err)
 			}
 			srv := mcpServer(a, "")
 			defer srv.Close()
-			h := mcpserve.NewHTTPHandler(srv.Handler(), nil)
+			h := gateway.NewHandler(srv.Handler(), nil)
 			fmt.Fprintf(g.env.Stderr, "nodmix gateway: listening on http://%s (MCP at /mcp, mode %s, %d tools)\n",
 				strings.TrimPrefix(listen, "http://"), a.Engine.Mode(), a.Engine.Allowed().Len())
-			return mcpserve.ListenAndServe(c.Context(), listen, token, h)
+			return gateway.ListenAndServe(c.Context(), listen, token, h)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (default: gateway.listen, 127.0.0.1:8787)")

@@ -151,7 +151,7 @@ func TestE2ETypeScriptClientHTTP(t *testing.T) {
 	sessions := newFakeSessions()
 	pt := newFakePassthrough()
 	srv := New(sessions, Options{Prompts: pt, Resources: pt})
-	ts := httpServer(t, srv, nil)
+	ts := httpServer(t, srv)
 	run := runClient(t, dir, clientSteps, "--url", ts.URL+"/mcp")
 	checkClientRun(t, run)
 	if run.ProtocolVersion != "2025-11-25" {
@@ -273,7 +273,7 @@ func TestE2EListChangedThroughNodmix(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := New(bridge, Options{Prompts: hub, Resources: hub})
-	ts := httpServer(t, srv, nil)
+	ts := httpServer(t, srv)
 	run := runClient(t, dir, `[
 	  {"op":"tools"},
 	  {"op":"call","name":"mcp__fx__add_tool","arguments":{"name":"brand_new"}},

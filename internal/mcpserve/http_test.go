@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,10 +14,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// httpServer serves srv's handler behind the gateway routing on a loopback test server.
-func httpServer(t *testing.T, srv *Server, health func(context.Context) error) *httptest.Server {
+// httpServer serves srv's handler at /mcp on a loopback test server.
+func httpServer(t *testing.T, srv *Server) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(NewHTTPHandler(srv.Handler(), health))
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler())
+	ts := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		_ = srv.Close() // ends the sessions, and with them their open streams
 		ts.Close()
@@ -46,7 +47,7 @@ func TestHTTPSessionsAreSeparate(t *testing.T) {
 	checkLeaks(t)
 	sessions := newFakeSessions()
 	srv := New(sessions, Options{})
-	ts := httpServer(t, srv, nil)
+	ts := httpServer(t, srv)
 
 	a, aChanged := connectHTTP(t, ts.URL+"/mcp")
 	b, _ := connectHTTP(t, ts.URL+"/mcp")
@@ -111,7 +112,7 @@ func TestHTTPBadRequests(t *testing.T) {
 	checkLeaks(t)
 	sessions := newFakeSessions()
 	srv := New(sessions, Options{MaxMessageBytes: 1024})
-	ts := httpServer(t, srv, func(context.Context) error { return nil })
+	ts := httpServer(t, srv)
 	t.Cleanup(http.DefaultClient.CloseIdleConnections)
 	url := ts.URL + "/mcp"
 
@@ -150,122 +151,9 @@ func TestHTTPBadRequests(t *testing.T) {
 		return true
 	})
 
-	resp, err := http.Get(ts.URL + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != `{"status":"ok"}` {
-		t.Errorf("healthz = %d %s", resp.StatusCode, body)
-	}
-
 	sessions.openErr = errors.New("store down")
 	resp, body2 := post(t, url, init, nil)
 	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body2, "opening session: store down") {
 		t.Errorf("initialize with a failing Open = %d %s", resp.StatusCode, body2)
 	}
-}
-
-func TestHealthzUnhealthy(t *testing.T) {
-	h := NewHTTPHandler(http.NotFoundHandler(), func(context.Context) error { return errors.New("hub not started") })
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "hub not started") {
-		t.Errorf("healthz = %d %s", rec.Code, rec.Body)
-	}
-}
-
-func TestCheckListen(t *testing.T) {
-	tests := []struct {
-		addr, token string
-		wantErr     error
-	}{
-		{"127.0.0.1:8787", "", nil},
-		{"localhost:0", "", nil},
-		{"[::1]:8787", "", nil},
-		{"0.0.0.0:8787", "", ErrTokenRequired},
-		{":8787", "", ErrTokenRequired},
-		{"192.0.2.1:8787", "", ErrTokenRequired},
-		{"0.0.0.0:8787", "s3cret", nil},
-	}
-	for _, tt := range tests {
-		if err := CheckListen(tt.addr, tt.token); !errors.Is(err, tt.wantErr) {
-			t.Errorf("CheckListen(%q, %q) = %v, want %v", tt.addr, tt.token, err, tt.wantErr)
-		}
-	}
-	if err := CheckListen("no-port", ""); err == nil {
-		t.Error("an address without a port was accepted")
-	}
-	if err := ListenAndServe(t.Context(), "0.0.0.0:0", "", http.NotFoundHandler()); !errors.Is(err, ErrTokenRequired) {
-		t.Errorf("ListenAndServe beyond loopback without a token = %v", err)
-	}
-}
-
-func TestServeListenerWithToken(t *testing.T) {
-	checkLeaks(t)
-	srv := New(newFakeSessions(), Options{})
-	defer srv.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- ServeListener(ctx, ln, "s3cret", NewHTTPHandler(srv.Handler(), nil)) }()
-	base := "http://" + ln.Addr().String()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-
-	get := func(path, auth string) int {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+path, nil)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	if got := get("/healthz", ""); got != http.StatusOK {
-		t.Errorf("healthz without a token = %d, want 200", got)
-	}
-	if got := get("/mcp", ""); got != http.StatusUnauthorized {
-		t.Errorf("/mcp without a token = %d, want 401", got)
-	}
-	if got := get("/mcp", "Bearer wrong"); got != http.StatusUnauthorized {
-		t.Errorf("/mcp with a wrong token = %d, want 401", got)
-	}
-	// With the token the request reaches the MCP handler (which wants a session for GET).
-	if got := get("/mcp", "Bearer s3cret"); got != http.StatusBadRequest {
-		t.Errorf("/mcp with the token = %d, want the MCP handler's 400", got)
-	}
-
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: &bearer{tr, "s3cret"}}}, nil)
-	if err != nil {
-		t.Fatalf("connecting with the token: %v", err)
-	}
-	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "authorized"}}); err != nil || textOf(res) != "echo: authorized" {
-		t.Errorf("echo = %v, %v", res, err)
-	}
-	_ = cs.Close()
-	cancel()
-	if err := <-served; err != nil {
-		t.Errorf("ServeListener after cancel = %v", err)
-	}
-}
-
-type bearer struct {
-	base  http.RoundTripper
-	token string
-}
-
-func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }
