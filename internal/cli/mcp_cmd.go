@@ -25,6 +25,16 @@ func modeFlag(s string) (exposure.Mode, error) {
 	return m, nil
 }
 
+// openServing assembles nodmix for a long-running face: persistent state, downstream servers,
+// and the exposure mode of --mode (or the config's).
+func (g *globals) openServing(c *cobra.Command, mode string) (*app.App, error) {
+	m, err := modeFlag(mode)
+	if err != nil {
+		return nil, err
+	}
+	return app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Mode: m})
+}
+
 // mcpServer builds nodmix's MCP server over the app's exposure engine. A non-empty sessionID is
 // the id of the stdio session (a stable id keeps discovery selections across client restarts).
 func mcpServer(a *app.App, sessionID string) *mcpserve.Server {
@@ -44,11 +54,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 		Short: "Serve the catalog over MCP on stdin/stdout",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			m, err := modeFlag(mode)
-			if err != nil {
-				return err
-			}
-			a, err := app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Mode: m})
+			a, err := g.openServing(c, mode)
 			if err != nil {
 				return err
 			}
@@ -107,11 +113,7 @@ func newGatewayCmd(g *globals) *cobra.Command {
 		Short: "Run the HTTP gateway: MCP (streamable HTTP) at /mcp, health at /healthz",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			m, err := modeFlag(mode)
-			if err != nil {
-				return err
-			}
-			a, err := app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Mode: m})
+			a, err := g.openServing(c, mode)
 			if err != nil {
 				return err
 			}

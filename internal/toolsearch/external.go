@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/nodmix/nodmix/internal/catalog"
 	"strings"
 	"unicode"
 )
@@ -20,7 +21,7 @@ func wrapExternal(text string) string {
 	id := hex.EncodeToString(b[:])
 	body := defuseMarkers(text)
 	if utf16Len(body) > externalCap {
-		body = prefixUTF16(body, externalCap) + "\n[truncated]"
+		body = catalog.PrefixUTF16(body, externalCap) + "\n[truncated]"
 	}
 	return "<<<EXTERNAL_UNTRUSTED_CONTENT id=\"" + id + "\">>>\nSource: API\n---\n" + body +
 		"\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\"" + id + "\">>>"

@@ -170,7 +170,7 @@ func oneLine(s string, n int) string {
 	if utf16Len(s) <= n {
 		return s
 	}
-	return prefixUTF16(s, n-3) + "..."
+	return catalog.PrefixUTF16(s, n-3) + "..."
 }
 
 // describe returns the full description of entry i.

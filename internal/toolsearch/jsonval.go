@@ -9,7 +9,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -262,23 +261,6 @@ func utf16Len(s string) int {
 		}
 	}
 	return n
-}
-
-// prefixUTF16 returns the longest prefix of s of at most n UTF-16 code units that does not split a
-// character.
-func prefixUTF16(s string, n int) string {
-	units := 0
-	for i, r := range s {
-		w := utf16.RuneLen(r)
-		if w < 0 {
-			w = 1
-		}
-		if units+w > n {
-			return s[:i]
-		}
-		units += w
-	}
-	return s
 }
 
 // collapseSpace replaces every run of white space with one space and trims the ends.

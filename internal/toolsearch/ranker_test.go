@@ -184,7 +184,7 @@ func BenchmarkBatchSearch5000(b *testing.B) {
 }
 
 // truncate keeps a batch within its 512-byte query budget.
-func truncate(q string) string { return prefixUTF16(q, 100) }
+func truncate(q string) string { return catalog.PrefixUTF16(q, 100) }
 
 // BenchmarkIndex5000 is building the index of a 5,000-tool snapshot (once per catalog change).
 func BenchmarkIndex5000(b *testing.B) {

@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nodmix/nodmix/internal/catalog"
 	"strings"
 	"unicode"
 )
@@ -198,9 +199,9 @@ func graphemes(s string) int {
 // short line; id, source, name and input are kept whole, or the candidate is dropped when they
 // alone are over budget; the other fields are kept while the budget lasts.
 func candidate(b BatchBudget, d Descriptor) (Descriptor, bool) {
-	desc := collapseSpace(prefixUTF16(d.Description, b.DescriptionScan))
+	desc := collapseSpace(catalog.PrefixUTF16(d.Description, b.DescriptionScan))
 	if utf16Len(desc) > b.DescriptionChars {
-		desc = prefixUTF16(desc, b.DescriptionChars-3) + "..."
+		desc = catalog.PrefixUTF16(desc, b.DescriptionChars-3) + "..."
 	}
 	out := Descriptor{ID: d.ID, Source: d.Source, Name: d.Name, Input: d.Input}
 	size := fieldSize("id", d.ID) + fieldSize("source", d.Source) + fieldSize("name", d.Name) + fieldSize("input", d.Input)

@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"fmt"
+	"github.com/nodmix/nodmix/internal/catalog"
 	"math"
 	"slices"
 	"strconv"
@@ -310,7 +311,7 @@ func truncateHint(s string, n int) string {
 	if l <= n {
 		return s
 	}
-	return fmt.Sprintf("%s... (+%d chars)", prefixUTF16(s, n), l-n)
+	return fmt.Sprintf("%s... (+%d chars)", catalog.PrefixUTF16(s, n), l-n)
 }
 
 // levenshtein is the edit distance between a and b, counted in characters.
