@@ -168,12 +168,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// WaitForServers waits until every downstream server has had its first connection attempt, so a
-// one-shot command sees their tools. The gateway does not wait: tools arrive as servers connect.
+// serverWait bounds how long a one-shot command waits for downstream servers that are still
+// connecting: a stuck server must not hold a command for its whole connect timeout.
+const serverWait = 10 * time.Second
+
+// WaitForServers waits until every downstream server has had its first connection attempt (at
+// most serverWait, or until ctx ends), so a one-shot command sees their tools. The gateway does
+// not wait: tools arrive as servers connect.
 func (a *App) WaitForServers(ctx context.Context) {
 	if a.Hub == nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, serverWait)
+	defer cancel()
 	_ = a.Hub.Settled(ctx)
 }
 
