@@ -32,10 +32,42 @@ bench:
 
 lint: vet
 
-# Short fuzzing of every parser (the seed corpus lives in each package's testdata/fuzz).
+# Short fuzzing of every parser (the seed corpus lives in each package's testdata/fuzz):
+# FUZZTIME each, e.g. make fuzz FUZZTIME=2m.
+FUZZTIME ?= 10s
+FUZZ := \
+	./internal/builtin/exec:FuzzCapture \
+	./internal/builtin/exec:FuzzParseArgs \
+	./internal/builtin/websearch:FuzzParseArgs \
+	./internal/builtin/websearch:FuzzSanitize \
+	./internal/catalog:FuzzReadFile \
+	./internal/config/json5:FuzzParse \
+	./internal/config/json5:FuzzSet \
+	./internal/config:FuzzParse \
+	./internal/mcphub:FuzzScrub \
+	./internal/mcpserve:FuzzDecodeLine \
+	./internal/mcpserve:FuzzDecodeMessage \
+	./internal/plugins/tavily:FuzzDecodeConfig \
+	./internal/plugins/tavily:FuzzExtractArgs \
+	./internal/plugins/tavily:FuzzNormalizePublished \
+	./internal/plugins/tavily:FuzzSearchArgs \
+	./internal/plugins/tokenjuice:FuzzCompact \
+	./internal/policy:FuzzMatch \
+	./internal/sandbox:FuzzDecodeMessage \
+	./internal/sandbox:FuzzReadLine \
+	./internal/search:FuzzReadQueries \
+	./internal/search:FuzzTokenize \
+	./internal/toolsearch:FuzzCallArgs \
+	./internal/toolsearch:FuzzCompactInputHint \
+	./internal/toolsearch:FuzzParseValue \
+	./internal/toolsearch:FuzzSearchRequest \
+	./internal/toolsearch:FuzzValidate
+
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzTokenize -fuzztime=20s ./internal/search
-	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=20s ./internal/config/json5
+	@set -e; for t in $(FUZZ); do \
+		echo "== $$t"; \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) "$${t%%:*}"; \
+	done
 
 clean:
 	rm -rf bin
