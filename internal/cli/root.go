@@ -104,7 +104,25 @@ func newRoot(env Env) *cobra.Command {
 		newGatewayCmd(g),
 		newTokenjuiceCmd(g),
 	)
+	groups(root)
 	return root
+}
+
+// groups makes every command that only holds subcommands refuse an unknown one as a usage error
+// (exit 2); cobra would print help and succeed, or fail with a plain error.
+func groups(c *cobra.Command) {
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for %q (see %s --help)", args[0], c.CommandPath(), c.CommandPath())
+			}
+			return nil
+		}
+		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
+	for _, sub := range c.Commands() {
+		groups(sub)
+	}
 }
 
 // noArgs and exactArgs return usage errors (exit 2) rather than cobra's plain errors.
