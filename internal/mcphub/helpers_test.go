@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/nodmix/nodmix/internal/leaktest"
 	"io"
 	"log/slog"
-	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,64 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// checkLeaks fails the test if goroutines started during it (by the hub, the SDK, os/exec or
-// net/http) are still alive once every other cleanup has run. Call it first in a test.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	before := goroutineIDs()
-	t.Cleanup(func() {
-		var leaked []string
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			leaked = leaked[:0]
-			for id, stack := range goroutineStacks() {
-				if before[id] {
-					continue
-				}
-				if strings.Contains(stack, "modelcontextprotocol") || strings.Contains(stack, "nodmix/internal") ||
-					strings.Contains(stack, "os/exec") || strings.Contains(stack, "net/http") {
-					leaked = append(leaked, stack)
-				}
-			}
-			if len(leaked) == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if len(leaked) > 0 {
-			t.Errorf("%d goroutines leaked; first:\n%s", len(leaked), leaked[0])
-		}
-	})
-}
-
-var goroutineHeader = regexp.MustCompile(`^goroutine (\d+) `)
-
-func goroutineStacks() map[string]string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	out := map[string]string{}
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if m := goroutineHeader.FindStringSubmatch(g); m != nil {
-			out[m[1]] = g
-		}
-	}
-	return out
-}
-
-func goroutineIDs() map[string]bool {
-	ids := map[string]bool{}
-	for id := range goroutineStacks() {
-		ids[id] = true
-	}
-	return ids
-}
+// checkLeaks fails the test if goroutines started during it are still alive at cleanup.
+func checkLeaks(t *testing.T) { leaktest.Check(t) }
 
 // fakeNet connects the hub to in-process Go MCP servers instead of processes and URLs.
 type fakeNet struct {

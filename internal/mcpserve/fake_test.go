@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"runtime"
+	"github.com/nodmix/nodmix/internal/leaktest"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -211,56 +209,8 @@ func (p *fakePassthrough) addPrompt(name string) {
 	}
 }
 
-// checkLeaks fails the test if goroutines started during it are alive once every other cleanup
-// has run. Call it first in a test.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	before := goroutineStacks()
-	t.Cleanup(func() {
-		var leaked []string
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			leaked = leaked[:0]
-			for id, stack := range goroutineStacks() {
-				if _, ok := before[id]; ok {
-					continue
-				}
-				if strings.Contains(stack, "modelcontextprotocol") || strings.Contains(stack, "nodmix/internal") ||
-					strings.Contains(stack, "os/exec") || strings.Contains(stack, "net/http") {
-					leaked = append(leaked, stack)
-				}
-			}
-			if len(leaked) == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if len(leaked) > 0 {
-			t.Errorf("%d goroutines leaked; first:\n%s", len(leaked), leaked[0])
-		}
-	})
-}
-
-var goroutineHeader = regexp.MustCompile(`^goroutine (\d+) `)
-
-func goroutineStacks() map[string]string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	out := map[string]string{}
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if m := goroutineHeader.FindStringSubmatch(g); m != nil {
-			out[m[1]] = g
-		}
-	}
-	return out
-}
+// checkLeaks fails the test if goroutines started during it are still alive at cleanup.
+func checkLeaks(t *testing.T) { leaktest.Check(t) }
 
 // waitUntil polls cond; for state outside any channel (a session closed by a server goroutine).
 func waitUntil(t *testing.T, what string, cond func() bool) {
