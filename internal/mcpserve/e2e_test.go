@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/nodmix/nodmix/internal/e2etest"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -316,8 +315,17 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	bridge.hub = hub
 	srv := New(bridge, Options{})
 	defer srv.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
+	// OS pipes, as between a client and `nodmix mcp serve`: buffered, unlike io.Pipe.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inR.Close()
+	defer outW.Close()
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeStdio(ctx, inR, outW) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
