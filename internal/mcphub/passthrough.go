@@ -19,26 +19,44 @@ const (
 	MetaServer = "nodmix/server"
 )
 
-// Prompts returns the prompts of every server that is ready or was, with namespaced names,
-// sorted by name. The values are copies the caller may keep.
-func (h *Hub) Prompts() []*mcp.Prompt {
+// merged lists what every server holds (read by list under the server's lock), renamed or tagged
+// by rename, keeping the first of equal keys in server-name order, sorted by key. The values are
+// copies the caller may keep.
+func merged[T any](h *Hub, list func(*downstream) []*T, rename func(d *downstream, v T) (T, string)) []*T {
 	seen := map[string]bool{}
-	var out []*mcp.Prompt
+	type keyed struct {
+		key string
+		v   *T
+	}
+	var all []keyed
 	for _, d := range h.servers {
 		d.mu.Lock()
-		for _, p := range d.prompts {
-			cp := *p
-			cp.Name = d.cfg.Name + PromptSep + p.Name
-			if seen[cp.Name] {
+		for _, v := range list(d) {
+			cp, key := rename(d, *v)
+			if seen[key] {
 				continue
 			}
-			seen[cp.Name] = true
-			out = append(out, &cp)
+			seen[key] = true
+			all = append(all, keyed{key, &cp})
 		}
 		d.mu.Unlock()
 	}
-	slices.SortFunc(out, func(a, b *mcp.Prompt) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(all, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	out := make([]*T, len(all))
+	for i, k := range all {
+		out[i] = k.v
+	}
 	return out
+}
+
+// Prompts returns the prompts of every server that is ready or was, with namespaced names,
+// sorted by name.
+func (h *Hub) Prompts() []*mcp.Prompt {
+	return merged(h, func(d *downstream) []*mcp.Prompt { return d.prompts },
+		func(d *downstream, p mcp.Prompt) (mcp.Prompt, string) {
+			p.Name = d.cfg.Name + PromptSep + p.Name
+			return p, p.Name
+		})
 }
 
 // lookupPrompt finds the server and original name of a namespaced prompt.
@@ -79,45 +97,21 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 
 // Resources returns the resources of every server, sorted by URI, each tagged with its server.
 func (h *Hub) Resources() []*mcp.Resource {
-	seen := map[string]bool{}
-	var out []*mcp.Resource
-	for _, d := range h.servers {
-		d.mu.Lock()
-		for _, r := range d.resources {
-			if seen[r.URI] {
-				continue
-			}
-			seen[r.URI] = true
-			cp := *r
-			cp.Meta = withServer(r.Meta, d.cfg.Name)
-			out = append(out, &cp)
-		}
-		d.mu.Unlock()
-	}
-	slices.SortFunc(out, func(a, b *mcp.Resource) int { return strings.Compare(a.URI, b.URI) })
-	return out
+	return merged(h, func(d *downstream) []*mcp.Resource { return d.resources },
+		func(d *downstream, r mcp.Resource) (mcp.Resource, string) {
+			r.Meta = withServer(r.Meta, d.cfg.Name)
+			return r, r.URI
+		})
 }
 
 // ResourceTemplates returns the resource templates of every server, sorted by template, each
 // tagged with its server.
 func (h *Hub) ResourceTemplates() []*mcp.ResourceTemplate {
-	seen := map[string]bool{}
-	var out []*mcp.ResourceTemplate
-	for _, d := range h.servers {
-		d.mu.Lock()
-		for _, t := range d.templates {
-			if seen[t.URITemplate] {
-				continue
-			}
-			seen[t.URITemplate] = true
-			cp := *t
-			cp.Meta = withServer(t.Meta, d.cfg.Name)
-			out = append(out, &cp)
-		}
-		d.mu.Unlock()
-	}
-	slices.SortFunc(out, func(a, b *mcp.ResourceTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
-	return out
+	return merged(h, func(d *downstream) []*mcp.ResourceTemplate { return d.templates },
+		func(d *downstream, t mcp.ResourceTemplate) (mcp.ResourceTemplate, string) {
+			t.Meta = withServer(t.Meta, d.cfg.Name)
+			return t, t.URITemplate
+		})
 }
 
 func withServer(m mcp.Meta, server string) mcp.Meta {

@@ -2,6 +2,7 @@ package tokenjuice
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -105,12 +106,7 @@ func firstOperand(s *simple) string {
 func gitIs(subs ...string) func(*command, *simple) bool {
 	return func(_ *command, s *simple) bool {
 		sub, _ := gitSub(s)
-		for _, x := range subs {
-			if sub == x {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(subs, sub)
 	}
 }
 
@@ -134,13 +130,7 @@ func pipIs(subs ...string) func(*command, *simple) bool {
 		if n != "pip" && n != "pip3" && n != "pipx" {
 			return false
 		}
-		sub := firstOperand(s)
-		for _, x := range subs {
-			if sub == x {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(subs, firstOperand(s))
 	}
 }
 
@@ -149,13 +139,7 @@ func npmIs(subs ...string) func(*command, *simple) bool {
 		if s.name() != "npm" && s.name() != "pnpm" && s.name() != "yarn" && s.name() != "bun" {
 			return false
 		}
-		sub := firstOperand(s)
-		for _, x := range subs {
-			if sub == x {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(subs, firstOperand(s))
 	}
 }
 
