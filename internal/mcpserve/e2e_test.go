@@ -339,8 +339,12 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	}
 	defer direct.Close()
 
+	// The floor of any MCP hop: the same SDK client calling a Go SDK server whose echo does
+	// nothing, over OS pipes in this process. nodmix's extra hop cannot cost less than this.
+	bare := sdkEchoSession(b, ctx)
+
 	args := map[string]any{"message": "x"}
-	var tDirect, tNodmix time.Duration
+	var tDirect, tNodmix, tBare time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		if _, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
@@ -350,12 +354,51 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		if _, err := viaNodmix.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__everything__echo", Arguments: args}); err != nil {
 			b.Fatal(err)
 		}
+		t2 := time.Now()
+		if _, err := bare.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
 		tDirect += t1.Sub(t0)
-		tNodmix += time.Since(t1)
+		tNodmix += t2.Sub(t1)
+		tBare += time.Since(t2)
 	}
 	b.ReportMetric(float64(tDirect.Microseconds())/float64(b.N), "direct-µs/call")
 	b.ReportMetric(float64(tNodmix.Microseconds())/float64(b.N), "nodmix-µs/call")
+	b.ReportMetric(float64(tBare.Microseconds())/float64(b.N), "sdk-hop-µs/call")
 	b.ReportMetric(float64(tNodmix)/float64(tDirect), "ratio")
 	_ = viaNodmix.Close()
 	<-served
+}
+
+// sdkEchoSession connects an SDK client to an SDK server over OS pipes; the server's echo
+// tool returns its text at once. Both end with the benchmark.
+func sdkEchoSession(b *testing.B, ctx context.Context) *mcp.ClientSession {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Echo: x"}}}, nil
+		})
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		_ = s.Run(ctx, &mcp.IOTransport{Reader: inR, Writer: outW})
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).
+		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cs.Close()
+		<-ran
+	})
+	return cs
 }
