@@ -198,7 +198,7 @@ type corpusBuilder struct {
 	// (the label defaults to the name).
 	fieldIDs []int32
 	fields   []fieldSpan
-	short    map[[2]uint64]int32 // term ids of tokens of up to 15 bytes
+	short    shortTerms // term ids of tokens of up to 15 bytes
 	// repeated caches the term ids of short fields across documents: server names and
 	// schema keys ("query", "limit", "owner") recur across a catalog.
 	repeated    map[string][2]int32 // span in repeatedIDs
@@ -219,7 +219,7 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 	b.freqs = make([]uint32, 0, 32*len(which))
 	b.ends = append(make([]int32, 0, len(which)+1), 0)
 	b.lens = make([]uint32, 0, len(which))
-	b.short = make(map[[2]uint64]int32, min(2*len(which), 1<<13))
+	b.short.init(min(2*len(which), 1<<13))
 	b.repeated = make(map[string][2]int32, min(len(which), 1<<12))
 	for _, i := range which {
 		b.lens = append(b.lens, b.addDoc(&docs[i]))
@@ -307,7 +307,7 @@ func (b *corpusBuilder) termID(tok []byte) int32 {
 			key[i>>3] |= uint64(c) << (8 * (i & 7))
 		}
 		key[1] |= uint64(len(tok)) << 56
-		if id, ok := b.short[key]; ok {
+		if id, ok := b.short.get(key); ok {
 			return id
 		}
 	}
@@ -319,9 +319,67 @@ func (b *corpusBuilder) termID(tok []byte) int32 {
 		b.vocab = append(b.vocab, term)
 	}
 	if short {
-		b.short[key] = id
+		b.short.put(key, id)
 	}
 	return id
+}
+
+// shortTerms maps tokens of up to 15 bytes, packed into two words with the length in the
+// top byte, to term ids. It is an open-addressing table with a multiplicative hash: the
+// keys are already dense words, and Go's map spends most of a build hashing them. A
+// packed key is never zero (the length byte is at least one), so zero marks a free slot.
+type shortTerms struct {
+	keys [][2]uint64
+	ids  []int32
+	mask uint64
+	n    int
+}
+
+func (t *shortTerms) init(hint int) {
+	size := 16
+	for size < 2*hint {
+		size <<= 1
+	}
+	t.keys = make([][2]uint64, size)
+	t.ids = make([]int32, size)
+	t.mask = uint64(size - 1)
+	t.n = 0
+}
+
+func (t *shortTerms) slot(key [2]uint64) uint64 {
+	h := (key[0] ^ key[1]*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
+	return (h ^ h>>29) & t.mask
+}
+
+func (t *shortTerms) get(key [2]uint64) (int32, bool) {
+	for i := t.slot(key); ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case key:
+			return t.ids[i], true
+		case [2]uint64{}:
+			return 0, false
+		}
+	}
+}
+
+func (t *shortTerms) put(key [2]uint64, id int32) {
+	if 2*(t.n+1) > len(t.keys) { // keep at most half full: probes stay short
+		old, oldIDs := t.keys, t.ids
+		t.init(len(old))
+		for i, k := range old {
+			if k != ([2]uint64{}) {
+				t.put(k, oldIDs[i])
+			}
+		}
+	}
+	i := t.slot(key)
+	for t.keys[i] != ([2]uint64{}) && t.keys[i] != key {
+		i = (i + 1) & t.mask
+	}
+	if t.keys[i] == ([2]uint64{}) {
+		t.n++
+	}
+	t.keys[i], t.ids[i] = key, id
 }
 
 // Len is the number of documents.

@@ -193,3 +193,32 @@ func FuzzTokenize(f *testing.F) {
 		}
 	})
 }
+
+// TestShortTermsGrows checks the corpus builder's table of packed short tokens across
+// many resizes: every key keeps its id, a key put twice keeps the last, and an absent key
+// is absent.
+func TestShortTermsGrows(t *testing.T) {
+	var tab shortTerms
+	tab.init(1)
+	key := func(i int) [2]uint64 { return [2]uint64{uint64(i) * 7919, 1<<56 | uint64(i%3)} }
+	const n = 20000
+	for i := range n {
+		tab.put(key(i), int32(i))
+	}
+	tab.put(key(42), -1)
+	for i := range n {
+		want := int32(i)
+		if i == 42 {
+			want = -1
+		}
+		if got, ok := tab.get(key(i)); !ok || got != want {
+			t.Fatalf("get(key(%d)) = %d, %v; want %d, true", i, got, ok, want)
+		}
+	}
+	if _, ok := tab.get(key(n)); ok {
+		t.Error("an absent key was found")
+	}
+	if tab.n != n {
+		t.Errorf("n = %d, want %d", tab.n, n)
+	}
+}
