@@ -167,19 +167,24 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	}
 	d.pending.Store(0) // the full listing below covers what was pending
 	cs, err := d.client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	group := 0 // the stdio server's process group, led by its process
 	if cmd := d.attemptCmd; cmd != nil && cmd.Process != nil {
+		group = cmd.Process.Pid
 		d.mu.Lock()
 		d.pid = cmd.Process.Pid
 		d.mu.Unlock()
 	}
 	d.attemptCmd = nil
 	if err != nil {
+		// The SDK has ended the server; what it started may still run.
+		killGroup(group)
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("no answer to initialize within %s", d.h.connectTimeout)
 		}
 		return nil, d.scrub.err(fmt.Errorf("initialize: %w", err))
 	}
 	c := watch(cs)
+	c.group = group
 	l, err := d.list(cctx, cs, kindAll)
 	if err != nil {
 		c.close()
@@ -195,9 +200,10 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 // conn is a live session and the signal of its end. Its watcher goroutine belongs to the run
 // loop, which waits for it (close) before it goes on.
 type conn struct {
-	cs   *mcp.ClientSession
-	dead chan struct{} // closed when the session has ended
-	err  error         // why, once dead is closed
+	cs    *mcp.ClientSession
+	dead  chan struct{} // closed when the session has ended
+	err   error         // why, once dead is closed
+	group int           // a stdio server's process group; 0 for url servers
 }
 
 func watch(cs *mcp.ClientSession) *conn {
@@ -209,10 +215,12 @@ func watch(cs *mcp.ClientSession) *conn {
 	return c
 }
 
-// close ends the session (for a stdio server: its process) and waits for the watcher.
+// close ends the session (for a stdio server: its process, then whatever that process started)
+// and waits for the watcher.
 func (c *conn) close() {
 	_ = c.cs.Close()
 	<-c.dead
+	killGroup(c.group)
 }
 
 // diedWithin reports whether the session ends within d: a transport error on a call usually

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nodmix/nodmix/internal/e2etest"
 	"io"
 	"net"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/e2etest"
 )
 
 // npmServer is e2etest.Server split into command and arguments.
@@ -404,4 +404,41 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	b.ReportMetric(float64(direct.Microseconds())/float64(b.N), "direct-µs/call")
 	b.ReportMetric(float64(hub.Microseconds())/float64(b.N), "hub-µs/call")
 	b.ReportMetric(float64(hub)/float64(direct), "ratio")
+}
+
+// TestE2EGrandchildrenEnd starts a server the way `npx` or a shell wrapper does, with a process
+// of its own left behind as a grandchild of nodmix, and checks that closing the hub ends it too.
+func TestE2EGrandchildrenEnd(t *testing.T) {
+	dir := e2etest.Dir(t)
+	checkLeaks(t)
+	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+	script := `sleep 300 & echo $! > "$1"; exec node "$2"`
+	fx := stdioServer("fx", "sh", []string{"-c", script, "sh", pidFile, filepath.Join(dir, "fixture-server.mjs")})
+	h, _ := e2eHub(t, Options{}, fx)
+	waitState(t, h, "fx", StateReady)
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !running(pid) {
+		t.Fatalf("the grandchild %d is not running before Close", pid)
+	}
+	_ = h.Close()
+	waitFor(t, h, "the grandchild to end", func() bool { return !running(pid) })
+}
+
+// running reports whether pid is a live process; a zombie waiting for its new parent to reap
+// it has ended.
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil // no /proc: ask the kernel
+	}
+	// The state follows the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }

@@ -87,6 +87,7 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	cmd.Stderr = newLineLogger(d.log.With("stream", "stderr"))
 	// A grandchild that keeps stderr open must not hold up Wait forever.
 	cmd.WaitDelay = h.terminateGrace
+	ownGroup(cmd)
 	d.attemptCmd = cmd
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: h.terminateGrace}, nil
 }
