@@ -29,3 +29,67 @@ func TestBlobRetentionDropsOldBlobs(t *testing.T) {
 		t.Errorf("new blob = %q, %v", b, err)
 	}
 }
+
+func TestSelectionRetentionDropsIdleSessions(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, sess := range []string{"idle", "recent"} {
+		if _, err := s.AddSelected(ctx, sess, []string{"a", "b"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE sessions SET touched = unixepoch() - ? WHERE session = 'idle'`, MaxSelectionAge+60); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE sessions SET touched = unixepoch() - ? WHERE session = 'recent'`, MaxSelectionAge-3600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddSelected(ctx, "other", []string{"c"}); err != nil {
+		t.Fatal(err)
+	}
+	for sess, want := range map[string]int{"idle": 0, "recent": 2, "other": 1} {
+		got, err := s.Selected(ctx, sess)
+		if err != nil || len(got) != want {
+			t.Errorf("Selected(%q) = %v, %v; want %d names", sess, got, err, want)
+		}
+	}
+	// A session that activates again is young again.
+	if _, err := s.AddSelected(ctx, "recent", []string{"d"}); err != nil {
+		t.Fatal(err)
+	}
+	var touched int64
+	if err := s.db.QueryRowContext(ctx, `SELECT unixepoch() - touched FROM sessions WHERE session = 'recent'`).Scan(&touched); err != nil || touched > 60 {
+		t.Errorf("recent was touched %d s ago (%v), want now", touched, err)
+	}
+}
+
+// TestSelectionsOfOlderStoresAreKept opens a store written before sessions were tracked: its
+// selections count as touched when the store is opened, so none is dropped on the first put.
+func TestSelectionsOfOlderStoresAreKept(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `DROP TABLE sessions; INSERT INTO selections(session, seq, name) VALUES ('old', 1, 'a')`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.AddSelected(ctx, "new", []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Selected(ctx, "old"); err != nil || len(got) != 1 {
+		t.Errorf("Selected(old) = %v, %v; want [a]", got, err)
+	}
+}

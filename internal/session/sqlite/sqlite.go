@@ -22,6 +22,11 @@ CREATE TABLE IF NOT EXISTS selections (
 	PRIMARY KEY (session, name)
 );
 CREATE INDEX IF NOT EXISTS selections_order ON selections(session, seq);
+CREATE TABLE IF NOT EXISTS sessions (
+	session TEXT PRIMARY KEY,
+	touched INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO sessions(session, touched) SELECT DISTINCT session, unixepoch() FROM selections;
 CREATE TABLE IF NOT EXISTS blobs (
 	key     TEXT PRIMARY KEY,
 	session TEXT NOT NULL,
@@ -97,11 +102,27 @@ func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (a
 			added = append(added, n)
 		}
 	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(session, touched) VALUES (?, unixepoch())
+		ON CONFLICT(session) DO UPDATE SET touched = excluded.touched`, sess); err != nil {
+		return nil, fmt.Errorf("selections: %w", err)
+	}
+	// Retention: the activations of a session that has activated nothing for MaxSelectionAge go.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM selections WHERE session IN (
+		SELECT session FROM sessions WHERE touched < unixepoch() - ?)`, MaxSelectionAge); err != nil {
+		return nil, fmt.Errorf("selections: retention: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE touched < unixepoch() - ?`, MaxSelectionAge); err != nil {
+		return nil, fmt.Errorf("selections: retention: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("selections: %w", err)
 	}
 	return added, nil
 }
+
+// MaxSelectionAge is how long (seconds) a session's activations are kept after its last
+// activation: sessions come and go with clients, and their rows must not pile up for ever.
+const MaxSelectionAge = 30 * 24 * 60 * 60
 
 // Blob retention: kept raw outputs must not grow without bound, so a put drops blobs older than
 // MaxBlobAge and then the oldest ones until the total is under MaxBlobBytes.
