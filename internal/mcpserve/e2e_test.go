@@ -316,14 +316,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	srv := New(bridge, Options{})
 	defer srv.Close()
 	// OS pipes, as between a client and `nodmix mcp serve`: buffered, unlike io.Pipe.
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
+	inR, inW, outR, outW := osPipes(b)
 	defer inR.Close()
 	defer outW.Close()
 	served := make(chan error, 1)
@@ -378,14 +371,7 @@ func sdkEchoSession(b *testing.B, ctx context.Context) *mcp.ClientSession {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Echo: x"}}}, nil
 		})
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
+	inR, inW, outR, outW := osPipes(b)
 	ran := make(chan struct{})
 	go func() {
 		defer close(ran)
@@ -401,4 +387,17 @@ func sdkEchoSession(b *testing.B, ctx context.Context) *mcp.ClientSession {
 		<-ran
 	})
 	return cs
+}
+
+// osPipes makes two OS pipes: a server reads inR and writes outW, its client the other ends.
+func osPipes(b *testing.B) (inR, inW, outR, outW *os.File) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err = os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return inR, inW, outR, outW
 }
