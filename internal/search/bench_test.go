@@ -135,3 +135,31 @@ func BenchmarkRanker(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStraightforwardBM25 times refBM25, the seed's formula written the plain way (a map
+// per document, a scan of every document per query) with nodmix's tokenizer, so that the
+// index's gain can be read as a ratio measured in the same run as BenchmarkBM25Build and
+// BenchmarkBM25Search.
+func BenchmarkStraightforwardBM25(b *testing.B) {
+	queries := benchQueries(b)
+	for _, n := range benchSizes {
+		docs := seedDocs(benchTools(b, n))
+		b.Run("build/"+strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				newRefBM25(docs)
+			}
+		})
+		b.Run("search/"+strconv.Itoa(n), func(b *testing.B) {
+			r := newRefBM25(docs)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := r.search(queries[i%len(queries)], 8); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
