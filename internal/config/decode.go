@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nodmix/nodmix/internal/config/json5"
+	"github.com/nodmix/nodmix/internal/levenshtein"
 )
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -92,7 +93,7 @@ func unknownKeyRule(key string, fields []field) string {
 	best, bestDist := "", 3
 	for i, f := range fields {
 		names[i] = f.name
-		if dist := editDistance(strings.ToLower(key), strings.ToLower(f.name)); dist < bestDist {
+		if dist := levenshtein.Distance(strings.ToLower(key), strings.ToLower(f.name)); dist < bestDist {
 			best, bestDist = f.name, dist
 		}
 	}
@@ -100,28 +101,6 @@ func unknownKeyRule(key string, fields []field) string {
 		return "unknown key (did you mean " + best + "?)"
 	}
 	return "unknown key (known keys: " + strings.Join(names, ", ") + ")"
-}
-
-// editDistance is the Levenshtein distance, for suggesting a known key.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func (d *decoder) str(path string, n *json5.Node, dst *string) bool {

@@ -2,12 +2,14 @@ package toolsearch
 
 import (
 	"fmt"
-	"github.com/nodmix/nodmix/internal/catalog"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/levenshtein"
 )
 
 // schemaError is one way a value fails its schema. Messages follow Ajv's wording, which the
@@ -314,28 +316,6 @@ func truncateHint(s string, n int) string {
 	return fmt.Sprintf("%s... (+%d chars)", catalog.PrefixUTF16(s, n), l-n)
 }
 
-// levenshtein is the edit distance between a and b, counted in characters.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
-
 // inputError formats the model-facing message for arguments that fail the tool's schema:
 // `Invalid arguments for tool "<id>": <errors>.[ Did you mean: x?][ Expected input: <hint>.]`
 func inputError(id string, schema, args *value, errs []schemaError) string {
@@ -363,7 +343,7 @@ func inputError(id string, schema, args *value, errs []schemaError) string {
 		threshold := min(3, max(1, (utf8.RuneCountInString(u)+2)/3))
 		best, bestDist := "", threshold+1
 		for _, k := range known {
-			if d := levenshtein(u, k); d < bestDist || (d == bestDist && best != "" && k < best) {
+			if d := levenshtein.Distance(u, k); d < bestDist || (d == bestDist && best != "" && k < best) {
 				best, bestDist = k, d
 			}
 		}

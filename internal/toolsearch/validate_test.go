@@ -62,20 +62,6 @@ func TestValidateMessages(t *testing.T) {
 	}
 }
 
-func TestLevenshtein(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"a", "", 1}, {"repositry", "repository", 1}, {"kitten", "sitting", 3}, {"héllo", "hello", 1},
-	}
-	for _, tt := range tests {
-		if got := levenshtein(tt.a, tt.b); got != tt.want {
-			t.Errorf("levenshtein(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 func TestDidYouMeanThreshold(t *testing.T) {
 	schema, _ := parseValue([]byte(`{"type":"object","properties":{"ab":{},"query":{}},"additionalProperties":false}`))
 	tests := []struct{ args, want string }{
