@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -182,21 +181,7 @@ func newArgReader(tool string, raw json.RawMessage, allowed ...string) (argReade
 	if trimmed[0] != '{' || json.Unmarshal(trimmed, &r.fields) != nil {
 		return r, invalid("%s: arguments must be a JSON object.", tool)
 	}
-	var unknown []string
-	for k := range r.fields {
-		known := false
-		for _, a := range allowed {
-			if k == a {
-				known = true
-				break
-			}
-		}
-		if !known {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
+	if unknown := unknownKeys(r.fields, allowed); len(unknown) > 0 {
 		return r, invalid("%s: unknown argument %q (allowed: %s).", tool, clip(unknown[0]), strings.Join(allowed, ", "))
 	}
 	return r, nil

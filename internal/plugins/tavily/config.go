@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -170,21 +170,7 @@ func objectFields(path string, raw json.RawMessage, allowed ...string) (map[stri
 		}
 		return nil, fmt.Errorf("%s: must be an object", path)
 	}
-	var unknown []string
-	for k := range fields {
-		known := false
-		for _, a := range allowed {
-			if k == a {
-				known = true
-				break
-			}
-		}
-		if !known {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
+	if unknown := unknownKeys(fields, allowed); len(unknown) > 0 {
 		if path == "" {
 			return nil, fmt.Errorf("%s: unknown field", unknown[0])
 		}
@@ -194,3 +180,16 @@ func objectFields(path string, raw json.RawMessage, allowed ...string) (map[stri
 }
 
 func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
+
+// unknownKeys lists the keys of fields that allowed does not name, sorted, so that the first
+// one reported is the same on every run.
+func unknownKeys[V any](fields map[string]V, allowed []string) []string {
+	var unknown []string
+	for k := range fields {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	return unknown
+}
