@@ -26,6 +26,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 	session TEXT PRIMARY KEY,
 	touched INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS sessions_touched ON sessions(touched);
 INSERT OR IGNORE INTO sessions(session, touched) SELECT DISTINCT session, unixepoch() FROM selections;
 CREATE TABLE IF NOT EXISTS blobs (
 	key     TEXT PRIMARY KEY,
