@@ -18,7 +18,10 @@ import (
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-const nameRule = "name must match ^[A-Za-z0-9_-]{1,64}$"
+const (
+	nameRule     = "name must match ^[A-Za-z0-9_-]{1,64}$"
+	pluginIDRule = "plugin id must match ^[A-Za-z0-9_-]{1,64}$"
+)
 
 // Upper bounds where the documentation gives none: large enough for any real use, small enough
 // that a typo (an extra few zeros) is caught and durations cannot overflow.
@@ -208,6 +211,7 @@ func (d *decoder) globs(path string, n *json5.Node, dst *[]string) bool {
 	return ok
 }
 
+// pathMatch validates a pattern; the decoder's path parameters shadow package path.
 func pathMatch(pattern string) (bool, error) { return path.Match(pattern, "") }
 
 func (d *decoder) secret(p string, n *json5.Node, dst *Secret) bool {
@@ -510,7 +514,7 @@ func (d *decoder) plugins(p string, n *json5.Node, pl *Plugins) {
 		pl.Entries = map[string]PluginEntry{}
 		d.each(p, v, func(p, id string, v *json5.Node) {
 			if !namePattern.MatchString(id) {
-				d.fail(p, "plugin id must match ^[A-Za-z0-9_-]{1,64}$")
+				d.fail(p, pluginIDRule)
 				return
 			}
 			var e PluginEntry

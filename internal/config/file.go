@@ -176,7 +176,7 @@ func (f *File) Set(path string, value []byte) error {
 // SetPluginEnabled turns a plugin on or off: plugins.entries.<id>.enabled.
 func (f *File) SetPluginEnabled(id string, on bool) error {
 	if !namePattern.MatchString(id) {
-		return &Error{Path: "plugins.entries." + id, Rule: "plugin id must match ^[A-Za-z0-9_-]{1,64}$"}
+		return &Error{Path: "plugins.entries." + id, Rule: pluginIDRule}
 	}
 	value := "false"
 	if on {

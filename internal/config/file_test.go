@@ -84,18 +84,6 @@ func TestMissingFile(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, text string, mode os.FileMode) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "nodmix.json5")
-	if err := os.WriteFile(path, []byte(text), mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, mode); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 const commented = `// my config
 {
   tools: {

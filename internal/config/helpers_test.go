@@ -1,7 +1,30 @@
 package config
 
-import "github.com/nodmix/nodmix/internal/config/json5"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
-type jsonNode = json5.Node
+// writeFile writes text to a fresh nodmix.json5 with exactly mode and returns its path.
+func writeFile(tb testing.TB, text string, mode os.FileMode) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "nodmix.json5")
+	if err := os.WriteFile(path, []byte(text), mode); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
 
-func parseNode(b []byte) (*json5.Node, error) { return json5.Parse(b) }
+// writeRealistic copies testdata/realistic.json5 to a fresh file and returns its path.
+func writeRealistic(tb testing.TB) string {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "realistic.json5"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return writeFile(tb, string(data), 0o600)
+}

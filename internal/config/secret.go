@@ -219,8 +219,11 @@ func isSecretRef(n *json5.Node) bool {
 // clientSecret, password, dbPassword... "tokens" is left out on purpose: maxTokens is a count.
 var secretSuffixes = []string{"apikey", "apikeys", "token", "password", "passwords", "passwd", "secret", "secrets"}
 
+// separators is built once: isSecretName runs for every value a masked rendering visits.
+var separators = strings.NewReplacer("_", "", "-", "")
+
 func isSecretName(key string) bool {
-	k := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(key))
+	k := strings.ToLower(separators.Replace(key))
 	for _, suffix := range secretSuffixes {
 		if strings.HasSuffix(k, suffix) {
 			return true
@@ -256,8 +259,9 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 			return nil, false
 		}
 		local := append(slices.Clone(sub), rel...)
+		full := append(slices.Clone(prefix), local...)
 		for k := 1; k <= len(local); k++ {
-			if !isSecretPath(append(slices.Clone(prefix), local[:k]...)) {
+			if !isSecretPath(full[:len(prefix)+k]) {
 				continue
 			}
 			if outer, err := json5.Lookup(root, local[:k]); err == nil && isSecretRef(outer) {

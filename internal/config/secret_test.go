@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodmix/nodmix/internal/config/json5"
 )
 
 // literals are the secret values in testdata/realistic.json5; none may ever be shown.
@@ -28,15 +29,7 @@ func assertNoLiteral(t *testing.T, what, text string) {
 
 func loadRealistic(t *testing.T) *File {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "realistic.json5"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "nodmix.json5")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Load(path)
+	f, err := Load(writeRealistic(t))
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -237,9 +230,9 @@ func TestValidationErrorsDoNotShowValues(t *testing.T) {
 	}
 }
 
-func mustParse(t *testing.T, text string) *jsonNode {
+func mustParse(t *testing.T, text string) *json5.Node {
 	t.Helper()
-	n, err := parseNode([]byte(text))
+	n, err := json5.Parse([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

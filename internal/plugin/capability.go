@@ -5,8 +5,8 @@ import (
 	"github.com/nodmix/nodmix/internal/dispatch"
 )
 
-// ToolProvider is a plugin that contributes tools. Tools must return the same entries on every
-// call unless the plugin signals a change.
+// ToolProvider is a plugin that contributes tools. The app reads Tools once, after Start, so a
+// plugin's tools are fixed for its lifetime.
 type ToolProvider interface {
 	Tools() []catalog.Entry
 }

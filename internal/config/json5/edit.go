@@ -10,7 +10,8 @@ import (
 // Set returns a copy of src in which the value at path is value, a single JSON5 value as text.
 // An existing value has its byte range replaced. Otherwise a member is added to the deepest
 // existing object on the path, with any missing objects in between created; it goes after the
-// last member, indented like its siblings, and follows the container's comma and quoting style.
+// last member, indented like its siblings. Commas follow the container's style (the document's
+// in an empty container or a new nested object); key quotes follow the document's.
 // In an array, an index equal to the length appends. Every other byte of src is kept.
 func Set(src []byte, path []string, value []byte) ([]byte, error) {
 	if len(path) == 0 {

@@ -330,7 +330,7 @@ func (p *parser) number() *Node {
 		n.Num = inf(neg)
 	case len(rest) >= len("NaN") && string(rest[:len("NaN")]) == "NaN":
 		p.pos += len("NaN")
-		n.Num = nan()
+		n.Num = math.NaN()
 	case len(rest) >= 2 && rest[0] == '0' && (rest[1] == 'x' || rest[1] == 'X'):
 		p.pos += 2
 		digits := p.pos
@@ -419,8 +419,6 @@ func inf(neg bool) float64 {
 	}
 	return math.Inf(1)
 }
-
-func nan() float64 { return math.NaN() }
 
 func isHex(c byte) bool {
 	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
