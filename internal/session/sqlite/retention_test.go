@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/session"
@@ -91,5 +92,37 @@ func TestSelectionsOfOlderStoresAreKept(t *testing.T) {
 	}
 	if got, err := s.Selected(ctx, "old"); err != nil || len(got) != 1 {
 		t.Errorf("Selected(old) = %v, %v; want [a]", got, err)
+	}
+}
+
+// TestBlobRetentionKeepsTheNewestWithinTheCap lowers the total cap (256 MiB in production) to
+// check the rule itself: the oldest blobs go until the rest fits, and one blob larger than the
+// cap is refused without touching the others.
+func TestBlobRetentionKeepsTheNewestWithinTheCap(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.maxBlobs = 100
+	for _, key := range []string{"a", "b", "c"} {
+		if err := s.PutBlob(ctx, "s", key, make([]byte, 40)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Blob(ctx, "a"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("the oldest blob survived past the cap: %v", err)
+	}
+	for _, key := range []string{"b", "c"} {
+		if _, err := s.Blob(ctx, key); err != nil {
+			t.Errorf("blob %q: %v", key, err)
+		}
+	}
+	if err := s.PutBlob(ctx, "s", "huge", make([]byte, 101)); err == nil || !strings.Contains(err.Error(), "more than the store keeps (100)") {
+		t.Errorf("a blob over the cap: %v", err)
+	}
+	if _, err := s.Blob(ctx, "b"); err != nil {
+		t.Errorf("a refused put dropped blob b: %v", err)
 	}
 }

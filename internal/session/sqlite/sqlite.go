@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS blobs (
 
 // Store is a session.Store in a SQLite file.
 type Store struct {
-	db *sql.DB
+	db       *sql.DB
+	maxBlobs int // MaxBlobBytes; tests lower it
 }
 
 var _ session.Store = (*Store)(nil)
@@ -57,7 +58,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("state store %s: schema: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, maxBlobs: MaxBlobBytes}, nil
 }
 
 // Selected implements session.Store.
@@ -137,8 +138,8 @@ func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) (err
 	if data == nil {
 		data = []byte{}
 	}
-	if len(data) > MaxBlobBytes {
-		return fmt.Errorf("blob: %d bytes is more than the store keeps (%d)", len(data), MaxBlobBytes)
+	if len(data) > s.maxBlobs {
+		return fmt.Errorf("blob: %d bytes is more than the store keeps (%d)", len(data), s.maxBlobs)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -159,7 +160,7 @@ func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) (err
 	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE key IN (
 		SELECT key FROM (
 			SELECT key, SUM(length(data)) OVER (ORDER BY created DESC, rowid DESC) AS running FROM blobs
-		) WHERE running > ?)`, MaxBlobBytes); err != nil {
+		) WHERE running > ?)`, s.maxBlobs); err != nil {
 		return fmt.Errorf("blob: retention: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
