@@ -14,9 +14,6 @@ import (
 	"time"
 )
 
-// DefaultListen is the gateway's default address: loopback only.
-const DefaultListen = "127.0.0.1:8787"
-
 // ErrTokenRequired is returned when the gateway would listen beyond loopback without a token.
 var ErrTokenRequired = errors.New("a bearer token is required to listen on a non-loopback address")
 

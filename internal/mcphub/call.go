@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -42,7 +43,7 @@ func (d *downstream) callTool(ctx context.Context, name string, args json.RawMes
 	defer cancel()
 	res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		err, refused := d.classify(ctx, cctx, c, "call to tool "+quote(name), err)
+		err, refused := d.classify(ctx, cctx, c, "call to tool "+strconv.Quote(name), err)
 		if refused {
 			// The server is fine and said no (bad arguments, unknown tool): the model reads why.
 			return catalog.ErrorResult(err.Error()), nil
@@ -98,8 +99,6 @@ func (e *lostError) Error() string {
 }
 
 func (e *lostError) Unwrap() []error { return []error{catalog.ErrUnavailable, e.err} }
-
-func quote(s string) string { return fmt.Sprintf("%q", s) }
 
 // fromCallResult converts an MCP result. Text parts stay text; every other part (images, audio,
 // resource links, embedded resources, annotated text) keeps its exact MCP JSON in Raw.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/e2etest"
+	"github.com/nodmix/nodmix/internal/leaktest"
 )
 
 // npmServer is e2etest.Server split into command and arguments.
@@ -94,44 +95,33 @@ func processGone(t *testing.T, h *Hub) {
 	})
 }
 
-func e2eHub(t *testing.T, opts Options, servers ...ServerConfig) (*Hub, *int32Counter) {
+// e2eHub is testHub for real servers, with slower restarts, and checks at cleanup that no server
+// process is left.
+func e2eHub(t *testing.T, opts Options, servers ...ServerConfig) (*Hub, *atomic.Int32) {
 	t.Helper()
-	n := &int32Counter{}
-	opts.Servers = servers
-	opts.Notify = n.inc
-	if opts.Log == nil {
-		opts.Log = testLogger(t)
-	}
 	if opts.TerminateGrace == 0 {
 		opts.TerminateGrace = 2 * time.Second
 	}
 	if opts.Backoff == (Backoff{}) {
 		opts.Backoff = Backoff{Initial: 100 * time.Millisecond, Max: time.Second, StableAfter: time.Hour}
 	}
-	h := New(opts)
-	if err := h.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	h, notified := testHub(t, nil, opts, servers...)
 	processGone(t, h)
-	return h, n
+	return h, notified
 }
 
-type int32Counter struct{ n atomic.Int32 }
-
-func (c *int32Counter) inc()        { c.n.Add(1) }
-func (c *int32Counter) load() int32 { return c.n.Load() }
-
 func findTool(h *Hub, id string) (catalog.Entry, bool) {
-	i := slices.IndexFunc(h.Tools(), func(e catalog.Entry) bool { return e.Tool.ID == id })
+	tools := h.Tools()
+	i := slices.IndexFunc(tools, func(e catalog.Entry) bool { return e.Tool.ID == id })
 	if i < 0 {
 		return catalog.Entry{}, false
 	}
-	return h.Tools()[i], true
+	return tools[i], true
 }
 
 func TestE2EAggregatesRealServers(t *testing.T) {
 	dir := e2etest.Dir(t)
-	checkLeaks(t)
+	leaktest.Check(t)
 	url := startHTTPEverything(t, dir)
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "note.txt"), []byte("hello from disk"), 0o644); err != nil {
@@ -152,7 +142,7 @@ func TestE2EAggregatesRealServers(t *testing.T) {
 		waitState(t, h, name, StateReady)
 	}
 	// Notify runs right after a server's tools are in place, on the server's goroutine.
-	waitFor(t, h, "one Notify per server", func() bool { return notified.load() >= 4 })
+	waitFor(t, h, "one Notify per server", func() bool { return notified.Load() >= 4 })
 	if _, err := catalog.NewSnapshot(1, h.Tools()); err != nil {
 		t.Fatalf("tools of all servers do not make a snapshot: %v", err)
 	}
@@ -224,7 +214,7 @@ func promptNames(ps []*mcp.Prompt) []string {
 
 func TestE2EListChangedAndCancel(t *testing.T) {
 	dir := e2etest.Dir(t)
-	checkLeaks(t)
+	leaktest.Check(t)
 	log, logged := captureLog(t)
 	fx := stdioServer("fx", "node", []string{filepath.Join(dir, "fixture-server.mjs")})
 	fx.Env = map[string]string{"FIXTURE_SECRET": "env-secret-value"}
@@ -240,15 +230,15 @@ func TestE2EListChangedAndCancel(t *testing.T) {
 	if strings.Contains(logged.String(), "env-secret-value") {
 		t.Error("the log shows an env value")
 	}
-	waitFor(t, h, "the first Notify", func() bool { return notified.load() >= 1 })
-	before, n := len(h.Tools()), notified.load()
+	waitFor(t, h, "the first Notify", func() bool { return notified.Load() >= 1 })
+	before, n := len(h.Tools()), notified.Load()
 
 	if res, err := callByID(t, h, "mcp:fx:add_tool", `{"name":"fresh"}`); err != nil || res.IsError {
 		t.Fatalf("add_tool = %v, %v", res, err)
 	}
 	waitFor(t, h, "the added tool", func() bool { _, ok := findTool(h, "mcp:fx:fresh"); return ok })
 	// Notify runs just after the tools are installed, so it may lag the listing by a moment.
-	waitFor(t, h, "Notify after list_changed", func() bool { return notified.load() > n })
+	waitFor(t, h, "Notify after list_changed", func() bool { return notified.Load() > n })
 	if len(h.Tools()) != before+1 {
 		t.Errorf("after list_changed: %d tools, had %d", len(h.Tools()), before)
 	}
@@ -285,7 +275,7 @@ func waitInflight(t *testing.T, h *Hub, server string, n int) {
 
 func TestE2EKilledServerRestarts(t *testing.T) {
 	dir := e2etest.Dir(t)
-	checkLeaks(t)
+	leaktest.Check(t)
 	evCmd, evArgs := npmServer(dir, "server-everything", "stdio")
 	h, _ := e2eHub(t, Options{},
 		stdioServer("fx", "node", []string{filepath.Join(dir, "fixture-server.mjs")}),
@@ -339,7 +329,7 @@ func TestE2EKilledServerRestarts(t *testing.T) {
 
 func TestE2EStuckAndGarbageServers(t *testing.T) {
 	dir := e2etest.Dir(t)
-	checkLeaks(t)
+	leaktest.Check(t)
 	fx := filepath.Join(dir, "fixture-server.mjs")
 	h, _ := e2eHub(t, Options{ConnectTimeout: 5 * time.Minute, TerminateGrace: 500 * time.Millisecond, Backoff: Backoff{Initial: time.Hour}},
 		stdioServer("stuck", "node", []string{"-e", "setInterval(() => {}, 1e6)"}),
@@ -410,7 +400,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 // of its own left behind as a grandchild of nodmix, and checks that closing the hub ends it too.
 func TestE2EGrandchildrenEnd(t *testing.T) {
 	dir := e2etest.Dir(t)
-	checkLeaks(t)
+	leaktest.Check(t)
 	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
 	script := `sleep 300 & echo $! > "$1"; exec node "$2"`
 	fx := stdioServer("fx", "sh", []string{"-c", script, "sh", pidFile, filepath.Join(dir, "fixture-server.mjs")})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/nodmix/nodmix/internal/leaktest"
 	"io"
 	"log/slog"
 	"strings"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// checkLeaks fails the test if goroutines started during it are still alive at cleanup.
-func checkLeaks(t *testing.T) { leaktest.Check(t) }
 
 // fakeNet connects the hub to in-process Go MCP servers instead of processes and URLs.
 type fakeNet struct {
@@ -177,7 +173,6 @@ func statusOf(h *Hub, name string) ServerStatus {
 type logCapture struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
-	t   *testing.T
 }
 
 func (c *logCapture) Write(p []byte) (int, error) {
@@ -194,7 +189,7 @@ func (c *logCapture) String() string {
 }
 
 func captureLog(t *testing.T) (*slog.Logger, *logCapture) {
-	c := &logCapture{t: t}
+	c := &logCapture{}
 	return slog.New(slog.NewTextHandler(io.MultiWriter(c, &testWriter{t: t}), &slog.HandlerOptions{Level: slog.LevelDebug})), c
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/leaktest"
 )
 
 // goHTTPServer serves a Go MCP server over streamable HTTP and requires the bearer token.
@@ -31,7 +33,7 @@ func goHTTPServer(t *testing.T, s *mcp.Server, token string) *httptest.Server {
 }
 
 func TestHTTPServerWithHeadersAndSessionExpiry(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	s := newTestServer("web", nil)
 	const token = "tok-0123456789"
 	ts := goHTTPServer(t, s, token)

@@ -220,7 +220,8 @@ func (h *Hub) Close() error {
 	return nil
 }
 
-// Tools returns the tools of every server, sorted by id. A server that is down keeps the tools it
+// Tools returns the tools of every server, in server-name order and each server's sorted by id
+// (the catalog orders its snapshot itself). A server that is down keeps the tools it
 // last listed, so that a call reaches it and fails with a clear error instead of "unknown tool"
 // and a restart does not make tools flicker in and out of client lists.
 func (h *Hub) Tools() []catalog.Entry {
@@ -283,9 +284,9 @@ func (h *Hub) Settled(ctx context.Context) error {
 
 // WaitState waits until the named server is in one of the states.
 func (h *Hub) WaitState(ctx context.Context, server string, states ...State) error {
-	d, ok := h.byName[server]
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownServer, server)
+	d, err := h.server(server)
+	if err != nil {
+		return err
 	}
 	for {
 		ch := h.Changed()
@@ -330,7 +331,7 @@ func (h *Hub) firePassthrough() {
 	}
 }
 
-// server finds a running server by name.
+// server finds a configured server by name, whatever its state.
 func (h *Hub) server(name string) (*downstream, error) {
 	d, ok := h.byName[name]
 	if !ok {

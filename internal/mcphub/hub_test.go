@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/leaktest"
 )
 
 func TestValidate(t *testing.T) {
@@ -50,7 +51,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestNewReportsBadConfigsWithoutStartingThem(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	f.servers["good"] = newTestServer("good", nil)
 	h, _ := testHub(t, f, Options{},
@@ -80,7 +81,7 @@ func TestNewReportsBadConfigsWithoutStartingThem(t *testing.T) {
 }
 
 func TestToolsAggregateAllPages(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	// A page size of 2 makes the hub follow cursors.
 	f.servers["alpha"] = newTestServer("alpha", &mcp.ServerOptions{PageSize: 2}, "a1", "a2", "a3", "a4")
@@ -136,7 +137,7 @@ func callByIDCtx(ctx context.Context, t *testing.T, h *Hub, id string, args stri
 }
 
 func TestCallResults(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	s := newTestServer("srv", nil)
 	s.AddTool(&mcp.Tool{Name: "rich", InputSchema: map[string]any{"type": "object"}},
@@ -193,7 +194,7 @@ func TestCallResults(t *testing.T) {
 }
 
 func TestUnknownToolIsRefusedByServer(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	f.servers["srv"] = newTestServer("srv", nil)
 	h, _ := testHub(t, f, Options{}, enabled("srv"))
@@ -209,7 +210,7 @@ func TestUnknownToolIsRefusedByServer(t *testing.T) {
 }
 
 func TestListChangedRefreshesAndNotifies(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	s := newTestServer("srv", nil)
 	f.servers["srv"] = s
@@ -232,7 +233,7 @@ func TestListChangedRefreshesAndNotifies(t *testing.T) {
 }
 
 func TestCancelReachesServer(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	s := newTestServer("srv", nil)
 	started := make(chan struct{})
@@ -267,7 +268,7 @@ func TestCancelReachesServer(t *testing.T) {
 }
 
 func TestPerServerTimeout(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	s := newTestServer("srv", nil)
 	s.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}},
@@ -287,7 +288,7 @@ func TestPerServerTimeout(t *testing.T) {
 }
 
 func TestRestartAfterDeath(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	f.servers["srv"] = newTestServer("srv", nil)
 	// A long backoff keeps the server down long enough to observe it.
@@ -320,7 +321,7 @@ func TestRestartAfterDeath(t *testing.T) {
 }
 
 func TestRestartComesBack(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	f.servers["srv"] = newTestServer("srv", nil)
 	h, _ := testHub(t, f, Options{}, enabled("srv"))
@@ -343,7 +344,7 @@ func TestBackoffGrowsAndResets(t *testing.T) {
 }
 
 func TestSilentServerDoesNotDelayOthers(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	f.silent["stuck"] = true
 	f.servers["fine"] = newTestServer("fine", nil)
@@ -363,7 +364,7 @@ func TestSilentServerDoesNotDelayOthers(t *testing.T) {
 }
 
 func TestSilentServerTimesOut(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	f.silent["stuck"] = true
 	h, _ := testHub(t, f, Options{ConnectTimeout: 50 * time.Millisecond, Backoff: Backoff{Initial: time.Hour}}, enabled("stuck"))
@@ -379,7 +380,7 @@ func TestSilentServerTimesOut(t *testing.T) {
 }
 
 func TestGarbageMarksDown(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	f := newFakeNet()
 	f.garbage["junk"] = true
 	f.servers["fine"] = newTestServer("fine", nil)

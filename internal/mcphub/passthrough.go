@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,7 +91,7 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	defer cancel()
 	res, err := c.cs.GetPrompt(cctx, &mcp.GetPromptParams{Name: orig, Arguments: args})
 	if err != nil {
-		return nil, d.requestError(ctx, cctx, c, "prompts/get "+quote(orig), err)
+		return nil, d.requestError(ctx, cctx, c, "prompts/get "+strconv.Quote(orig), err)
 	}
 	return res, nil
 }
@@ -121,16 +122,8 @@ func withServer(m mcp.Meta, server string) mcp.Meta {
 	return out
 }
 
-// ResourceServer names the server that serves uri: the one that listed it, else the one whose
+// lookupResource finds the server that serves uri: the one that listed it, else the one whose
 // resource template has the longest literal prefix matching it.
-func (h *Hub) ResourceServer(uri string) (string, bool) {
-	d, ok := h.lookupResource(uri)
-	if !ok {
-		return "", false
-	}
-	return d.cfg.Name, true
-}
-
 func (h *Hub) lookupResource(uri string) (*downstream, bool) {
 	for _, d := range h.servers {
 		d.mu.Lock()
@@ -169,7 +162,7 @@ func (h *Hub) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceRe
 	defer cancel()
 	res, err := c.cs.ReadResource(cctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, d.requestError(ctx, cctx, c, "resources/read "+quote(uri), err)
+		return nil, d.requestError(ctx, cctx, c, "resources/read "+strconv.Quote(uri), err)
 	}
 	return res, nil
 }

@@ -98,6 +98,8 @@ type headerTransport struct {
 	headers map[string]string
 }
 
+var _ http.RoundTripper = (*headerTransport)(nil)
+
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if len(t.headers) > 0 {
 		req = req.Clone(req.Context())
@@ -153,16 +155,16 @@ func (l *lineLogger) emit(line []byte) {
 // scrubber removes a server's secrets (env and header values, the URL's query and user info) from
 // text that goes to logs, errors and status output.
 type scrubber struct {
-	secrets []string
-	r       *strings.Replacer
+	r *strings.Replacer // nil when the server has no secret
 }
 
 func newScrubber(cfg ServerConfig) *scrubber {
-	var pairs []string
+	type pair struct{ old, new string }
+	var pairs []pair
 	add := func(secret, mask string) {
 		// Very short values would mask ordinary words; they are unlikely to be credentials.
 		if len(secret) >= 4 {
-			pairs = append(pairs, secret, mask)
+			pairs = append(pairs, pair{secret, mask})
 		}
 	}
 	if cfg.URL != "" {
@@ -189,22 +191,20 @@ func newScrubber(cfg ServerConfig) *scrubber {
 	for _, v := range cfg.Env {
 		add(v, "***")
 	}
-	// Longest first, so that a value containing another is masked whole.
-	type pair struct{ old, new string }
-	ps := make([]pair, 0, len(pairs)/2)
-	for i := 0; i < len(pairs); i += 2 {
-		ps = append(ps, pair{pairs[i], pairs[i+1]})
+	if len(pairs) == 0 {
+		return &scrubber{}
 	}
-	slices.SortFunc(ps, func(a, b pair) int { return len(b.old) - len(a.old) })
-	flat := make([]string, 0, len(pairs))
-	for _, p := range ps {
+	// Longest first, so that a value containing another is masked whole.
+	slices.SortFunc(pairs, func(a, b pair) int { return len(b.old) - len(a.old) })
+	flat := make([]string, 0, 2*len(pairs))
+	for _, p := range pairs {
 		flat = append(flat, p.old, p.new)
 	}
-	return &scrubber{secrets: flat, r: strings.NewReplacer(flat...)}
+	return &scrubber{r: strings.NewReplacer(flat...)}
 }
 
 func (s *scrubber) replace(text string) string {
-	if s == nil || len(s.secrets) == 0 {
+	if s == nil || s.r == nil {
 		return text
 	}
 	return s.r.Replace(text)
@@ -243,8 +243,6 @@ func formatDelay(d time.Duration) string {
 		return d.Round(time.Second).String()
 	}
 }
-
-var _ http.RoundTripper = (*headerTransport)(nil)
 
 // scrubHandler removes a server's secrets from every log record, including the SDK's own, which
 // may quote URLs and server messages.

@@ -83,18 +83,15 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 	b.mcp.AddReceivingMiddleware(b.middleware)
 	// Subscribed before the first sync, so that no change falls between the two.
 	b.cancelTools = sess.Subscribe(func() { b.mark(&b.toolsDirty) })
-	b.cancelOther = func() {}
 	var cancels []func()
 	for _, v := range []any{s.opts.Prompts, s.opts.Resources} {
-		if w, ok := v.(Watcher); ok && v != nil {
+		if w, ok := v.(Watcher); ok {
 			cancels = append(cancels, w.Subscribe(func() { b.mark(&b.otherDirty) }))
 		}
 	}
-	if len(cancels) > 0 {
-		b.cancelOther = func() {
-			for _, c := range cancels {
-				c()
-			}
+	b.cancelOther = func() {
+		for _, c := range cancels {
+			c()
 		}
 	}
 	b.toolsDirty.Store(true) // the first syncs always run
@@ -225,10 +222,6 @@ func wireError(err error, code int64) error {
 	}
 }
 
-func (b *binding) toolHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return b.callTool(ctx, req)
-}
-
 func fingerprint(v any) [32]byte {
 	data, _ := json.Marshal(v)
 	return sha256.Sum256(data)
@@ -242,36 +235,21 @@ func (b *binding) syncTools() {
 	if !b.toolsDirty.Swap(false) {
 		return
 	}
-	want := map[string][32]byte{}
-	var add []*mcp.Tool
+	var tools []*mcp.Tool
+	seen := map[string]bool{}
 	for _, t := range b.sess.Tools() {
-		if _, dup := want[t.Name]; dup || t.Name == "" {
+		if seen[t.Name] || t.Name == "" {
 			b.log.Warn("session lists a tool name twice or empty; keeping the first", "tool", t.Name, "id", t.ID)
 			continue
 		}
-		mt := &mcp.Tool{Name: t.Name, Title: t.Label, Description: t.Description, InputSchema: objectSchema(t.Schema())}
-		fp := fingerprint(mt)
-		want[t.Name] = fp
-		if old, ok := b.tools[t.Name]; !ok || old != fp {
-			add = append(add, mt)
-		}
+		seen[t.Name] = true
+		tools = append(tools, &mcp.Tool{Name: t.Name, Title: t.Label, Description: t.Description, InputSchema: objectSchema(t.Schema())})
 	}
-	var remove []string
-	for name := range b.tools {
-		if _, ok := want[name]; !ok {
-			remove = append(remove, name)
-		}
-	}
-	if len(remove) > 0 {
-		b.mcp.RemoveTools(remove...)
-	}
-	for _, mt := range add {
-		if err := safely(func() { b.mcp.AddTool(mt, b.toolHandler) }); err != nil {
-			b.log.Warn("tool not served", "tool", mt.Name, "err", err)
-			delete(want, mt.Name)
-		}
-	}
-	b.tools = want
+	// The middleware sends tools/call to the session before the SDK's handler is reached.
+	b.tools = syncSet(b, tools, b.tools,
+		func(x *mcp.Tool) string { return x.Name },
+		func(names ...string) { b.mcp.RemoveTools(names...) },
+		func(x *mcp.Tool) { b.mcp.AddTool(x, b.callTool) })
 }
 
 // syncOther mirrors the passed-through prompts, resources and resource templates.
@@ -312,7 +290,7 @@ func syncSet[T any](b *binding, items []*T, have map[string][32]byte, key func(*
 			continue
 		}
 		if err := safely(func() { add(it) }); err != nil {
-			b.log.Warn("passthrough item not served", "key", k, "err", err)
+			b.log.Warn("not served", "key", k, "err", err)
 			continue
 		}
 		want[k] = fp

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/nodmix/nodmix/internal/e2etest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/e2etest"
+	"github.com/nodmix/nodmix/internal/leaktest"
 	"github.com/nodmix/nodmix/internal/mcphub"
 )
 
@@ -146,7 +147,7 @@ func checkClientRun(t *testing.T, run clientRun) {
 
 func TestE2ETypeScriptClientHTTP(t *testing.T) {
 	dir := e2etest.Dir(t)
-	checkLeaks(t)
+	leaktest.Check(t)
 	sessions := newFakeSessions()
 	pt := newFakePassthrough()
 	srv := New(sessions, Options{Prompts: pt, Resources: pt})
@@ -255,7 +256,7 @@ func (hubSession) Close() error { return nil }
 // a TypeScript client: server list_changed → hub → session → nodmix's list_changed → client.
 func TestE2EListChangedThroughNodmix(t *testing.T) {
 	dir := e2etest.Dir(t)
-	checkLeaks(t)
+	leaktest.Check(t)
 	bridge := newHubSessions()
 	hub := mcphub.New(mcphub.Options{
 		Servers: []mcphub.ServerConfig{{Name: "fx", Command: "node", Args: []string{filepath.Join(dir, "fixture-server.mjs")}, Enabled: true}},
@@ -298,8 +299,8 @@ func TestE2EListChangedThroughNodmix(t *testing.T) {
 // same machine load. It reports both latencies and their ratio.
 func BenchmarkProxyOverhead(b *testing.B) {
 	dir := e2etest.Dir(b)
-	server := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	hub := mcphub.New(mcphub.Options{Servers: []mcphub.ServerConfig{{Name: "everything", Command: "node", Args: []string{server, "stdio"}, Enabled: true}}})
+	everything := e2etest.Server(dir, "server-everything", "stdio")
+	hub := mcphub.New(mcphub.Options{Servers: []mcphub.ServerConfig{{Name: "everything", Command: everything[0], Args: everything[1:], Enabled: true}}})
 	if err := hub.Start(b.Context()); err != nil {
 		b.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	direct, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command("node", server, "stdio")}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	direct, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(everything[0], everything[1:]...)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nodmix/nodmix/internal/leaktest"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -208,9 +207,6 @@ func (p *fakePassthrough) addPrompt(name string) {
 		fn()
 	}
 }
-
-// checkLeaks fails the test if goroutines started during it are still alive at cleanup.
-func checkLeaks(t *testing.T) { leaktest.Check(t) }
 
 // waitUntil polls cond; for state outside any channel (a session closed by a server goroutine).
 func waitUntil(t *testing.T, what string, cond func() bool) {

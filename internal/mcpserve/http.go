@@ -31,7 +31,7 @@ type httpHandler struct {
 	sdk *mcp.StreamableHTTPHandler
 }
 
-// newSession carries the binding prepared for a request that starts a session to the SDK's
+// newSessionKey carries the binding prepared for a request that starts a session to the SDK's
 // getServer callback, which may be called more than once per request.
 type newSessionKey struct{}
 
@@ -117,9 +117,5 @@ func (s *Server) adopt(b *binding) {
 func writeJSONRPCError(w http.ResponseWriter, status int, code int64, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(struct {
-		JSONRPC string         `json:"jsonrpc"`
-		ID      any            `json:"id"`
-		Error   *jsonrpc.Error `json:"error"`
-	}{"2.0", nil, &jsonrpc.Error{Code: code, Message: message}})
+	_ = json.NewEncoder(w).Encode(newErrorResponse(nil, code, message))
 }

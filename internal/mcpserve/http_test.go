@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/leaktest"
 )
 
 // httpServer serves srv's handler at /mcp on a loopback test server.
@@ -44,7 +46,7 @@ func connectHTTP(t *testing.T, url string) (*mcp.ClientSession, chan string) {
 }
 
 func TestHTTPSessionsAreSeparate(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	sessions := newFakeSessions()
 	srv := New(sessions, Options{})
 	ts := httpServer(t, srv)
@@ -109,7 +111,7 @@ func post(t *testing.T, url, body string, header map[string]string) (*http.Respo
 }
 
 func TestHTTPBadRequests(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	sessions := newFakeSessions()
 	srv := New(sessions, Options{MaxMessageBytes: 1024})
 	ts := httpServer(t, srv)

@@ -196,13 +196,6 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	return nil
 }
 
-// Serve serves one MCP session over t with a Server made from sessions; see Server.Serve.
-func Serve(ctx context.Context, sessions Sessions, t mcp.Transport) error {
-	s := New(sessions, Options{})
-	defer s.Close()
-	return s.Serve(ctx, t)
-}
-
 // Close ends every session and waits for the Server's goroutines. Serve calls in progress
 // return; the HTTP handler answers new sessions with an error.
 func (s *Server) Close() error {

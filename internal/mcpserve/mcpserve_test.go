@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/leaktest"
 )
 
 // connectInMemory serves one session of srv over an in-memory pipe and connects a Go SDK client
@@ -65,7 +66,7 @@ func textOf(res *mcp.CallToolResult) string {
 }
 
 func TestServeInMemory(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	sessions := newFakeSessions()
 	srv := New(sessions, Options{})
 	t.Cleanup(func() { _ = srv.Close() })
@@ -129,7 +130,7 @@ func TestServeInMemory(t *testing.T) {
 }
 
 func TestCallErrors(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	srv := New(newFakeSessions(), Options{})
 	t.Cleanup(func() { _ = srv.Close() })
 	cs, _ := connectInMemory(t, srv)
@@ -165,7 +166,7 @@ func TestCallErrors(t *testing.T) {
 }
 
 func TestCancelReachesSession(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	sessions := newFakeSessions()
 	srv := New(sessions, Options{})
 	t.Cleanup(func() { _ = srv.Close() })
@@ -186,7 +187,7 @@ func TestCancelReachesSession(t *testing.T) {
 }
 
 func TestSessionLifecycle(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	sessions := newFakeSessions()
 	srv := New(sessions, Options{SessionID: "fixed"})
 	st, ct := mcp.NewInMemoryTransports()
@@ -219,7 +220,7 @@ func TestSessionLifecycle(t *testing.T) {
 }
 
 func TestServerCloseEndsServe(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	srv := New(newFakeSessions(), Options{})
 	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
@@ -236,7 +237,7 @@ func TestServerCloseEndsServe(t *testing.T) {
 }
 
 func TestPassthrough(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	pt := newFakePassthrough()
 	srv := New(newFakeSessions(), Options{Prompts: pt, Resources: pt})
 	t.Cleanup(func() { _ = srv.Close() })

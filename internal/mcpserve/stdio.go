@@ -173,17 +173,18 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why strin
 	if data[0] == '[' {
 		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported"
 	}
-	var head struct {
-		ID any `json:"id"`
-	}
-	if json.Unmarshal(data, &head) == nil {
-		switch head.ID.(type) {
-		case string, float64:
-			id = head.ID
-		}
-	}
 	m, err := decodeMessage(data)
 	if err != nil {
+		// Only a refusal needs the id read on its own; a good message carries it already.
+		var head struct {
+			ID any `json:"id"`
+		}
+		if json.Unmarshal(data, &head) == nil {
+			switch head.ID.(type) {
+			case string, float64:
+				id = head.ID
+			}
+		}
 		return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
 	}
 	return m, nil, 0, ""
@@ -270,12 +271,20 @@ func rawField(raw json.RawMessage) json.RawMessage {
 // reject answers a line that is not a message. A failure to write ends nothing here: the next
 // SDK write fails the same way and closes the connection.
 func (c *lineConn) reject(id any, code int64, message string) {
-	data, err := json.Marshal(struct {
-		JSONRPC string         `json:"jsonrpc"`
-		ID      any            `json:"id"`
-		Error   *jsonrpc.Error `json:"error"`
-	}{"2.0", id, &jsonrpc.Error{Code: code, Message: message}})
+	data, err := json.Marshal(newErrorResponse(id, code, message))
 	if err == nil {
 		_ = c.writeLine(data)
 	}
+}
+
+// errorResponse is a JSON-RPC error response written by nodmix itself, for a message the SDK never
+// sees (a bad stdio line, an HTTP session that could not be opened).
+type errorResponse struct {
+	JSONRPC string         `json:"jsonrpc"`
+	ID      any            `json:"id"`
+	Error   *jsonrpc.Error `json:"error"`
+}
+
+func newErrorResponse(id any, code int64, message string) errorResponse {
+	return errorResponse{"2.0", id, &jsonrpc.Error{Code: code, Message: message}}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/nodmix/nodmix/internal/leaktest"
 )
 
 // stdioPeer drives ServeStdio with raw lines, as a misbehaving client would.
@@ -65,7 +67,7 @@ func (p *stdioPeer) reply() map[string]any {
 }
 
 func TestStdioSurvivesBadInput(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	srv := New(newFakeSessions(), Options{MaxMessageBytes: 512})
 	t.Cleanup(func() { _ = srv.Close() })
 	p := newStdioPeer(t, srv)
