@@ -15,8 +15,8 @@ var (
 )
 
 // reduceBuild serves compilers, linters, make and friends: echoed compile commands collapse to the
-// first and last of each run, directory chatter and source snippets go, and every diagnostic line
-// (file:line, error, warning) is kept ahead of the ordinary lines.
+// first and last of each run, directory chatter and source snippets go, and diagnostic lines
+// (file:line, error, warning) are kept ahead of the ordinary lines, within a budget of their own.
 func reduceBuild(d *doc) (string, bool) {
 	var out []string
 	run := []string{}

@@ -84,7 +84,6 @@ func (s *simple) operands() []string {
 type command struct {
 	segments [][]simple
 	main     []simple // the pipeline whose output the result mostly is
-	compound bool     // more than one substantive segment
 }
 
 // source is the first stage of the main pipeline: what produced the lines the filters let through.
@@ -143,15 +142,14 @@ var trivial = map[string]bool{
 	"mkdir": true, "touch": true, "": true,
 }
 
+// pickMain takes the last substantive segment as the main pipeline, or the last segment when all
+// are trivial.
 func (c *command) pickMain() {
-	substantive := 0
 	for _, seg := range c.segments {
 		if len(seg) > 0 && !trivial[seg[0].name()] {
-			substantive++
 			c.main = seg
 		}
 	}
-	c.compound = substantive > 1
 	if c.main == nil && len(c.segments) > 0 {
 		c.main = c.segments[len(c.segments)-1]
 	}

@@ -8,9 +8,10 @@ import (
 	"strings"
 )
 
-// lsLongRE is one entry of `ls -l`: mode, links, owner, group, size, date, name.
+// colsRE separates the names of short-format `ls`, which prints them in columns.
 var colsRE = regexp.MustCompile(`\s{2,}|\t`)
 
+// lsLongRE is one entry of `ls -l`: mode, links, owner, group, size, date, name.
 var lsLongRE = regexp.MustCompile(`^([-dlcbpsD])[-rwxsStTl]{9}[.+@]?\s+\d+\s+\S+\s+(?:\S+\s+)?(\d[\d,.]*[KMGTP]?|\d+,\s*\d+)\s+(\w{3}\s+\d+\s+[\d:]+|\d+\s+\w{3}\s+[\d:]+|\d{4}-\d\d-\d\d(?: [\d:.]+)?(?: [+-]\d{4})?)\s(.+)$`)
 
 // inventoryBudget is what ls shares among its directories, in proportion to their entries.
@@ -152,6 +153,9 @@ func wrapWords(words []string, width int) string {
 
 var duRE = regexp.MustCompile(`^(\d+(?:[.,]\d+)?)([KMGTPkB]?)\s+(.+)$`)
 
+// duUnits are the multipliers of du's size suffixes.
+var duUnits = map[string]float64{"": 1, "B": 1, "K": 1 << 10, "k": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+
 // reduceDu shows the largest entries first, then a sample of the listing in its order.
 func reduceDu(d *doc) (string, bool) {
 	type entry struct {
@@ -165,8 +169,7 @@ func reduceDu(d *doc) (string, bool) {
 			return "", false
 		}
 		v, _ := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", "."), 64)
-		mult := map[string]float64{"": 1, "B": 1, "K": 1 << 10, "k": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}[m[2]]
-		es = append(es, entry{l, v * mult})
+		es = append(es, entry{l, v * duUnits[m[2]]})
 	}
 	if len(es) <= 12 {
 		return passthrough, true

@@ -69,7 +69,7 @@ func reduceGitStatus(d *doc) (string, bool) {
 			section = statusSections[t]
 			out = append(out, section)
 		case statusHintRE.MatchString(l):
-		case t == "nothing to commit, working tree clean" || strings.HasPrefix(t, "nothing to commit"):
+		case strings.HasPrefix(t, "nothing to commit"):
 			out = append(out, "working tree clean")
 		case statusEntryRE.MatchString(l):
 			m := statusEntryRE.FindStringSubmatch(l)
@@ -203,7 +203,6 @@ func diffName(l string) string {
 var declRE = regexp.MustCompile(`^\+ {0,4}((pub(\([\w:]+\))? |export (default )?|async |static |public |private |protected |internal |abstract |final |override |unsafe |extern "C" )*)(fn|func|def|class|struct|enum|trait|impl|interface|type|mod|module|function|const [A-Z_]|record|object|namespace|package)\b`)
 
 const (
-	diffBudget     = 1600
 	diffLineChars  = 110
 	firstPassLines = 4
 	hunkLines      = 8
@@ -356,10 +355,8 @@ func (f *diffFile) deleted() bool {
 }
 
 // diffBudgetFor gives every file room for its header and first change, within bounds.
-const diffBase = 500
-
 func diffBudgetFor(files []*diffFile) int {
-	return max(900, min(2400, diffBase+70*len(files)))
+	return max(900, min(2400, 500+70*len(files)))
 }
 
 var hunkStartRE = regexp.MustCompile(`\+(\d+)`)
@@ -401,16 +398,14 @@ func reduceStatList(d *doc) (string, bool) {
 // ---- git log ----
 
 var (
-	commitRE = regexp.MustCompile(`^commit ([0-9a-f]{7,64})(?: \((.+)\))?$`)
+	commitRE = regexp.MustCompile(`^commit ([0-9a-f]{7,64})(?: \(.+\))?$`) // the refs are not shown
 	statRE   = regexp.MustCompile(`^ (\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
 	graphRE  = regexp.MustCompile(`^[*|\\/ _.-]+$`)
 )
 
 type commit struct {
-	hash, refs, author, date, subject string
-	merge                             bool
-	stat                              string
-	files                             []*diffFile
+	hash, date, subject, stat string
+	files                     []*diffFile
 }
 
 func parseLog(lines []string) []*commit {
@@ -431,7 +426,7 @@ func parseLog(lines []string) []*commit {
 	for _, l := range lines {
 		if m := commitRE.FindStringSubmatch(l); m != nil {
 			flush()
-			c = &commit{hash: m[1], refs: m[2]}
+			c = &commit{hash: m[1]}
 			cs = append(cs, c)
 			body = nil
 			continue
@@ -440,14 +435,8 @@ func parseLog(lines []string) []*commit {
 			continue
 		}
 		switch {
-		case strings.HasPrefix(l, "Merge: "):
-			c.merge = true
-		case strings.HasPrefix(l, "Author: "):
-			a := strings.TrimPrefix(l, "Author: ")
-			if i := strings.Index(a, " <"); i > 0 {
-				a = a[:i]
-			}
-			c.author = a
+		case strings.HasPrefix(l, "Merge: "), strings.HasPrefix(l, "Author: "):
+			// The one-line entry has no room for them.
 		case strings.HasPrefix(l, "Date: "):
 			c.date = shortDate(strings.TrimSpace(strings.TrimPrefix(l, "Date:")))
 		case strings.HasPrefix(l, "    ") && c.subject == "" && strings.TrimSpace(l) != "":
@@ -543,7 +532,7 @@ func reduceGitShow(d *doc) (string, bool) {
 var blameRE = regexp.MustCompile(`^\^?([0-9a-f]{4,40}) (?:\S+ +)?\((.+?) +(\d{4}-\d\d-\d\d) [\d:]+ [-+]\d{4} +(\d+)\) ?(.*)$`)
 
 // Budgets of blame's code sample: its head, middle and tail, and the lines that handle errors.
-var blameBudget, blameSalientBudget = 100, 450
+const blameBudget, blameSalientBudget = 100, 450
 
 // reduceGitBlame lists the commits with their authors and line counts once, then shows a sample of
 // the code with line numbers instead of repeating the attribution on every line.
@@ -570,21 +559,15 @@ func reduceGitBlame(d *doc) (string, bool) {
 		code = append(code, m[4]+" "+clip(strings.TrimSpace(m[5]), diffLineChars))
 	}
 	out := []string{fmt.Sprintf("%s by %s:", plural(len(code), "line"), plural(len(order), "commit"))}
-	for _, w := range sample(commitsByCount(order, func(w *who) (string, int) { return w.key, w.lines }), sampleBudget, "commits") {
-		out = append(out, "  "+w)
+	commits := make([]string, len(order))
+	for i, w := range order {
+		commits[i] = fmt.Sprintf("%s: %s", w.key, plural(w.lines, "line"))
+	}
+	for _, c := range sample(commits, sampleBudget, "commits") {
+		out = append(out, "  "+c)
 	}
 	out = append(out, selectLines(code, blameBudget, isSalient, blameSalientBudget)...)
 	return strings.Join(out, "\n"), true
-}
-
-// commitsByCount renders "key: N lines" in first-seen order.
-func commitsByCount[T any](items []T, f func(T) (string, int)) []string {
-	out := make([]string, len(items))
-	for i, it := range items {
-		k, n := f(it)
-		out[i] = fmt.Sprintf("%s: %s", k, plural(n, "line"))
-	}
-	return out
 }
 
 // ---- git commit ----

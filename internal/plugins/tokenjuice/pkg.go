@@ -3,7 +3,7 @@ package tokenjuice
 import (
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -15,7 +15,7 @@ var (
 
 // reduceNodeInstall serves npm, pnpm, yarn and bun installs: funding and progress chatter goes,
 // deprecation warnings are listed on one line, and what was added, audited and found vulnerable
-// stays, with every error.
+// stays, with the errors (within a budget of their own).
 func reduceNodeInstall(d *doc) (string, bool) {
 	var out, deprecated []string
 	for _, l := range d.lines {
@@ -194,7 +194,7 @@ func reduceGoMod(d *doc) (string, bool) {
 			}
 			if m[4] != "" {
 				f.status = strings.TrimSpace(goDurRE.ReplaceAllString(m[4], ""))
-				if m[2] != "" && !contains(f.kinds, m[2]) {
+				if m[2] != "" && !slices.Contains(f.kinds, m[2]) {
 					f.kinds = append(f.kinds, m[2])
 				}
 			}
@@ -249,15 +249,6 @@ func reduceGoMod(d *doc) (string, bool) {
 	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 var npmTreeRE = regexp.MustCompile(`^([│ ]*)([├└]─[┬─] |[|` + "`" + `]-[-+] )(.*)$`)
 
 // reduceNpmLs keeps the root and the direct dependencies of `npm ls --all` and counts what each
@@ -280,13 +271,8 @@ func reduceNpmLs(d *doc) (string, bool) {
 			counts[sub]++
 		}
 	}
-	keys := make([]int, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	for _, k := range keys {
-		out[k] += fmt.Sprintf(" (+%d below)", counts[k])
+	for k, n := range counts {
+		out[k] += fmt.Sprintf(" (+%d below)", n)
 	}
 	return strings.Join(selectLines(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }

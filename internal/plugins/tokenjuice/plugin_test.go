@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,17 +37,15 @@ func execResult(command string, exit int, output string) *catalog.Result {
 		"output_bytes": len(output), "duration_ms": 12, "output": output,
 	})
 	return &catalog.Result{
-		Content:    []catalog.Content{{Type: "text", Text: output}, {Type: "text", Text: "[exit code " + itoa(exit) + " | 0.01s]"}},
+		Content:    []catalog.Content{{Type: "text", Text: output}, {Type: "text", Text: "[exit code " + strconv.Itoa(exit) + " | 0.01s]"}},
 		Structured: st,
 	}
 }
 
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
-
 func noisyLog() string {
 	var b strings.Builder
 	for i := range 500 {
-		b.WriteString("step " + itoa(i) + ": compiled module ok\n")
+		b.WriteString("step " + strconv.Itoa(i) + ": compiled module ok\n")
 	}
 	b.WriteString("error: linker failed: undefined symbol main.run\n")
 	return b.String()

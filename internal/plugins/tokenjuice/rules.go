@@ -10,6 +10,9 @@ import (
 // effective argv of the main pipeline's source (see effective), so "python -m pytest", "npx jest"
 // and "sudo apt-get install" find their rules.
 var rules = []*rule{
+	// help first: "git help" and "docker --help" are help, whatever the program
+	{id: "help", family: "help", match: isHelp, reduce: reduceHelp},
+
 	// git
 	{id: "git/status", family: "git", match: gitIs("status"), reduce: reduceGitStatus},
 	{id: "git/diff", family: "git", match: gitIs("diff"), reduce: reduceGitDiff},
@@ -56,27 +59,10 @@ var rules = []*rule{
 	{id: "inventory/archive", family: "inventory", match: nameIs("tar", "unzip", "zip", "zipinfo", "7z", "rsync"), reduce: reducePaths, streams: true},
 	{id: "search/rg-files", family: "inventory", match: rgFiles, reduce: reducePaths, streams: true},
 	{id: "search/grep", family: "search", match: nameIs("grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"), reduce: reduceGrep, streams: true},
-
-	// help last: "git help" and "docker --help" are help, whatever the program
-	{id: "help", family: "help", match: isHelp, reduce: reduceHelp},
-}
-
-func init() {
-	// Help wins over the program's own rule: move it first. (Kept last in the table for reading.)
-	h := rules[len(rules)-1]
-	copy(rules[1:], rules[:len(rules)-1])
-	rules[0] = h
 }
 
 func nameIs(names ...string) func(*command, *simple) bool {
-	return func(_ *command, s *simple) bool {
-		for _, n := range names {
-			if s.name() == n {
-				return true
-			}
-		}
-		return false
-	}
+	return func(_ *command, s *simple) bool { return slices.Contains(names, s.name()) }
 }
 
 func subIs(prog string, subs ...string) func(*command, *simple) bool {
@@ -121,7 +107,7 @@ func goModIs(_ *command, s *simple) bool {
 }
 
 func pipIs(subs ...string) func(*command, *simple) bool {
-	return func(c *command, s *simple) bool {
+	return func(_ *command, s *simple) bool {
 		n := s.name()
 		if n == "uv" && s.arg(1) == "pip" {
 			s = &simple{argv: s.argv[1:]}
@@ -136,7 +122,7 @@ func pipIs(subs ...string) func(*command, *simple) bool {
 
 func npmIs(subs ...string) func(*command, *simple) bool {
 	return func(_ *command, s *simple) bool {
-		if s.name() != "npm" && s.name() != "pnpm" && s.name() != "yarn" && s.name() != "bun" {
+		if !isNodePM(s.name()) {
 			return false
 		}
 		return slices.Contains(subs, firstOperand(s))
@@ -146,7 +132,7 @@ func npmIs(subs ...string) func(*command, *simple) bool {
 // npmScript matches "npm test", "npm run build", "pnpm build", "yarn test" and so on.
 func npmScript(scripts ...string) func(*command, *simple) bool {
 	return func(_ *command, s *simple) bool {
-		if s.name() != "npm" && s.name() != "pnpm" && s.name() != "yarn" && s.name() != "bun" {
+		if !isNodePM(s.name()) {
 			return false
 		}
 		ops := s.operands()
@@ -165,17 +151,22 @@ func npmScript(scripts ...string) func(*command, *simple) bool {
 	}
 }
 
+// isNodePM reports whether name is a JavaScript package manager; they share subcommand names.
+func isNodePM(name string) bool {
+	return name == "npm" || name == "pnpm" || name == "yarn" || name == "bun"
+}
+
 func pkgInstall(_ *command, s *simple) bool {
-	switch s.name() {
-	case "npm", "pnpm", "yarn", "bun":
-		sub := firstOperand(s)
-		if s.name() == "yarn" && sub == "" {
-			return true
-		}
-		switch sub {
-		case "install", "i", "ci", "add", "remove", "uninstall", "update", "up", "upgrade", "rm":
-			return true
-		}
+	if !isNodePM(s.name()) {
+		return false
+	}
+	sub := firstOperand(s)
+	if s.name() == "yarn" && sub == "" {
+		return true
+	}
+	switch sub {
+	case "install", "i", "ci", "add", "remove", "uninstall", "update", "up", "upgrade", "rm":
+		return true
 	}
 	return false
 }
@@ -204,7 +195,8 @@ func isHelp(_ *command, s *simple) bool {
 
 func isCurrentBranch(l []byte) bool { return bytes.HasPrefix(l, []byte("* ")) }
 
-// reduceList samples a list of lines, always keeping the lines keep selects.
+// reduceList samples a list of lines, keeping the lines keep selects (salient ones by default)
+// within a budget of their own.
 func reduceList(keep func([]byte) bool) func(d *doc) (string, bool) {
 	return func(d *doc) (string, bool) {
 		lines := condense(d.lines)

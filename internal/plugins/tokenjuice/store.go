@@ -38,9 +38,8 @@ type MemStore struct {
 }
 
 type memEntry struct {
-	handle  string
-	session string
-	data    []byte
+	handle string
+	data   []byte
 }
 
 var _ RawStore = (*MemStore)(nil)
@@ -54,8 +53,9 @@ func NewMemStore(maxBytes int64) *MemStore {
 }
 
 // Put stores data under handle, evicting older outputs to make room. An output larger than the
-// whole store is refused.
-func (m *MemStore) Put(_ context.Context, session, handle string, data []byte) error {
+// whole store is refused. The session is not kept: eviction goes by size alone, and the store ends
+// with the process.
+func (m *MemStore) Put(_ context.Context, _, handle string, data []byte) error {
 	if int64(len(data)) > m.max {
 		return fmt.Errorf("raw output of %d bytes exceeds the store's %d bytes", len(data), m.max)
 	}
@@ -73,7 +73,7 @@ func (m *MemStore) Put(_ context.Context, session, handle string, data []byte) e
 		delete(m.byKey, e.handle)
 		m.size -= int64(len(e.data))
 	}
-	m.byKey[handle] = m.order.PushFront(&memEntry{handle: handle, session: session, data: data})
+	m.byKey[handle] = m.order.PushFront(&memEntry{handle: handle, data: data})
 	m.size += int64(len(data))
 	return nil
 }

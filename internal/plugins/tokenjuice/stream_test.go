@@ -162,7 +162,6 @@ func TestTraceStage(t *testing.T) {
 		{
 			name: "python traceback",
 			in: join([]string{"Traceback (most recent call last):"},
-				join(frames(6, func(i int) string { return fmt.Sprintf("  File \"x.py\", line %d, in f%d", i+1, i) }))[:0],
 				[]string{
 					"  File \"x.py\", line 1, in <module>", "    main()",
 					"  File \"x.py\", line 2, in main", "    a()",

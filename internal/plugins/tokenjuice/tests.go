@@ -12,8 +12,9 @@ var (
 	goPassRE   = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP):)\s`)
 )
 
-// reduceGoTest keeps failures whole (--- FAIL blocks with their messages, panics, build errors,
-// FAIL lines) and reduces passing packages to a count and a sample of their names.
+// reduceGoTest keeps failures (--- FAIL blocks with their messages, panics, build errors, FAIL
+// lines) ahead of other lines, within a budget of their own, and reduces passing packages to a count
+// and a sample of their names.
 func reduceGoTest(d *doc) (string, bool) {
 	var ok, rest []string
 	cached, noTests := 0, 0

@@ -19,15 +19,13 @@ func linesChars(lines []string) int {
 	return n
 }
 
-// clip shortens s to at most max runes by cutting its middle, keeping the start and the end.
+// clip shortens s to at most max runes by cutting its middle, keeping the start and the end (see
+// clipBytes).
 func clip(s string, max int) string {
 	if max < 8 || utf8.RuneCountInString(s) <= max {
 		return s
 	}
-	r := []rune(s)
-	head := max * 2 / 3
-	tail := max - head - 1
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+	return string(clipBytes(nil, []byte(s), max))
 }
 
 // group formats n with thousands separators: 48213 → "48,213".

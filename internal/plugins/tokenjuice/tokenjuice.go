@@ -102,7 +102,7 @@ func (s Settings) Compact(in Input) (out Output) {
 	if cmd.isFileRead() {
 		return rawOutput(in, out, "read/file", ReasonFileRead)
 	}
-	d := &doc{cmd: cmd, src: cmd.source(), raw: in.Output, exit: in.ExitCode}
+	d := &doc{src: cmd.source(), raw: in.Output}
 	r := classify(cmd)
 	if !r.streams {
 		d.lines = normalize(in.Output)
@@ -155,11 +155,9 @@ const passthrough = "\x00passthrough"
 
 // doc is one output as reducers see it.
 type doc struct {
-	cmd   *command
 	src   *simple  // the source command of the main pipeline
 	raw   []byte   // the output as the command wrote it
 	lines []string // normalized lines; nil for rules that stream raw
-	exit  int
 }
 
 // rule is one command family's reducer. reduce returns false when the output is not what the rule

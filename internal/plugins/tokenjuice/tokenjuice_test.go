@@ -93,6 +93,11 @@ func TestFileReadsStayRaw(t *testing.T) {
 	}
 }
 
+// statusDoc is raw as reduceGitStatus sees the output of "git status".
+func statusDoc(raw string) *doc {
+	return &doc{src: parseCommand("git status", nil).source(), lines: normalize([]byte(raw))}
+}
+
 // TestGitStatusReferenceBugs: real status output indents entries with a tab and carries hints in
 // the "  (use "git ..." to ...)" form. The reference kept the hints, marked a hint as untracked
 // and missed tab-indented untracked files.
@@ -101,10 +106,8 @@ func TestGitStatusReferenceBugs(t *testing.T) {
 		"Changes not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n" +
 		"  (use \"git restore <file>...\" to discard changes in working directory)\n\tmodified:   src/a.ts\n\tmodified:   src/b.ts\n\tdeleted:    src/c.ts\n\n" +
 		"Untracked files:\n  (use \"git add <file>...\" to include in what will be committed)\n\tnew.txt\n\tdocs/\n\n" +
-		"no changes added to commit (use \"git add\" and/or \"git commit -a\")\n" + strings.Repeat("", 0)
-	d := &doc{cmd: parseCommand("git status", nil), lines: normalize([]byte(raw))}
-	d.src = d.cmd.source()
-	got, ok := reduceGitStatus(d)
+		"no changes added to commit (use \"git add\" and/or \"git commit -a\")\n"
+	got, ok := reduceGitStatus(statusDoc(raw))
 	want := "branch main\nahead origin/main by 2\nunstaged:\nM src/a.ts\nM src/b.ts\nD src/c.ts\nuntracked:\nnew.txt\ndocs/"
 	if !ok {
 		t.Fatal("reducer refused real status output")
@@ -121,9 +124,7 @@ func TestCleanStatus(t *testing.T) {
 	out := Compact(Input{Command: "git status", Output: []byte("On branch main\nYour branch is up to date with 'origin/main'.\n\nnothing to commit, working tree clean\n" + strings.Repeat(" ", 200))})
 	if out.Raw {
 		// Small: may stay raw; then the reduction itself must still be right.
-		d := &doc{cmd: parseCommand("git status", nil), lines: normalize([]byte("On branch main\n\nnothing to commit, working tree clean\n"))}
-		d.src = d.cmd.source()
-		if got, _ := reduceGitStatus(d); got != "branch main\nworking tree clean" {
+		if got, _ := reduceGitStatus(statusDoc("On branch main\n\nnothing to commit, working tree clean\n")); got != "branch main\nworking tree clean" {
 			t.Errorf("clean status = %q", got)
 		}
 	}
