@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,13 +35,8 @@ func parseArgs(raw json.RawMessage, shell bool, def, maxTimeout time.Duration) (
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return nil, badArgs("arguments must be a JSON object")
 	}
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if !contains(allowedFields, k) {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(allowedFields, k) {
 			return nil, badArgs("%s: unknown field (allowed: %s)", k, strings.Join(allowedFields, ", "))
 		}
 	}
@@ -92,12 +87,7 @@ func parseArgs(raw json.RawMessage, shell bool, def, maxTimeout time.Duration) (
 		if json.Unmarshal(v, &env) != nil {
 			return nil, badArgs("env: must be an object of string values, e.g. {\"CI\": \"1\"}")
 		}
-		keys := make([]string, 0, len(env))
-		for k := range env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(env)) {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
 				return nil, badArgs("env: key %q must be non-empty and contain no '=' or NUL", k)
 			}
@@ -109,7 +99,7 @@ func parseArgs(raw json.RawMessage, shell bool, def, maxTimeout time.Duration) (
 	}
 	if v, ok := fields["timeout"]; ok && !isNull(v) {
 		var secs float64
-		if json.Unmarshal(v, &secs) != nil || math.IsNaN(secs) || math.IsInf(secs, 0) {
+		if json.Unmarshal(v, &secs) != nil { // JSON has no NaN or infinity: the range check below is enough
 			return nil, badArgs("timeout: must be a number of seconds")
 		}
 		maxSecs := maxTimeout.Seconds()
@@ -122,15 +112,6 @@ func parseArgs(raw json.RawMessage, shell bool, def, maxTimeout time.Duration) (
 }
 
 func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func trimFloat(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")

@@ -13,6 +13,9 @@
 //     or exec's argv shell-quoted), "exit_code" (int, -1 when there is none), "output" (string,
 //     equal to Content[0] unless it is "(no output)") and the flags "timed_out", "truncated".
 //
+// A command that could not be started (not found, bad cwd) has one part only,
+// "Command did not start: <reason>", with the reason in Structured's "error".
+//
 // A non-zero exit code is a normal result (IsError false): grep finding nothing or a failing test
 // is information the model acts on, not a malfunction of the tool. IsError is set when the command
 // could not be started, timed out, was cancelled or was killed by a signal.

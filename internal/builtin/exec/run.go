@@ -31,6 +31,19 @@ type outcome struct {
 // other holders of the pipe (a daemon it started) before it closes the pipe and returns.
 func run(ctx context.Context, req *request, o *Options) outcome {
 	start := time.Now()
+	// A bad cwd is refused before the command is built: building it searches PATH.
+	if req.cwd != "" {
+		if fi, err := os.Stat(req.cwd); err != nil || !fi.IsDir() {
+			reason := "not a directory"
+			if err != nil {
+				reason = "no such directory"
+				if !errors.Is(err, os.ErrNotExist) {
+					reason = "cannot be read"
+				}
+			}
+			return outcome{exitCode: -1, spawnErr: fmt.Errorf("cwd: %q: %s", req.cwd, reason), duration: time.Since(start)}
+		}
+	}
 	runCtx, cancel := context.WithTimeout(ctx, req.timeout)
 	defer cancel()
 
@@ -50,18 +63,6 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 	}
 	cmd.WaitDelay = o.WaitDelay
 
-	if req.cwd != "" {
-		if fi, err := os.Stat(req.cwd); err != nil || !fi.IsDir() {
-			reason := "not a directory"
-			if err != nil {
-				reason = "no such directory"
-				if !errors.Is(err, os.ErrNotExist) {
-					reason = "cannot be read"
-				}
-			}
-			return outcome{exitCode: -1, spawnErr: fmt.Errorf("cwd: %q: %s", req.cwd, reason), duration: time.Since(start)}
-		}
-	}
 	err := cmd.Start()
 	if err != nil {
 		return outcome{exitCode: -1, spawnErr: spawnError(req, err), duration: time.Since(start)}

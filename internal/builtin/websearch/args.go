@@ -42,9 +42,9 @@ func ParseArgs(raw json.RawMessage) (Query, error) {
 		return Query{}, errors.New("web_search: query is required (a non-empty string).")
 	}
 	if v, ok := fields["count"]; ok && !isNull(v) {
-		n, err := intInRange(v, 1, MaxCount)
-		if err != nil {
-			return Query{}, fmt.Errorf("web_search: count must be an integer from 1 to %d, %v.", MaxCount, err)
+		n, ok := intInRange(v, 1, MaxCount)
+		if !ok {
+			return Query{}, fmt.Errorf("web_search: count must be an integer from 1 to %d, got %s.", MaxCount, describe(v))
 		}
 		q.Count = n
 	}
@@ -54,19 +54,13 @@ func ParseArgs(raw json.RawMessage) (Query, error) {
 func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
 
 // intInRange reads a JSON number that is a whole number in [lo, hi]. 5.0 is accepted; 5.5, "5" and
-// 1e300 are not. The error describes what was given, for the caller to put after the rule.
-func intInRange(v json.RawMessage, lo, hi int) (int, error) {
+// 1e300 are not. (JSON has no NaN or infinity, and a number beyond float64 fails to decode.)
+func intInRange(v json.RawMessage, lo, hi int) (int, bool) {
 	var f float64
-	if err := json.Unmarshal(v, &f); err != nil {
-		return 0, fmt.Errorf("got %s", describe(v))
+	if json.Unmarshal(v, &f) != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		return 0, false
 	}
-	if math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) {
-		return 0, fmt.Errorf("got %s", describe(v))
-	}
-	if f < float64(lo) || f > float64(hi) {
-		return 0, fmt.Errorf("got %s", describe(v))
-	}
-	return int(f), nil
+	return int(f), true
 }
 
 // describe renders a JSON value for an error message, shortened so that a huge argument does not

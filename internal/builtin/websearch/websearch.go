@@ -174,28 +174,21 @@ func unavailableText(err error) string {
 
 // JSONResult renders v as a tool result: indented JSON text for the model and the same value as
 // structured content for clients that read it. HTML escaping is off so that the model reads the
-// untrusted-content markers as written, not as \u003c escapes.
+// untrusted-content markers as written, not as \u003c escapes. v is marshalled once; the text is
+// the compact form indented, which is what an indenting Encoder produces.
 func JSONResult(v any) (*catalog.Result, error) {
-	compact, err := encodeJSON(v, "")
-	if err != nil {
-		return nil, err
-	}
-	text, err := encodeJSON(v, "  ")
-	if err != nil {
-		return nil, err
-	}
-	res := catalog.TextResult(string(text))
-	res.Structured = compact
-	return res, nil
-}
-
-func encodeJSON(v any, indent string) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", indent)
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	structured := bytes.TrimSuffix(compact.Bytes(), []byte("\n"))
+	var text bytes.Buffer
+	if err := json.Indent(&text, structured, "", "  "); err != nil {
+		return nil, fmt.Errorf("indent result: %w", err)
+	}
+	res := catalog.TextResult(text.String())
+	res.Structured = structured
+	return res, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -25,11 +24,10 @@ const (
 
 // The documented messages of tavily_extract, kept verbatim.
 const (
-	msgNoURLs        = "tavily_extract requires at least one URL."
-	msgChunksNeedsQ  = "tavily_extract requires query when chunks_per_source is set."
-	toolSearch       = "tavily_search"
-	toolExtract      = "tavily_extract"
-	toolWebSearchTav = "web_search"
+	msgNoURLs       = "tavily_extract requires at least one URL."
+	msgChunksNeedsQ = "tavily_extract requires query when chunks_per_source is set."
+	toolSearch      = "tavily_search"
+	toolExtract     = "tavily_extract"
 )
 
 // ErrInvalidArguments is matched (errors.Is) by every argument error; the call was refused before
@@ -139,7 +137,7 @@ func parseExtractArgs(raw json.RawMessage) (extractArgs, error) {
 			toolExtract, maxExtractURLs, len(a.URLs))
 	}
 	for i, u := range a.URLs {
-		if !validPageURL(u) {
+		if !absHTTPURL(u) {
 			return a, invalid("%s: urls[%d] %q must be an absolute http(s) URL such as https://example.com/page.", toolExtract, i, clip(u))
 		}
 	}
@@ -159,11 +157,6 @@ func parseExtractArgs(raw json.RawMessage) (extractArgs, error) {
 		return a, err
 	}
 	return a, nil
-}
-
-func validPageURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // argReader reads the fields of one call's arguments. A JSON null counts as an absent argument.

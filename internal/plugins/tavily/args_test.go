@@ -251,7 +251,7 @@ func FuzzDecodeConfig(f *testing.F) {
 			return
 		}
 		if c.validate() == nil {
-			if b := strings.TrimSpace(c.baseURL); b != "" && !validBaseURL(b) {
+			if b := strings.TrimSpace(c.baseURL); b != "" && !absHTTPURL(b) {
 				t.Fatalf("accepted base URL %q", c.baseURL)
 			}
 		}

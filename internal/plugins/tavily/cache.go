@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"sync"
 	"time"
+
+	"github.com/nodmix/nodmix/internal/config"
 )
 
-// Cache sizing: TTL comes from tools.web.search.cacheTtlMinutes; the bound keeps a long-running
-// gateway from growing without limit (the reference used an unbounded map).
+// Cache sizing: TTL comes from tools.web.search.cacheTtlMinutes (the config's default when the host
+// gives none); the bound keeps a long-running gateway from growing without limit (the reference
+// used an unbounded map).
 const (
-	DefaultCacheTTL   = 15 * time.Minute
+	DefaultCacheTTL   = config.DefaultWebCacheTTL
 	cacheCapacity     = 256
 	settingCacheTTL   = "tools.web.search.cacheTtlMinutes"
 	fingerprintDomain = "nodmix/tavily/api-key-fingerprint\x00"
@@ -77,23 +80,6 @@ func (c *lru[V]) put(key string, val V, now time.Time) {
 		c.order.Remove(old)
 		delete(c.items, old.Value.(*lruEntry[V]).key)
 	}
-}
-
-func (c *lru[V]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}
-
-// keys returns the cached keys, most recent first (for tests that check what a key holds).
-func (c *lru[V]) keys() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]string, 0, c.order.Len())
-	for el := c.order.Front(); el != nil; el = el.Next() {
-		out = append(out, el.Value.(*lruEntry[V]).key)
-	}
-	return out
 }
 
 // keyFingerprint identifies an API key without revealing it: a domain-separated SHA-256, cut to 64

@@ -144,8 +144,9 @@ func (c *apiClient) transportError(ctx, actx context.Context, label, key string,
 	if errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil {
 		return fmt.Errorf("%s request timed out after %d s.", label, int(timeout/time.Second))
 	}
-	c.log.Debug("tavily request failed", "op", label, "err", redact(transportCause(err), key))
-	return fmt.Errorf("%s request failed: %s", label, redact(transportCause(err), key))
+	cause := redact(transportCause(err), key)
+	c.log.Debug("tavily request failed", "op", label, "err", cause)
+	return fmt.Errorf("%s request failed: %s", label, cause)
 }
 
 // transportCause drops the *url.Error wrapper, whose text repeats the URL.

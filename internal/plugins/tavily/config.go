@@ -114,7 +114,7 @@ func (c *pluginConfig) validate() error {
 			return fmt.Errorf("webSearch.apiKey: must not be blank")
 		}
 	}
-	if b := strings.TrimSpace(c.baseURL); b != "" && !validBaseURL(b) {
+	if b := strings.TrimSpace(c.baseURL); b != "" && !absHTTPURL(b) {
 		return fmt.Errorf("webSearch.baseUrl: must be an absolute http(s) URL like %s", DefaultBaseURL)
 	}
 	for _, t := range []struct {
@@ -137,7 +137,8 @@ func timeout(override float64, def time.Duration) time.Duration {
 	return time.Duration(math.Floor(override)) * time.Second
 }
 
-func validBaseURL(s string) bool {
+// absHTTPURL is the rule for the base URL and for the pages tavily_extract fetches.
+func absHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
@@ -147,7 +148,7 @@ func validBaseURL(s string) bool {
 // An empty or invalid base falls back to the default.
 func endpoint(base, path string) string {
 	base = strings.TrimSpace(base)
-	if base == "" || !validBaseURL(base) {
+	if base == "" || !absHTTPURL(base) {
 		return DefaultBaseURL + path
 	}
 	u, _ := url.Parse(base)

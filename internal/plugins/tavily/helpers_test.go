@@ -293,6 +293,23 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
+func (c *lru[V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
+// keys returns the cached keys, most recent first, for tests that check what a key holds.
+func (c *lru[V]) keys() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, c.order.Len())
+	for el := c.order.Front(); el != nil; el = el.Next() {
+		out = append(out, el.Value.(*lruEntry[V]).key)
+	}
+	return out
+}
+
 func callOf(e *catalog.Entry, args string) catalog.Call {
 	return catalog.Call{Tool: &e.Tool, Args: json.RawMessage(args)}
 }

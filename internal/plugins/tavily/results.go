@@ -34,17 +34,15 @@ type FailedResult struct {
 	Error string `json:"error"`
 }
 
-const providerID = "tavily"
-
 // searchResponse maps a /search answer. The payload is read leniently (the API's schema drifts): a
 // field of the wrong type is treated as absent rather than failing the call.
 func (p *Plugin) searchResponse(query string, payload map[string]json.RawMessage, took time.Duration) *websearch.Response {
 	resp := &websearch.Response{
 		Query:    query,
-		Provider: providerID,
+		Provider: ID,
 		TookMs:   took.Milliseconds(),
 		ExternalContent: websearch.ExternalContent{
-			Untrusted: true, Source: string(websearch.OriginWebSearch), Provider: providerID, Wrapped: true,
+			Untrusted: true, Source: string(websearch.OriginWebSearch), Provider: ID, Wrapped: true,
 		},
 		Results: []websearch.Result{},
 	}
@@ -75,10 +73,10 @@ func (p *Plugin) searchResponse(query string, payload map[string]json.RawMessage
 // extractResponse maps an /extract answer, leniently like searchResponse.
 func (p *Plugin) extractResponse(payload map[string]json.RawMessage, took time.Duration) *ExtractResponse {
 	resp := &ExtractResponse{
-		Provider: providerID,
+		Provider: ID,
 		TookMs:   took.Milliseconds(),
 		ExternalContent: websearch.ExternalContent{
-			Untrusted: true, Source: string(websearch.OriginWebFetch), Provider: providerID, Wrapped: true,
+			Untrusted: true, Source: string(websearch.OriginWebFetch), Provider: ID, Wrapped: true,
 		},
 		Results: []ExtractResult{},
 	}

@@ -1,7 +1,7 @@
 package tavily
 
 // Tool descriptions and input schemas, from the documented parameter tables. The schemas say what
-// parseSearchArgs and parseExtractArgs enforce; schema_test.go keeps the two in step.
+// parseSearchArgs and parseExtractArgs enforce; TestSchemasMatchParsers keeps the two in step.
 
 const searchDescription = "Search the web with Tavily. Use this instead of the generic web_search " +
 	"when you need Tavily-specific controls: search depth, topic (general, news, finance), time range, " +

@@ -19,7 +19,8 @@ import (
 	"github.com/nodmix/nodmix/internal/plugin"
 )
 
-// ID is the plugin id: plugins.entries.tavily.
+// ID is the plugin id (plugins.entries.tavily) and, as for every bundled provider, the name of its
+// web_search provider and the "provider" of its results.
 const ID = "tavily"
 
 // Environment variables read through Host.LookupEnv.
@@ -194,7 +195,8 @@ func (p *Plugin) Tools() []catalog.Entry {
 }
 
 // compactJSON keeps the schemas readable in source and small on the wire (every byte of a schema is
-// sent to the model). The constants are valid JSON (schema_test.go); were one not, it goes as is.
+// sent to the model). The constants are valid JSON (TestSchemasMatchParsers); were one not, it goes
+// as is.
 func compactJSON(s string) json.RawMessage {
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(s)); err != nil {
@@ -212,11 +214,11 @@ type webSearchProvider struct{ p *Plugin }
 // Search maps web_search's {query, count} onto a Tavily search with max_results = count.
 func (w *webSearchProvider) Search(ctx context.Context, q websearch.Query) (*websearch.Response, error) {
 	query := strings.TrimSpace(q.Query)
-	if err := checkQuery(toolWebSearchTav, query); err != nil {
+	if err := checkQuery(websearch.ToolName, query); err != nil {
 		return nil, err
 	}
 	if q.Count < 0 || q.Count > maxResultsLimit {
-		return nil, invalid("%s: count must be an integer from 1 to %d, got %d.", toolWebSearchTav, maxResultsLimit, q.Count)
+		return nil, invalid("%s: count must be an integer from 1 to %d, got %d.", websearch.ToolName, maxResultsLimit, q.Count)
 	}
 	return w.p.search(ctx, searchArgs{Query: query, MaxResults: q.Count})
 }
