@@ -121,7 +121,8 @@ func (e *Engine) Allowed() *catalog.Snapshot {
 }
 
 // Run returns the snapshot of what a session can call now: the visible tools plus the control
-// tools of the mode. Tool Search modes also keep every allowed tool callable through tool_call.
+// tools of the mode. In Tool Search modes the control tools are all a session calls directly;
+// tool_call reaches every allowed tool through the runtime Controls was given.
 func (e *Engine) Run(ctx context.Context, session string) (run *catalog.Snapshot, visible []catalog.Tool, err error) {
 	allowed := e.Allowed()
 	mode := e.Mode()
@@ -148,7 +149,7 @@ func (e *Engine) Run(ctx context.Context, session string) (run *catalog.Snapshot
 		return run, visible, nil
 	case ToolSearchTools, ToolSearchCode:
 		ctrl := e.Controls(mode, allowed, session)
-		run, err = allowed.With(ctrl)
+		run, err = controlRun(allowed, ctrl)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -162,6 +163,21 @@ func (e *Engine) Run(ctx context.Context, session string) (run *catalog.Snapshot
 		}
 		return allowed, visible, nil
 	}
+}
+
+// controlRun is the run of a Tool Search mode: just its control tools, since View.Call lets a
+// session call nothing else. Every list and call builds one, so it does not copy the whole
+// catalog; only when a control tool shares an id or name with an allowed tool does it build the
+// merged snapshot, which reports the clash.
+func controlRun(allowed *catalog.Snapshot, ctrl []catalog.Entry) (*catalog.Snapshot, error) {
+	for _, c := range ctrl {
+		_, idTaken := allowed.Lookup(c.Tool.ID)
+		_, nameTaken := allowed.Lookup(c.Tool.Name)
+		if idTaken || nameTaken {
+			return allowed.With(ctrl)
+		}
+	}
+	return catalog.NewSnapshot(allowed.Version(), ctrl)
 }
 
 // Open returns the view of one session. The caller closes it.

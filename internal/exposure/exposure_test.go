@@ -1,9 +1,14 @@
 package exposure_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/discovery"
+	"github.com/nodmix/nodmix/internal/dispatch"
 	"github.com/nodmix/nodmix/internal/exposure"
 )
 
@@ -35,5 +40,49 @@ func TestResolve(t *testing.T) {
 	}
 	if _, err := exposure.ParseMode("everything"); err == nil || err.Error() != "mode: must be one of direct, discovery, toolsearch-tools, toolsearch-code" {
 		t.Errorf("bad mode error = %v", err)
+	}
+}
+
+// TestToolSearchRun: in a Tool Search mode a session lists and calls only the control tools, and
+// a control tool that shares a name with a catalog tool is an error, not a silent shadowing.
+func TestToolSearchRun(t *testing.T) {
+	echo := catalog.ExecutorFunc(func(_ context.Context, c catalog.Call) (*catalog.Result, error) {
+		return catalog.TextResult(c.Tool.ID), nil
+	})
+	newEngine := func(catalogName string) *exposure.Engine {
+		cat := catalog.New(nil)
+		cat.Add(catalog.Static([]catalog.Entry{{Tool: catalog.Tool{ID: "mcp:s:" + catalogName, Name: catalogName, Source: catalog.SourceMCP}, Exec: echo}}))
+		e := &exposure.Engine{Catalog: cat, Pipeline: &dispatch.Pipeline{}, Controls: func(_ exposure.Mode, _ *catalog.Snapshot, _ string) []catalog.Entry {
+			return []catalog.Entry{{Tool: catalog.Tool{ID: "nodmix:core:tool_call", Name: "tool_call", Source: catalog.SourceBuiltin}, Exec: echo}}
+		}}
+		e.SetMode(exposure.ToolSearchTools)
+		return e
+	}
+	ctx := context.Background()
+	v, err := newEngine("issue_create").Open(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range v.Tools() {
+		names = append(names, tool.Name)
+	}
+	if diff := cmp.Diff([]string{"tool_call"}, names); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if res, err := v.Call(ctx, "tool_call", nil); err != nil || res.Text() != "nodmix:core:tool_call" {
+		t.Errorf("tool_call = %v, %v", res, err)
+	}
+	if _, err := v.Call(ctx, "issue_create", nil); !errors.Is(err, dispatch.ErrUnknownTool) {
+		t.Errorf("catalog tool called directly: err = %v, want ErrUnknownTool", err)
+	}
+
+	clash, err := newEngine("tool_call").Open(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *catalog.CollisionError
+	if _, err := clash.Call(ctx, "tool_call", nil); !errors.As(err, &ce) {
+		t.Errorf("clashing control tool: err = %v, want a CollisionError", err)
 	}
 }

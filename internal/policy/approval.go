@@ -67,9 +67,9 @@ type Pending struct {
 }
 
 // GrantStore keeps pending approvals and granted one-shot approvals. It exists so that an approval
-// given in one process (`nodmix approvals grant TOKEN`) reaches the process running the call; the
-// app backs it with the session store. Implementations must be safe for concurrent use, and
-// TakeGrant must be atomic: two calls racing for one grant cannot both get it.
+// given out of band (see ApprovalConfig.GrantCommand) reaches the process running the call; a
+// store shared between processes carries it across them. Implementations must be safe for
+// concurrent use, and TakeGrant must be atomic: two calls racing for one grant cannot both get it.
 type GrantStore interface {
 	// SavePending records p under p.Token.
 	SavePending(ctx context.Context, p Pending) error
@@ -224,7 +224,8 @@ func (g *ApprovalGate) refuse(ctx context.Context, req ApprovalRequest, binding 
 		base, g.cfg.GrantCommand, p.Token, remove)}
 }
 
-// Grant approves the pending call with token once, for the store's TTL.
+// Grant approves the pending call with token once; the grant expires when the pending approval
+// would have (ApprovalConfig.TTL after the refusal).
 func (g *ApprovalGate) Grant(ctx context.Context, token string) (Pending, error) {
 	return g.cfg.Store.Grant(ctx, strings.TrimSpace(token))
 }

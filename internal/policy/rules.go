@@ -20,7 +20,7 @@ type Rules struct {
 
 var _ dispatch.Policy = Rules{}
 
-// Validate reports the first malformed pattern, naming its config path
+// Validate reports the first malformed pattern of each list, naming its config path
 // (`tools.deny[2]: "mcp:[x" unterminated character class`).
 func (r Rules) Validate() error {
 	return errors.Join(validatePatterns("tools.allow", r.Allow), validatePatterns("tools.deny", r.Deny))

@@ -16,11 +16,11 @@
 // The parent owns the wall clock: on expiry it SIGKILLs the child, which also ends native calls
 // (a regexp backtracking, one huge copy) that no interrupt reaches. Unlike the reference's, the
 // clock stops while the child sits idle waiting on the host's bridge calls (approvals, slow
-// tools); the caller's context still bounds the whole run. Memory is bounded in layers: the child's Go memory limit, a heap
-// watchdog that interrupts the code when the live heap stays over Limits.MemoryBytes, on Linux
-// an address-space cap that makes a single giant allocation crash the child, and a parent-side
-// resident-size backstop. Console output, the result and bridge arguments are capped in bytes,
-// bridge calls in number.
+// tools); the caller's context still bounds the whole run. Memory is bounded in layers: the
+// child's Go memory limit, a heap watchdog that interrupts the code when the live heap stays over
+// Limits.MemoryBytes, on Linux an address-space cap that makes a single giant allocation crash
+// the child, and a parent-side resident-size backstop. Console output, the result and bridge
+// arguments are capped in bytes, bridge calls in number.
 //
 // # Differences from the reference
 //

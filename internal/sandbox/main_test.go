@@ -161,5 +161,3 @@ func mustRun(t *testing.T, p *Pool, code string, b Bridge) *Result {
 	}
 	return res
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

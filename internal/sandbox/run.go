@@ -118,7 +118,7 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 				}
 			case msgResult:
 				finished = true
-				return res, c.resultError(m, res)
+				return res, resultError(m, res)
 			default:
 				return res, fmt.Errorf("sandbox: unexpected %q message from child", m.Type)
 			}
@@ -146,7 +146,7 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 }
 
 // resultError maps the child's result message onto Result.Value or a CodeError.
-func (c *child) resultError(m message, res *Result) error {
+func resultError(m message, res *Result) error {
 	if m.OK {
 		res.Value = m.Value
 		return nil

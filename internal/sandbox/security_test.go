@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"sort"
 	"strings"
@@ -180,7 +181,7 @@ func TestGlobalSurface(t *testing.T) {
 	p := newTestPool(t, -1)
 	res := mustRun(t, p, `return Object.getOwnPropertyNames(globalThis);`, &fakeBridge{})
 	var got []string
-	if err := jsonUnmarshal(res.Value, &got); err != nil {
+	if err := json.Unmarshal(res.Value, &got); err != nil {
 		t.Fatal(err)
 	}
 	sort.Strings(got)
