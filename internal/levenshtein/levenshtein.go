@@ -1,5 +1,5 @@
 // Package levenshtein measures how far apart two names are, in characters, so that a refusal
-// of an unknown key or tool can say "did you mean".
+// of an unknown config key or tool argument can say "did you mean".
 package levenshtein
 
 // Distance is the Levenshtein edit distance between a and b: the fewest insertions, deletions

@@ -52,10 +52,8 @@ func (b *bridge) Search(_ context.Context, query string, limit int) (json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range hits {
-		if h.Source != SourceNodmix {
-			b.external.Store(true)
-		}
+	if anyExternal(hits) {
+		b.external.Store(true)
 	}
 	return marshalJS(hits, false)
 }

@@ -92,12 +92,10 @@ func controlTool(name string) catalog.Tool {
 // run; the exposure layer adds them to the run's snapshot. It also records the surface for the
 // run's telemetry.
 func (r *Runtime) ControlTools(mode string) []catalog.Entry {
-	names := ControlNames(mode)
-	entries := make([]catalog.Entry, len(names))
-	tools := make([]catalog.Tool, len(names))
-	for i, name := range names {
-		tools[i] = controlTool(name)
-		entries[i] = catalog.Entry{Tool: tools[i], Exec: r.executor(name)}
+	tools := Surface(mode)
+	entries := make([]catalog.Entry, len(tools))
+	for i, t := range tools {
+		entries[i] = catalog.Entry{Tool: t, Exec: r.executor(t.Name)}
 	}
 	r.mu.Lock()
 	r.surface = surfaceStats{mode: mode, tools: len(tools), bytes: SurfaceBytes(tools)}
@@ -254,6 +252,7 @@ func (r *Runtime) handleCall(ctx context.Context, p *value) (*catalog.Result, er
 	if err != nil {
 		return nil, err
 	}
+	// The status is for programs reading the structured result; the model's text carries isError.
 	if res.Result.IsError {
 		env.Status = "error"
 	}

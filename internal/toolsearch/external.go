@@ -3,9 +3,11 @@ package toolsearch
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"github.com/nodmix/nodmix/internal/catalog"
+	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/nodmix/nodmix/internal/catalog"
 )
 
 // externalCap bounds a wrapped control text, in UTF-16 units.
@@ -50,7 +52,7 @@ func defuseMarkers(s string) string {
 	var out strings.Builder
 	last := 0
 	for i := 0; i+len(word) <= len(folded); i++ {
-		if runesEqual(folded[i:i+len(word)], word) {
+		if slices.Equal(folded[i:i+len(word)], word) {
 			out.WriteString(string(runes[last:i]))
 			out.WriteString("MARKER_SANITIZED")
 			i += len(word) - 1
@@ -59,13 +61,4 @@ func defuseMarkers(s string) string {
 	}
 	out.WriteString(string(runes[last:]))
 	return out.String()
-}
-
-func runesEqual(a, b []rune) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

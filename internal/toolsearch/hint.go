@@ -78,12 +78,7 @@ func typeHint(schema *value, depth int) hint {
 		}
 	}
 	finish := func(h hint) hint {
-		for _, k := range unsupportedKeywords {
-			if schema.has(k) {
-				h.complete = false
-				break
-			}
-		}
+		h.complete = h.complete && !hasAny(schema, unsupportedKeywords)
 		return h
 	}
 	if u, ok := unionHint(schema, depth); ok {

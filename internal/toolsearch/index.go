@@ -58,22 +58,36 @@ func NewIndex(snap *catalog.Snapshot, policy dispatch.Policy, rank RankerFactory
 	if snap == nil {
 		return nil, errors.New("toolsearch: index needs a snapshot")
 	}
+	return newIndex(snap, served(snap, policy), rank)
+}
+
+// served returns the entries of snap that Tool Search serves under policy, in snapshot order.
+func served(snap *catalog.Snapshot, policy dispatch.Policy) []*catalog.Entry {
+	var out []*catalog.Entry
+	for _, e := range snap.Entries() {
+		if catalogued(&e.Tool) && (policy == nil || policy.Allowed(&e.Tool)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// newIndex builds the index of entries, the served entries of snap.
+func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFactory) (*Index, error) {
 	if rank == nil {
 		return nil, errors.New("toolsearch: index needs a ranker")
 	}
 	ix := &Index{
 		snap:    snap,
+		entries: entries,
 		byID:    map[string]int{},
 		byName:  map[string][]int{},
 		byLower: map[string][]int{},
 	}
-	for _, e := range snap.Entries() {
-		if !catalogued(&e.Tool) || (policy != nil && !policy.Allowed(&e.Tool)) {
-			continue
-		}
-		i := len(ix.entries)
-		ix.entries = append(ix.entries, e)
+	tools := make([]*catalog.Tool, len(entries))
+	for i, e := range entries {
 		t := &e.Tool
+		tools[i] = t
 		ix.byID[t.ID] = i
 		ix.byName[t.Name] = append(ix.byName[t.Name], i)
 		if t.Source == catalog.SourceMCP && t.MCPToolName != "" && t.MCPToolName != t.Name {
@@ -86,14 +100,10 @@ func NewIndex(snap *catalog.Snapshot, policy dispatch.Policy, rank RankerFactory
 		}
 		ix.sources.add(t)
 	}
-	tools := make([]*catalog.Tool, len(ix.entries))
-	for i, e := range ix.entries {
-		tools[i] = &e.Tool
-	}
 	ix.ranker = rank(tools)
-	ix.descOnce = make([]sync.Once, len(ix.entries))
-	ix.desc = make([]Descriptor, len(ix.entries))
-	ix.key = indexKey(snap.Version(), ix.entries)
+	ix.descOnce = make([]sync.Once, len(entries))
+	ix.desc = make([]Descriptor, len(entries))
+	ix.key = indexKey(snap.Version(), entries)
 	return ix, nil
 }
 
@@ -119,12 +129,6 @@ func indexKey(version uint64, entries []*catalog.Entry) [32]byte {
 
 // Len is the number of entries Tool Search serves.
 func (ix *Index) Len() int { return len(ix.entries) }
-
-// Sources is the size of the catalog per source.
-func (ix *Index) Sources() SourceCounts { return ix.sources }
-
-// Snapshot is the snapshot the index was built from; calls run on it.
-func (ix *Index) Snapshot() *catalog.Snapshot { return ix.snap }
 
 // descriptor returns the compact descriptor of entry i.
 func (ix *Index) descriptor(i int) Descriptor {
@@ -271,32 +275,27 @@ type IndexCache struct {
 const indexCacheSize = 4
 
 // NewIndexCache returns a cache that builds indexes with rank, under policy (nil: the caller
-// passes snapshots that are already filtered).
+// passes snapshots that are already filtered). The policy must always answer the same for a
+// tool: the index of a snapshot is reused without asking it again.
 func NewIndexCache(policy dispatch.Policy, rank RankerFactory) *IndexCache {
 	return &IndexCache{rank: rank, policy: policy}
 }
 
 // Index returns the index of snap, building it when the snapshot's version or tool set is new.
 func (c *IndexCache) Index(snap *catalog.Snapshot) (*Index, error) {
-	// The key needs the filtered entry list; computing it is far cheaper than an index build.
-	var entries []*catalog.Entry
-	for _, e := range snap.Entries() {
-		if catalogued(&e.Tool) && (c.policy == nil || c.policy.Allowed(&e.Tool)) {
-			entries = append(entries, e)
-		}
+	// Every call of a Tool Search run asks for its index, mostly with the very snapshot an index
+	// was built from: snapshots are immutable, so that one is found without filtering the catalog.
+	if ix := c.lookup(func(ix *Index) bool { return ix.snap == snap }); ix != nil {
+		return ix, nil
 	}
+	// An equal snapshot (same version, same served tools) shares the index; the key needs the
+	// filtered entry list, which is far cheaper than an index build.
+	entries := served(snap, c.policy)
 	key := indexKey(snap.Version(), entries)
-	c.mu.Lock()
-	for i, ix := range c.items {
-		if ix.key == key {
-			copy(c.items[1:i+1], c.items[:i])
-			c.items[0] = ix
-			c.mu.Unlock()
-			return ix, nil
-		}
+	if ix := c.lookup(func(ix *Index) bool { return ix.key == key }); ix != nil {
+		return ix, nil
 	}
-	c.mu.Unlock()
-	ix, err := NewIndex(snap, c.policy, c.rank)
+	ix, err := newIndex(snap, entries, c.rank)
 	if err != nil {
 		return nil, err
 	}
@@ -307,4 +306,18 @@ func (c *IndexCache) Index(snap *catalog.Snapshot) (*Index, error) {
 		c.items = c.items[:indexCacheSize]
 	}
 	return ix, nil
+}
+
+// lookup returns the first cached index that match accepts, moving it to the front, or nil.
+func (c *IndexCache) lookup(match func(*Index) bool) *Index {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, ix := range c.items {
+		if match(ix) {
+			copy(c.items[1:i+1], c.items[:i])
+			c.items[0] = ix
+			return ix
+		}
+	}
+	return nil
 }

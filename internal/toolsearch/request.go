@@ -3,9 +3,10 @@ package toolsearch
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/nodmix/nodmix/internal/catalog"
 	"strings"
 	"unicode"
+
+	"github.com/nodmix/nodmix/internal/catalog"
 )
 
 // BatchBudget bounds a batched tool_search request and its response. The reference spreads these

@@ -97,9 +97,6 @@ func New(cfg Config) (*Runtime, error) {
 	}, nil
 }
 
-// Options returns the run's normalized options.
-func (r *Runtime) Options() Options { return r.opts }
-
 // Index returns the run's catalog.
 func (r *Runtime) Index() *Index { return r.ix }
 
@@ -107,7 +104,7 @@ func (r *Runtime) Index() *Index { return r.ix }
 type surfaceKind uint8
 
 const (
-	structured surfaceKind = iota
+	toolsSurface surfaceKind = iota
 	codeSurface
 )
 
@@ -146,7 +143,7 @@ func (r *Runtime) rank(query string, limit int) []Descriptor {
 
 // Describe returns the full metadata of one tool, including its exact input schema.
 func (r *Runtime) Describe(id string) (*Description, error) {
-	return r.describe(id, structured)
+	return r.describe(id, toolsSurface)
 }
 
 func (r *Runtime) describe(id string, s surfaceKind) (*Description, error) {
@@ -180,7 +177,7 @@ type CallResult struct {
 // calls count too. Mistakes the model can fix are *InputError; a blocked or failed call is a
 // result with IsError set.
 func (r *Runtime) Call(ctx context.Context, id string, args json.RawMessage) (*CallResult, error) {
-	return r.call(ctx, id, args, structured)
+	return r.call(ctx, id, args, toolsSurface)
 }
 
 func (r *Runtime) call(ctx context.Context, id string, args json.RawMessage, s surfaceKind) (*CallResult, error) {
@@ -386,21 +383,21 @@ type resultJSON struct {
 func toResultJSON(res *catalog.Result) resultJSON {
 	out := resultJSON{Content: []json.RawMessage{}, IsError: res.IsError}
 	for _, c := range res.Content {
+		var b json.RawMessage
 		switch {
-		case c.Type == "text" || len(c.Raw) == 0:
-			b, _ := marshalJS(struct {
+		case c.Type == "text":
+			b, _ = marshalJS(struct {
 				Type string `json:"type"`
 				Text string `json:"text"`
 			}{c.Type, c.Text}, false)
-			if c.Type != "text" {
-				b, _ = marshalJS(struct {
-					Type string `json:"type"`
-				}{c.Type}, false)
-			}
-			out.Content = append(out.Content, b)
+		case len(c.Raw) == 0:
+			b, _ = marshalJS(struct {
+				Type string `json:"type"`
+			}{c.Type}, false)
 		default:
-			out.Content = append(out.Content, c.Raw)
+			b = c.Raw
 		}
+		out.Content = append(out.Content, b)
 	}
 	if len(res.Structured) > 0 && json.Valid(res.Structured) {
 		out.Details = res.Structured

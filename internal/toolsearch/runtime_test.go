@@ -141,7 +141,7 @@ func TestUnknownIDMessages(t *testing.T) {
 		{"read the file", "Unknown tool id: read the file. Did you mean: read_file, web_search? " + recoveryStructured},
 	}
 	for _, tt := range tests {
-		if got := f.rt.unknownMessage(tt.id, structured); got != tt.want {
+		if got := f.rt.unknownMessage(tt.id, toolsSurface); got != tt.want {
 			t.Errorf("%q:\n got %q\nwant %q", tt.id, got, tt.want)
 		}
 	}
@@ -364,6 +364,9 @@ func TestIndexCache(t *testing.T) {
 	a, err := c.Index(snap1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if again, _ := c.Index(snap1); again != a {
+		t.Error("the same snapshot was indexed again")
 	}
 	b, _ := c.Index(snap1.Filter(func(*catalog.Tool) bool { return true }))
 	if a != b {

@@ -69,8 +69,6 @@ var (
 	ErrInvalidArgs = errors.New("invalid tool arguments")
 	// ErrBadRequest: the control tool's own parameters are malformed.
 	ErrBadRequest = errors.New("bad tool search request")
-	// ErrUnavailable: code mode cannot run here.
-	ErrUnavailable = errors.New("tool search code mode unavailable")
 )
 
 // InputError is a mistake in what the model sent. Its message is the documented text, shown to the
