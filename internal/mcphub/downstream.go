@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/procgroup"
 )
 
 // protocolVersion is what the hub asks downstream servers for. The session-based 2025-11-25
@@ -177,7 +177,7 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	d.attemptCmd = nil
 	if err != nil {
 		// The SDK has ended the server; what it started may still run.
-		killGroup(group)
+		_ = procgroup.Kill(group)
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("no answer to initialize within %s", d.h.connectTimeout)
 		}
@@ -220,7 +220,7 @@ func watch(cs *mcp.ClientSession) *conn {
 func (c *conn) close() {
 	_ = c.cs.Close()
 	<-c.dead
-	killGroup(c.group)
+	_ = procgroup.Kill(c.group)
 }
 
 // diedWithin reports whether the session ends within d: a transport error on a call usually

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nodmix/nodmix/internal/procgroup"
 )
 
 // dialFunc makes the transport of one connection attempt. Tests replace it to reach in-process
@@ -87,7 +88,7 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	cmd.Stderr = newLineLogger(d.log.With("stream", "stderr"))
 	// A grandchild that keeps stderr open must not hold up Wait forever.
 	cmd.WaitDelay = h.terminateGrace
-	ownGroup(cmd)
+	procgroup.Own(cmd) // ended as a group: see conn.close
 	d.attemptCmd = cmd
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: h.terminateGrace}, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/dispatch"
+	"github.com/nodmix/nodmix/internal/procgroup"
 )
 
 // Hook limits.
@@ -146,8 +147,8 @@ func (g *HookGate) run(ctx context.Context, i int, h Hook, input []byte) error {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// The hook may start children of its own; kill the whole group so that none outlives the
 	// deadline, and stop waiting for pipes a straggler still holds after WaitDelay.
-	setProcessGroup(cmd)
-	cmd.Cancel = func() error { return killProcessGroup(cmd) }
+	procgroup.Own(cmd) // a hook's children die with it
+	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process.Pid) }
 	cmd.WaitDelay = hookWaitDelay
 
 	err := cmd.Run()

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nodmix/nodmix/internal/procgroup"
 )
 
 // outcome is how one run ended.
@@ -53,14 +55,9 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 	cmd.Env = mergeEnv(o.environ(), req.env)
 	cmd.Stdout = capt
 	cmd.Stderr = capt // the same writer: os/exec gives the child one pipe for both
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// The negative pid is the process group: grandchildren die with the command.
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("kill process group %d: %w", cmd.Process.Pid, err)
-		}
-		return nil
-	}
+	procgroup.Own(cmd)
+	// The whole group: grandchildren die with the command.
+	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process.Pid) }
 	cmd.WaitDelay = o.WaitDelay
 
 	err := cmd.Start()
