@@ -162,6 +162,26 @@ func TestSummaryFallsBackToDescriptionUTF16(t *testing.T) {
 	}
 }
 
+func TestPrefixUTF16(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"hello", 3, "hel"},
+		{"hello", 10, "hello"},
+		{"héllo", 2, "hé"},
+		{"a😀b", 2, "a"}, // the pair would be cut in half
+		{"a😀b", 3, "a😀"},
+		{"", 5, ""},
+	}
+	for _, tt := range tests {
+		if got := catalog.PrefixUTF16(tt.in, tt.n); got != tt.want {
+			t.Errorf("PrefixUTF16(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
+
 func FuzzReadFile(f *testing.F) {
 	f.Add([]byte(`{"id":"a","name":"a","input_schema":{"properties":{"x":{}}}}`))
 	f.Add([]byte("{\"id\":\"a\"}\n\n{\"id\":\"b\",\"source\":\"client\"}"))

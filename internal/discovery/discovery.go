@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,21 +59,21 @@ func (d *Details) Content() string {
 }
 
 // Service runs discovery for every session. Selections live in the Store, keyed by session id, as
-// tool ids; the index over a session's hidden corpus is cached by catalog version and selection.
+// tool ids; the index over a session's hidden corpus is cached per snapshot and corpus, so sessions
+// with the same corpus share it.
 // A Service is safe for concurrent use.
 type Service struct {
 	rulesMu sync.RWMutex
 	rules   Rules
 	store   session.Store
-	// OnActivate, if set, is called after a session activated tools (views refresh their lists).
+	// onActivate, if set, is called after a session activated tools (views refresh their lists).
 	onActivate func(session string)
 
-	mu         sync.Mutex
-	tokens     *search.Corpus // every tool of snapshot corpusAt, tokenized once
-	corpusAt   *catalog.Snapshot
-	corpusDocs map[string]int // tool id → corpus index
-	cache      map[[32]byte]*search.BM25
-	order      [][32]byte
+	mu       sync.Mutex
+	tokens   *search.Corpus // every tool of snapshot corpusAt, tokenized once, in entry order
+	corpusAt *catalog.Snapshot
+	cache    map[[32]byte]*search.BM25 // by subsetKey of the indexed positions
+	order    [][32]byte                // cache keys, oldest first
 }
 
 // NewService returns a discovery service.
@@ -95,48 +96,37 @@ func (s *Service) SetRules(r Rules) {
 }
 
 // selected returns the session's selected ids as a set.
-func (s *Service) selected(ctx context.Context, sess string) (map[string]bool, []string, error) {
+func (s *Service) selected(ctx context.Context, sess string) (map[string]bool, error) {
 	ids, err := s.store.Selected(ctx, sess)
 	if err != nil {
-		return nil, nil, fmt.Errorf("discovery: %w", err)
+		return nil, fmt.Errorf("discovery: %w", err)
 	}
 	set := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		set[id] = true
 	}
-	return set, ids, nil
+	return set, nil
 }
 
 // Visible returns the tools a session sees: those not hidden, and hidden ones it activated.
 func (s *Service) Visible(ctx context.Context, snap *catalog.Snapshot, sess string) ([]*catalog.Entry, error) {
-	sel, _, err := s.selected(ctx, sess)
-	if err != nil {
-		return nil, err
-	}
-	rules := s.Rules()
-	var out []*catalog.Entry
-	for _, e := range snap.Entries() {
-		if !rules.Hidden(&e.Tool) || sel[e.Tool.ID] {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	visible, _, err := s.Split(ctx, snap, sess)
+	return visible, err
 }
 
 // Split returns, from one read of the session's selections, the tools the session sees and its
 // hidden corpus (what search_tool_bm25 searches).
 func (s *Service) Split(ctx context.Context, snap *catalog.Snapshot, sess string) (visible []*catalog.Entry, corpus []*catalog.Tool, err error) {
-	sel, _, err := s.selected(ctx, sess)
+	sel, err := s.selected(ctx, sess)
 	if err != nil {
 		return nil, nil, err
 	}
-	rules := s.Rules()
+	inCorpus := s.inCorpus(sel)
 	for _, e := range snap.Entries() {
-		hidden := rules.Hidden(&e.Tool)
-		if !hidden || sel[e.Tool.ID] {
-			visible = append(visible, e)
-		} else {
+		if inCorpus(&e.Tool) {
 			corpus = append(corpus, &e.Tool)
+		} else {
+			visible = append(visible, e)
 		}
 	}
 	return visible, corpus, nil
@@ -144,22 +134,15 @@ func (s *Service) Split(ctx context.Context, snap *catalog.Snapshot, sess string
 
 // Corpus returns the session's hidden, not yet activated tools: what search_tool_bm25 searches.
 func (s *Service) Corpus(ctx context.Context, snap *catalog.Snapshot, sess string) ([]*catalog.Tool, error) {
-	sel, _, err := s.selected(ctx, sess)
-	if err != nil {
-		return nil, err
-	}
-	return s.corpus(snap, sel), nil
+	_, corpus, err := s.Split(ctx, snap, sess)
+	return corpus, err
 }
 
-func (s *Service) corpus(snap *catalog.Snapshot, sel map[string]bool) []*catalog.Tool {
+// inCorpus reports, for a session with selection sel, whether a tool is in its corpus: hidden by
+// the rules and not activated.
+func (s *Service) inCorpus(sel map[string]bool) func(*catalog.Tool) bool {
 	rules := s.Rules()
-	var out []*catalog.Tool
-	for _, e := range snap.Entries() {
-		if rules.Hidden(&e.Tool) && !sel[e.Tool.ID] {
-			out = append(out, &e.Tool)
-		}
-	}
-	return out
+	return func(t *catalog.Tool) bool { return rules.Hidden(t) && !sel[t.ID] }
 }
 
 // ParseLimit reads the limit argument: absent or null means DefaultLimit; anything but a positive
@@ -188,29 +171,30 @@ func (s *Service) Search(ctx context.Context, snap *catalog.Snapshot, sess, quer
 	if limit <= 0 {
 		return nil, ErrBadLimit
 	}
-	sel, _, err := s.selected(ctx, sess)
+	sel, err := s.selected(ctx, sess)
 	if err != nil {
 		return nil, err
 	}
-	corpus := s.corpus(snap, sel)
-	ix, idx, err := s.index(snap, corpus)
+	entries := snap.Entries()
+	inCorpus := s.inCorpus(sel)
+	var corpus []int // positions in entries
+	for i, e := range entries {
+		if inCorpus(&e.Tool) {
+			corpus = append(corpus, i)
+		}
+	}
+	ix, err := s.index(snap, corpus)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := ix.Search(query, len(corpus))
+	hits, err := ix.Search(query, limit)
 	if err != nil {
 		return nil, err
 	}
 	d := &Details{Query: query, Limit: limit, TotalTools: len(corpus), ActivatedTools: []string{}, Tools: []Match{}}
 	var ids []string
 	for _, h := range hits {
-		t := corpus[idx[h.Index]]
-		if sel[t.ID] {
-			continue
-		}
-		if len(d.Tools) == limit {
-			break
-		}
+		t := &entries[h.Index].Tool
 		ids = append(ids, t.ID)
 		d.Tools = append(d.Tools, Match{
 			Name:        t.Name,
@@ -233,9 +217,10 @@ func (s *Service) Search(ctx context.Context, snap *catalog.Snapshot, sess, quer
 			s.onActivate(sess)
 		}
 	}
-	_, all, err := s.selected(ctx, sess)
+	// Read again rather than derived: a concurrent search of the session may have activated more.
+	all, err := s.store.Selected(ctx, sess)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("discovery: %w", err)
 	}
 	d.ActiveSelectedTools = []string{}
 	for _, id := range all {
@@ -267,48 +252,37 @@ func Doc(t *catalog.Tool) search.Doc {
 
 const maxCachedIndexes = 64
 
-// index returns the BM25+ index over corpus (a subset of snap) and the map from the index's
-// document numbers to positions in corpus. Tools are tokenized once per snapshot (and only the
-// changed ones when the catalog changes); each distinct corpus is indexed once and cached.
-func (s *Service) index(snap *catalog.Snapshot, corpus []*catalog.Tool) (*search.BM25, map[int]int, error) {
+// index returns the BM25+ index over the entries of snap at positions subset (ascending); its hit
+// indices are positions in snap.Entries(). Tools are tokenized once per snapshot (and only the
+// changed ones when the catalog changes); each distinct subset is indexed once and cached.
+func (s *Service) index(snap *catalog.Snapshot, subset []int) (*search.BM25, error) {
+	// Positions name tools only within one snapshot: the cache is cleared when it changes.
+	key := subsetKey(subset)
 	s.mu.Lock()
 	if s.corpusAt != snap {
 		entries := snap.Entries()
 		docs := make([]search.Doc, len(entries))
-		ids := make(map[string]int, len(entries))
 		for i, e := range entries {
 			docs[i] = Doc(&e.Tool)
-			ids[e.Tool.ID] = i
 		}
 		if s.tokens == nil {
 			s.tokens = search.NewCorpus(docs)
 		} else {
 			s.tokens = s.tokens.Update(docs)
 		}
-		s.corpusAt, s.corpusDocs = snap, ids
+		s.corpusAt = snap
 		clear(s.cache)
 		s.order = s.order[:0]
 	}
-	full, ids := s.tokens, s.corpusDocs
-	subset := make([]int, len(corpus))
-	idx := make(map[int]int, len(corpus))
-	h := sha256.New()
-	for i, t := range corpus {
-		subset[i] = ids[t.ID]
-		idx[subset[i]] = i
-		h.Write([]byte(t.ID))
-		h.Write([]byte{0})
-	}
-	var key [32]byte
-	h.Sum(key[:0])
+	full := s.tokens
 	if ix, ok := s.cache[key]; ok {
 		s.mu.Unlock()
-		return ix, idx, nil
+		return ix, nil
 	}
 	s.mu.Unlock()
 	ix, err := full.Index(subset)
 	if err != nil {
-		return nil, nil, fmt.Errorf("discovery: index: %w", err)
+		return nil, fmt.Errorf("discovery: index: %w", err)
 	}
 	s.mu.Lock()
 	if _, ok := s.cache[key]; !ok && s.tokens == full {
@@ -320,5 +294,22 @@ func (s *Service) index(snap *catalog.Snapshot, corpus []*catalog.Tool) (*search
 		}
 	}
 	s.mu.Unlock()
-	return ix, idx, nil
+	return ix, nil
+}
+
+func subsetKey(subset []int) [32]byte {
+	h := sha256.New()
+	var buf [512]byte
+	b := buf[:0]
+	for _, i := range subset {
+		b = binary.LittleEndian.AppendUint32(b, uint32(i))
+		if len(b) == len(buf) {
+			h.Write(b)
+			b = buf[:0]
+		}
+	}
+	h.Write(b)
+	var key [32]byte
+	h.Sum(key[:0])
+	return key
 }

@@ -27,7 +27,7 @@ const DefaultLimit = 8
 // ToolName is the wire name of the discovery tool, kept for compatibility with persisted sessions.
 const ToolName = "search_tool_bm25"
 
-// DefaultEssential are the built-in names that stay active in mode all unless tools.essentialOverride says otherwise.
+// defaultEssential are the built-in names that stay active in mode all unless tools.essentialOverride says otherwise.
 var defaultEssential = []string{"read", "bash", "edit", "write", "glob", "eval"}
 
 // ParseMode validates a tools.discoveryMode value; empty means auto.

@@ -224,7 +224,7 @@ func (a *nodmixAnalyzer) queryTerms(query string) []weightedTerm {
 		set(wt.term, wt.weight)
 	}
 	triggers := map[string]bool{}
-	for _, raw := range rawWords(t.raws[:0], query) {
+	for _, raw := range t.raws { // fieldTerms split the query into t.raws
 		info := a.word(raw, &t)
 		for _, w := range info.parts {
 			if !nodmixStopWords[w] {

@@ -13,7 +13,7 @@ import (
 type Corpus struct {
 	terms map[string]int32 // term → id
 	vocab []string         // id → term
-	docs  []Doc            // kept for Update, which compares content
+	docs  []Doc            // Update compares content; BM25 breaks ties by Name
 	// Document i's terms, in order of first occurrence, are termIDs[start[i]:start[i+1]]
 	// with weighted frequencies freqs[start[i]:start[i+1]].
 	start   []int32

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nodmix/nodmix/internal/catalog"
 )
 
 const (
@@ -127,7 +129,7 @@ func seedDoc(tool testTool) Doc {
 	label := tool.Name
 	summary := tool.Summary
 	if summary == "" {
-		summary = TruncateUTF16(tool.Description, seedSummaryUnits)
+		summary = catalog.PrefixUTF16(tool.Description, seedSummaryUnits)
 	}
 	return Doc{
 		Name:        tool.Name,

@@ -1,12 +1,17 @@
 package search
 
+import (
+	"maps"
+	"slices"
+)
+
 // The word lists of nodmix's ranker. They are general English, never vendor or tool
 // names: the ranker must work on catalogs and queries it has never seen.
 
 // nodmixStopWords are the reference's stop words plus the rest of the common English
 // function words: pronouns, auxiliaries, determiners, prepositions and contraction
 // leftovers (don't → don, t).
-var nodmixStopWords = setOf(append(mapKeys(refStopWords),
+var nodmixStopWords = setOf(append(slices.Collect(maps.Keys(refStopWords)),
 	"am", "about", "above", "after", "again", "against", "all", "also", "any", "because",
 	"been", "before", "being", "below", "between", "both", "could", "d", "did", "does",
 	"doing", "don", "down", "during", "each", "few", "further", "having", "he", "her",
@@ -82,12 +87,4 @@ func synonymGroups(groups [][]string) []expansionGroup {
 		out = append(out, e)
 	}
 	return out
-}
-
-func mapKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
 }

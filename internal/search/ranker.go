@@ -330,8 +330,9 @@ func newRanker(docs []RankDoc, an analyzer) *Ranker {
 	r.post = make([]int32, postings)
 	r.freq = make([]float64, postings)
 	next := slices.Clone(r.start[:len(r.start)-1])
+	classic := an.classic()
 	for i := range docs {
-		if an.classic() {
+		if classic {
 			b := specs[0].b
 			r.norm[i] = r.k1 * ((1 - b) + float64(b*normalized(i, 0)))
 		} else {
@@ -343,7 +344,7 @@ func newRanker(docs []RankDoc, an analyzer) *Ranker {
 			freq := 0.0
 			for ; k < len(cells) && cells[k].term == term; k++ {
 				c := cells[k]
-				if an.classic() {
+				if classic {
 					freq += float64(c.count)
 					continue
 				}

@@ -75,25 +75,6 @@ func collectSchemaText(node any, depth int, parts *[]string) {
 	}
 }
 
-// TruncateUTF16 returns the longest prefix of s that is at most n UTF-16 code units,
-// as JavaScript's s.slice(0, n) counts them. Where slice would cut a surrogate pair in
-// half, the prefix stops before the pair: the lone half JavaScript keeps is neither a
-// letter nor a number, so every tokenizer here treats both the same.
-func TruncateUTF16(s string, n int) string {
-	units := 0
-	for i, r := range s {
-		w := 1
-		if r >= 0x10000 {
-			w = 2
-		}
-		if units+w > n {
-			return s[:i]
-		}
-		units += w
-	}
-	return s
-}
-
 // utf16Len is JavaScript's string length of s.
 func utf16Len(s string) int {
 	n := 0
@@ -104,11 +85,6 @@ func utf16Len(s string) int {
 		}
 	}
 	return n
-}
-
-// lastRune returns the last rune of s and its size.
-func lastRune(s string) (rune, int) {
-	return utf8.DecodeLastRuneInString(s)
 }
 
 func isASCII(s string) bool {

@@ -44,26 +44,6 @@ func TestSchemaKeysAndText(t *testing.T) {
 	}
 }
 
-func TestTruncateUTF16(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"hello", 3, "hel"},
-		{"hello", 10, "hello"},
-		{"héllo", 2, "hé"},
-		{"a😀b", 2, "a"}, // the pair would be cut in half
-		{"a😀b", 3, "a😀"},
-		{"", 5, ""},
-	}
-	for _, tt := range tests {
-		if got := TruncateUTF16(tt.in, tt.n); got != tt.want {
-			t.Errorf("TruncateUTF16(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-}
-
 func TestJSTrimAndLower(t *testing.T) {
 	if got := jsTrim("\ufeff\t x \u00a0\n"); got != "x" {
 		t.Errorf("jsTrim = %q, want x", got)

@@ -208,7 +208,7 @@ func stripOneSuffix(tok string) string {
 // undoubleFinalConsonant undoes inflection's doubling (runn → run) but keeps doubles
 // that belong to the root (call, process, off, buzz) and doubled vowels.
 func undoubleFinalConsonant(tok string) string {
-	last, size := lastRune(tok)
+	last, size := utf8.DecodeLastRuneInString(tok)
 	if size == 0 || last >= 0x10000 || utf16Len(tok) <= 3 {
 		return tok // JavaScript compares UTF-16 units: a surrogate pair never matches
 	}
