@@ -18,6 +18,7 @@ const (
 	DefaultDiscoveryMode     = "auto"
 	DefaultListen            = "127.0.0.1:8787"
 	DefaultHookTimeout       = 5 * time.Second
+	MaxHookTimeout           = 10 * time.Minute // a before-call hook holds its call that long at most
 	DefaultServerTimeout     = 60 * time.Second
 	DefaultWebCacheTTL       = 15 * time.Minute
 	DefaultExecTimeout       = 120 * time.Second

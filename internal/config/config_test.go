@@ -56,7 +56,9 @@ func TestValidationRules(t *testing.T) {
 		{"hook command type", `{tools: {hooks: {beforeCall: [{command: "ls -l"}]}}}`, []string{"tools.hooks.beforeCall[0].command: must be an array of strings"}},
 		{"hook program empty", `{tools: {hooks: {beforeCall: [{command: [""]}]}}}`, []string{"tools.hooks.beforeCall[0].command[0]: must not be empty"}},
 		{"hook tools empty", `{tools: {hooks: {beforeCall: [{command: ["x"], tools: []}]}}}`, []string{"tools.hooks.beforeCall[0].tools: must not be empty (leave it out to match every tool)"}},
-		{"hook timeout", `{tools: {hooks: {beforeCall: [{command: ["x"], timeoutMs: 0}]}}}`, []string{"tools.hooks.beforeCall[0].timeoutMs: must be an integer from 1 to 86400000"}},
+		{"hook timeout", `{tools: {hooks: {beforeCall: [{command: ["x"], timeoutMs: 0}]}}}`, []string{"tools.hooks.beforeCall[0].timeoutMs: must be an integer from 1 to 600000"}},
+		// The policy runs a hook for 10 minutes at most: config refuses more, not the start-up.
+		{"hook timeout too long", `{tools: {hooks: {beforeCall: [{command: ["x"], timeoutMs: 600001}]}}}`, []string{"tools.hooks.beforeCall[0].timeoutMs: must be an integer from 1 to 600000"}},
 		{"web provider", `{tools: {web: {search: {provider: ""}}}}`, []string{"tools.web.search.provider: must be a non-empty string"}},
 		{"web cache ttl negative", `{tools: {web: {search: {cacheTtlMinutes: -1}}}}`, []string{"tools.web.search.cacheTtlMinutes: must be an integer from 0 to 43200"}},
 		{"integers reject 1.5", `{tools: {web: {search: {cacheTtlMinutes: 1.5}}}}`, []string{"tools.web.search.cacheTtlMinutes: must be an integer from 0 to 43200"}},

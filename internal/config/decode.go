@@ -357,7 +357,7 @@ func (d *decoder) hooks(p string, n *json5.Node, dst *[]Hook) {
 				}
 			}},
 			field{"timeoutMs", func(p string, v *json5.Node) {
-				d.duration(p, v, 1, maxTimeoutMs, time.Millisecond, &h.Timeout)
+				d.duration(p, v, 1, int(MaxHookTimeout.Milliseconds()), time.Millisecond, &h.Timeout)
 			}},
 		)
 		if ok && !hasCommand {

@@ -20,7 +20,7 @@ import (
 
 // Hook limits.
 const (
-	DefaultHookTimeout = 10 * time.Second
+	DefaultHookTimeout = 5 * time.Second // as the config's default
 	MaxHookTimeout     = 10 * time.Minute
 	hookOutputCap      = 64 << 10 // bytes kept of each of stdout and stderr
 	hookReasonCap      = 500      // characters of the reason shown to the model
