@@ -52,7 +52,7 @@ FUZZ := \
 	./internal/plugins/tavily:FuzzNormalizePublished \
 	./internal/plugins/tavily:FuzzSearchArgs \
 	./internal/plugins/tokenjuice:FuzzCompact \
-	./internal/policy:FuzzMatch \
+	./internal/glob:FuzzMatch \
 	./internal/sandbox:FuzzDecodeMessage \
 	./internal/sandbox:FuzzReadLine \
 	./internal/search:FuzzReadQueries \

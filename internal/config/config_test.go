@@ -47,6 +47,7 @@ func TestValidationRules(t *testing.T) {
 		{"allow not an array", `{tools: {allow: "a"}}`, []string{"tools.allow: must be an array of strings"}},
 		{"deny bad glob", `{tools: {deny: ["ok", "[abc"]}}`, []string{"tools.deny[1]: must be a valid glob pattern (* ? and [...] classes)"}},
 		{"empty glob", `{tools: {allow: [""]}}`, []string{"tools.allow[0]: must not be empty"}},
+		{"glob with a lone backslash", `{tools: {approval: {require: ["mcp:*\\"]}}}`, []string{"tools.approval.require[0]: must be a valid glob pattern (* ? and [...] classes)"}},
 		{"approval.require", `{tools: {approval: {require: [1]}}}`, []string{"tools.approval.require: must be an array of strings"}},
 		{"approval unknown", `{tools: {approval: {always: []}}}`, []string{"tools.approval.always: unknown key (known keys: require)"}},
 		{"hooks list", `{tools: {hooks: {beforeCall: {}}}}`, []string{"tools.hooks.beforeCall: must be an array of hooks"}},
@@ -157,6 +158,18 @@ func TestDefaults(t *testing.T) {
 		if diff := cmp.Diff(want, cfg, secretCmp); diff != "" {
 			t.Errorf("Parse(%q) (-want +got):\n%s", in, diff)
 		}
+	}
+}
+
+// TestGlobsAsPolicyReadsThem checks that config accepts the patterns policy can use, which are
+// not always path.Match's: a class may end with '-' or start with ']'.
+func TestGlobsAsPolicyReadsThem(t *testing.T) {
+	cfg, err := Parse([]byte(`{tools: {deny: ["mcp:[a-]*", "[]x]*"], allow: ["mcp:[^x]*"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"mcp:[a-]*", "[]x]*"}, cfg.Tools.Deny); diff != "" {
+		t.Errorf("deny (-want +got):\n%s", diff)
 	}
 }
 

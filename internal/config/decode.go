@@ -6,13 +6,13 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/config/json5"
+	"github.com/nodmix/nodmix/internal/glob"
 	"github.com/nodmix/nodmix/internal/levenshtein"
 )
 
@@ -196,7 +196,7 @@ func (d *decoder) globs(path string, n *json5.Node, dst *[]string) bool {
 	}
 	ok := true
 	for i, p := range pats {
-		switch _, err := pathMatch(p); {
+		switch err := glob.Validate(p); {
 		case p == "":
 			d.fail(index(path, i), "must not be empty")
 			ok = false
@@ -210,9 +210,6 @@ func (d *decoder) globs(path string, n *json5.Node, dst *[]string) bool {
 	}
 	return ok
 }
-
-// pathMatch validates a pattern; the decoder's path parameters shadow package path.
-func pathMatch(pattern string) (bool, error) { return path.Match(pattern, "") }
 
 func (d *decoder) secret(p string, n *json5.Node, dst *Secret) bool {
 	if n.Kind == json5.Null {

@@ -4,12 +4,14 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/dispatch"
+	"github.com/nodmix/nodmix/internal/glob"
 )
 
-// Rules is the allow/deny policy of tools.allow and tools.deny. Each pattern is a glob (see Match)
+// Rules is the allow/deny policy of tools.allow and tools.deny. Each pattern is a glob (see glob.Match)
 // tested against both the tool id and its model-facing name. Deny wins over allow; an empty Allow
 // allows every tool that no Deny pattern names. A Rules value is immutable once in use and safe for
 // concurrent use.
@@ -31,7 +33,7 @@ func (r Rules) Validate() error {
 // cannot be parsed allows none.
 func (r Rules) Allowed(t *catalog.Tool) bool {
 	for _, p := range r.Deny {
-		if ValidatePattern(p) != nil || matchTool(p, t) {
+		if glob.Validate(p) != nil || matchTool(p, t) {
 			return false
 		}
 	}
@@ -48,7 +50,7 @@ func (r Rules) Allowed(t *catalog.Tool) bool {
 
 // matchTool matches a pattern against the tool's id and its model-facing name.
 func matchTool(pattern string, t *catalog.Tool) bool {
-	return Match(pattern, t.ID) || (t.Name != "" && Match(pattern, t.Name))
+	return glob.Match(pattern, t.ID) || (t.Name != "" && glob.Match(pattern, t.Name))
 }
 
 // firstMatch returns the first pattern that names t, or "".
@@ -59,4 +61,14 @@ func firstMatch(patterns []string, t *catalog.Tool) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// validatePatterns checks every pattern of one config list, naming the first bad one by path.
+func validatePatterns(field string, patterns []string) error {
+	for i, p := range patterns {
+		if err := glob.Validate(p); err != nil {
+			return fmt.Errorf("%s[%d]: %q %w", field, i, p, err)
+		}
+	}
+	return nil
 }

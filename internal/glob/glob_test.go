@@ -1,4 +1,4 @@
-package policy
+package glob
 
 import (
 	"path"
@@ -51,7 +51,7 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-func TestValidatePattern(t *testing.T) {
+func TestValidate(t *testing.T) {
 	tests := []struct {
 		pattern string
 		wantErr string
@@ -65,13 +65,13 @@ func TestValidatePattern(t *testing.T) {
 		{`[a\`, "ends with a lone backslash"},
 	}
 	for _, tt := range tests {
-		err := ValidatePattern(tt.pattern)
+		err := Validate(tt.pattern)
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
 		if got != tt.wantErr {
-			t.Errorf("ValidatePattern(%q) = %q, want %q", tt.pattern, got, tt.wantErr)
+			t.Errorf("Validate(%q) = %q, want %q", tt.pattern, got, tt.wantErr)
 		}
 	}
 }
@@ -91,7 +91,7 @@ func FuzzMatch(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, pattern, name string) {
 		got := Match(pattern, name)
-		valid := ValidatePattern(pattern) == nil
+		valid := Validate(pattern) == nil
 		if !valid && got {
 			t.Fatalf("malformed pattern %q matched %q", pattern, name)
 		}

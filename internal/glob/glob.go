@@ -1,12 +1,13 @@
-package policy
+// Package glob is the pattern syntax of nodmix's tool rules (allow, deny, approvals, hooks): one
+// definition, so that configuration refuses exactly the patterns policy could not use.
+package glob
 
 import (
 	"errors"
-	"fmt"
 	"unicode/utf8"
 )
 
-// Errors a malformed pattern reports; Validate wraps them with the pattern's config path.
+// Errors a malformed pattern reports; callers wrap them with the pattern's config path.
 var (
 	errEmptyPattern   = errors.New("must not be empty")
 	errUnterminated   = errors.New("unterminated character class")
@@ -17,7 +18,7 @@ var (
 // '*' and '?' also match ':' and '/', so "mcp:*" covers every MCP tool and "*:create_*" every
 // create tool of any source: '*' is any run of characters, '?' one character, "[a-z]" / "[!x]"
 // (or "[^x]") a character class, and '\' quotes the next character. A malformed pattern matches
-// nothing; ValidatePattern reports it so configuration loading can reject it.
+// nothing; Validate reports it so configuration loading can reject it.
 func Match(pattern, name string) bool {
 	if pattern == "" {
 		return false
@@ -140,8 +141,8 @@ func classChar(p string, i int) (rune, int, error) {
 	return r, w, nil
 }
 
-// ValidatePattern reports why pattern is malformed, or nil.
-func ValidatePattern(pattern string) error {
+// Validate reports why pattern is malformed, or nil.
+func Validate(pattern string) error {
 	if pattern == "" {
 		return errEmptyPattern
 	}
@@ -158,16 +159,6 @@ func ValidatePattern(pattern string) error {
 				return err
 			}
 			i += n - 1
-		}
-	}
-	return nil
-}
-
-// validatePatterns checks every pattern of one config list, naming the first bad one by path.
-func validatePatterns(field string, patterns []string) error {
-	for i, p := range patterns {
-		if err := ValidatePattern(p); err != nil {
-			return fmt.Errorf("%s[%d]: %q %w", field, i, p, err)
 		}
 	}
 	return nil
