@@ -17,6 +17,7 @@ const (
 	DefaultCacheTTL   = config.DefaultWebCacheTTL
 	cacheCapacity     = 256
 	settingCacheTTL   = "tools.web.search.cacheTtlMinutes"
+	settingMaxResults = "tools.web.search.maxResults"
 	fingerprintDomain = "nodmix/tavily/api-key-fingerprint\x00"
 )
 

@@ -124,19 +124,25 @@ func TestExtractRequestBody(t *testing.T) {
 	}
 }
 
-// Fact 13: web_search maps to a Tavily search with max_results = count.
+// Fact 13: web_search maps to a Tavily search with max_results = count; without a count,
+// tools.web.search.maxResults (5 when unset).
 func TestWebSearchProvider(t *testing.T) {
 	tests := []struct {
-		name string
-		q    websearch.Query
-		want map[string]any
+		name     string
+		q        websearch.Query
+		want     map[string]any
+		settings map[string]any
 	}{
-		{"count", websearch.Query{Query: "go", Count: 12}, map[string]any{"query": "go", "max_results": 12.0}},
-		{"default count", websearch.Query{Query: "go"}, map[string]any{"query": "go", "max_results": 5.0}},
+		{"count", websearch.Query{Query: "go", Count: 12}, map[string]any{"query": "go", "max_results": 12.0}, nil},
+		{"default count", websearch.Query{Query: "go"}, map[string]any{"query": "go", "max_results": 5.0}, nil},
+		{"default count from config", websearch.Query{Query: "go"}, map[string]any{"query": "go", "max_results": 3.0},
+			map[string]any{settingMaxResults: 3}},
+		{"count over the configured default", websearch.Query{Query: "go", Count: 12}, map[string]any{"query": "go", "max_results": 12.0},
+			map[string]any{settingMaxResults: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, rigOpts{})
+			r := newRig(t, rigOpts{settings: tt.settings})
 			resp, err := r.p.WebSearchProvider().Search(context.Background(), tt.q)
 			if err != nil {
 				t.Fatal(err)

@@ -63,6 +63,8 @@ type Plugin struct {
 	client    apiClient
 	searches  *lru[*websearch.Response]
 	extracts  *lru[*ExtractResponse]
+	// defaultCount is max_results for a search that gives none (tools.web.search.maxResults).
+	defaultCount int
 
 	now      func() time.Time
 	markerID func() string // ids of untrusted-content wrappers; random in production
@@ -115,6 +117,9 @@ func (p *Plugin) Init(_ context.Context, host plugin.Host) error {
 	if err != nil {
 		return err
 	}
+	if p.defaultCount, err = defaultCount(host.Settings); err != nil {
+		return err
+	}
 	p.searches = newLRU[*websearch.Response](cacheCapacity, ttl)
 	p.extracts = newLRU[*ExtractResponse](cacheCapacity, ttl)
 	return nil
@@ -126,6 +131,23 @@ func (p *Plugin) Validate() error { return p.cfg.validate() }
 
 // Close releases nothing: the plugin holds no connections of its own.
 func (p *Plugin) Close() error { return nil }
+
+// defaultCount reads tools.web.search.maxResults, the number of results of a search that asks
+// for none (the config has checked it is 1–20; absent or 0 means 5).
+func defaultCount(settings map[string]any) (int, error) {
+	switch n := settings[settingMaxResults].(type) {
+	case nil:
+		return defaultMaxResults, nil
+	case int:
+		if n == 0 {
+			return defaultMaxResults, nil
+		}
+		if n >= 1 && n <= maxResultsLimit {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: must be an integer from 1 to %d", settingMaxResults, maxResultsLimit)
+}
 
 // cacheTTL reads the cache setting, which the app copies from the config as a plain number.
 func cacheTTL(settings map[string]any) (time.Duration, error) {
@@ -283,7 +305,7 @@ func (p *Plugin) search(ctx context.Context, a searchArgs) (*websearch.Response,
 	}
 	count := a.MaxResults
 	if count == 0 {
-		count = defaultMaxResults
+		count = p.defaultCount
 	}
 	body, err := json.Marshal(searchBody{
 		Query: a.Query, MaxResults: count, SearchDepth: a.SearchDepth, Topic: a.Topic,

@@ -407,3 +407,10 @@ func TestCacheTTLSetting(t *testing.T) {
 		t.Errorf("Start with a negative TTL: %v", err)
 	}
 }
+
+func TestMaxResultsSettingOutOfRange(t *testing.T) {
+	_, err := plugin.Start(context.Background(), Factory, nil, plugin.Host{Settings: map[string]any{settingMaxResults: 21}})
+	if err == nil || !strings.Contains(err.Error(), "tools.web.search.maxResults: must be an integer from 1 to 20") {
+		t.Errorf("Start = %v", err)
+	}
+}
