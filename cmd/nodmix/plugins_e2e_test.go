@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/nodmix/nodmix/internal/e2etest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nodmix/nodmix/internal/e2etest"
 )
 
 // fakeTavily speaks Tavily's documented /search wire format and records what it was sent.

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/catalog"
@@ -57,7 +56,6 @@ type App struct {
 	Pipeline  *dispatch.Pipeline
 	Discovery *discovery.Service
 	Engine    *exposure.Engine
-	Registry  *plugin.Registry
 	Plugins   map[string]plugin.Plugin
 	Hub       *mcphub.Hub // nil without downstream servers
 	Telemetry *telemetry.Recorder
@@ -142,7 +140,8 @@ func (noExecutor) Execute(_ context.Context, c catalog.Call) (*catalog.Result, e
 	return catalog.ErrorResult(fmt.Sprintf("Tool %q comes from a catalog file and has no implementation here.", c.Tool.ID)), nil
 }
 
-// HTTPClient is the client plugins share; each request sets its own timeout.
+// httpClient is the client plugins share. Plugins give each request its own deadline; the
+// client's 5-minute timeout caps them all (a tavily timeout above 300 s is cut to 300 s).
 func httpClient() *http.Client {
 	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 5 * time.Minute}
 }
@@ -159,22 +158,14 @@ func (a *App) Close() error {
 	return errors.Join(errs...)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // serverWait bounds how long a one-shot command waits for downstream servers that are still
 // connecting: a stuck server must not hold a command for its whole connect timeout.
 const serverWait = 10 * time.Second
 
 // WaitForServers waits until every downstream server has had its first connection attempt (at
-// most serverWait, or until ctx ends), so a one-shot command sees their tools. The gateway does
-// not wait: tools arrive as servers connect.
+// most serverWait, or until ctx ends), so a one-shot command sees their tools. Long-running faces
+// do not wait at start-up (tools arrive as servers connect); their searches wait through
+// exposure.Engine.Ready, which is this function, so serverWait bounds them too.
 func (a *App) WaitForServers(ctx context.Context) {
 	if a.Hub == nil {
 		return

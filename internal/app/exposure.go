@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/nodmix/nodmix/internal/catalog"
-
 	"github.com/nodmix/nodmix/internal/discovery"
 	"github.com/nodmix/nodmix/internal/exposure"
 	"github.com/nodmix/nodmix/internal/search"
@@ -13,18 +12,23 @@ import (
 
 // DiscoveryMode is the effective discovery mode for the current catalog.
 func (a *App) DiscoveryMode() discovery.Mode {
-	configured, err := discovery.ParseMode(a.Config.Tools.DiscoveryMode)
+	return discovery.Effective(a.configuredDiscoveryMode(), a.Config.MCP.DiscoveryMode, a.Catalog.Snapshot().Len())
+}
+
+// configuredDiscoveryMode is tools.discoveryMode. The config was validated on load; auto is the
+// safe reading of anything else.
+func (a *App) configuredDiscoveryMode() discovery.Mode {
+	m, err := discovery.ParseMode(a.Config.Tools.DiscoveryMode)
 	if err != nil {
-		configured = discovery.Auto
+		return discovery.Auto
 	}
-	return discovery.Effective(configured, a.Config.MCP.DiscoveryMode, a.Catalog.Snapshot().Len())
+	return m
 }
 
 // assembleExposure builds discovery, Tool Search and the exposure engine.
 func (a *App) assembleExposure(ctx context.Context, opts Options) {
 	snap := a.Catalog.Snapshot()
-	mode := a.DiscoveryMode()
-	rules := discovery.NewRules(mode, a.Config.Tools.EssentialOverride, a.Config.MCP.DiscoveryDefaultServers, snap)
+	rules := discovery.NewRules(a.DiscoveryMode(), a.Config.Tools.EssentialOverride, a.Config.MCP.DiscoveryDefaultServers, snap)
 	if opts.Tools != nil {
 		// A catalog file is searched as a whole: every tool in it is hidden, nothing active yet.
 		rules = discovery.Rules{Mode: discovery.All, Everything: true}
@@ -36,20 +40,20 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 	a.Discovery = discovery.NewService(rules, a.Store, a.Engine.Notify)
 	a.Engine.Discovery = a.Discovery
 	ts := a.Config.ToolSearch()
-	a.toolSearch.opts = a.toolSearchOptions()
+	a.toolSearch.opts = toolSearchOptions(ts)
 	a.toolSearch.indexes = toolsearch.NewIndexCache(a.Pipeline.Policy, toolsearch.SearchRanker(search.RankerOptions{}))
 	wantCode := (ts.Enabled && ts.Mode != toolsearch.ModeTools && opts.Mode == "") || opts.Mode == exposure.ToolSearchCode || opts.Code
 	codeOK := wantCode && a.startSandbox(ctx, opts.SandboxCommand)
-	a.Engine.SetMode(exposure.Resolve(ts.Enabled, ts.Mode, rules.Mode, codeOK))
+	mode := exposure.Resolve(ts.Enabled, ts.Mode, rules.Mode, codeOK)
 	if opts.Mode != "" {
-		a.Engine.SetMode(opts.Mode)
-		if opts.Mode == exposure.ToolSearchCode && !codeOK {
-			// Code mode falls back to tools mode before compaction, as documented.
-			a.Engine.SetMode(exposure.ToolSearchTools)
+		mode = opts.Mode
+		if mode == exposure.ToolSearchCode && !codeOK {
+			// Code mode falls back to tools mode when the sandbox cannot start, as documented.
+			mode = exposure.ToolSearchTools
 		}
 	}
-	configured, _ := discovery.ParseMode(a.Config.Tools.DiscoveryMode)
-	if opts.Mode == "" && opts.Tools == nil && !ts.Enabled && configured == discovery.Auto {
+	a.Engine.SetMode(mode)
+	if opts.Mode == "" && opts.Tools == nil && !ts.Enabled && a.configuredDiscoveryMode() == discovery.Auto {
 		// Auto mode is decided by the tool count, which grows as MCP servers connect.
 		stop := a.Catalog.Watch(a.reconsiderAuto)
 		a.closers = append(a.closers, func() error { stop(); return nil })

@@ -6,22 +6,20 @@ import (
 	"sync"
 
 	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/discovery"
 	"github.com/nodmix/nodmix/internal/dispatch"
 	"github.com/nodmix/nodmix/internal/policy"
 	"github.com/nodmix/nodmix/internal/telemetry"
+	"github.com/nodmix/nodmix/internal/toolsearch"
 )
+
+// discoveryToolID is the id of search_tool_bm25, the one control tool toolsearch does not know.
+var discoveryToolID = catalog.ID(catalog.SourceBuiltin, "core", discovery.ToolName)
 
 // controlTool reports the Tool Search and discovery control tools: their target calls are gated
 // themselves, so approvals and hooks do not hold the control call.
 func controlTool(t *catalog.Tool) bool {
-	if t.Source != catalog.SourceBuiltin || t.Owner != "core" {
-		return false
-	}
-	switch t.Name {
-	case "tool_search", "tool_describe", "tool_call", "tool_search_code", "search_tool_bm25":
-		return true
-	}
-	return false
+	return toolsearch.IsControlTool(t) || t.ID == discoveryToolID
 }
 
 // addPolicy installs allow/deny rules, approvals, before-call hooks and telemetry on the pipeline.

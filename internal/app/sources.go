@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/nodmix/nodmix/internal/builtin/exec"
 	"github.com/nodmix/nodmix/internal/builtin/websearch"
@@ -38,10 +39,9 @@ func (a *App) addSources(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	a.Registry = reg
 	host := plugin.Host{
 		Log:        a.Log,
-		LookupEnv:  func(k string) (string, bool) { v := opts.Getenv(k); return v, v != "" },
+		LookupEnv:  a.lookupEnv,
 		HTTPClient: httpClient(),
 		Home:       a.Home,
 		Settings: map[string]any{
@@ -69,7 +69,7 @@ func (a *App) addSources(ctx context.Context, opts Options) error {
 	}
 
 	if opts.ConnectMCP && len(cfg.MCP.Servers) > 0 {
-		servers, err := hubServers(cfg, opts.Getenv)
+		servers, err := hubServers(cfg, a.lookupEnv)
 		if err != nil {
 			return err
 		}
@@ -143,8 +143,7 @@ func (a *App) webSearchProvider() (websearch.Provider, error) {
 }
 
 // hubServers converts mcp.servers into the hub's options, resolving SecretRefs.
-func hubServers(cfg *config.Config, getenv func(string) string) ([]mcphub.ServerConfig, error) {
-	lookup := func(k string) (string, bool) { v := getenv(k); return v, v != "" }
+func hubServers(cfg *config.Config, lookupEnv func(string) (string, bool)) ([]mcphub.ServerConfig, error) {
 	var out []mcphub.ServerConfig
 	for _, name := range cfg.MCP.ServerNames() {
 		s := cfg.MCP.Servers[name]
@@ -152,33 +151,31 @@ func hubServers(cfg *config.Config, getenv func(string) string) ([]mcphub.Server
 			Name: name, Command: s.Command, Args: s.Args, Cwd: s.Cwd, URL: s.URL,
 			Timeout: s.Timeout, Enabled: s.Enabled,
 		}
-		resolve := func(m map[string]config.Secret) (map[string]string, error) {
-			if len(m) == 0 {
-				return nil, nil
-			}
-			out := make(map[string]string, len(m))
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				v, err := m[k].Resolve(lookup)
-				if err != nil {
-					return nil, err // names the path already
-				}
-				out[k] = v
-			}
-			return out, nil
-		}
 		var err error
-		if sc.Env, err = resolve(s.Env); err != nil {
+		if sc.Env, err = resolveSecrets(s.Env, lookupEnv); err != nil {
 			return nil, err
 		}
-		if sc.Headers, err = resolve(s.Headers); err != nil {
+		if sc.Headers, err = resolveSecrets(s.Headers, lookupEnv); err != nil {
 			return nil, err
 		}
 		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// resolveSecrets resolves a map of SecretRefs, in key order so that the same bad entry is reported
+// on every run.
+func resolveSecrets(m map[string]config.Secret, lookupEnv func(string) (string, bool)) (map[string]string, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v, err := m[k].Resolve(lookupEnv)
+		if err != nil {
+			return nil, err // names the path already
+		}
+		out[k] = v
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/config"
 	"github.com/nodmix/nodmix/internal/exposure"
 	"github.com/nodmix/nodmix/internal/sandbox"
 	"github.com/nodmix/nodmix/internal/toolsearch"
@@ -27,8 +28,7 @@ type toolSearchState struct {
 }
 
 // toolSearchOptions converts the resolved config.
-func (a *App) toolSearchOptions() toolsearch.Options {
-	ts := a.Config.ToolSearch()
+func toolSearchOptions(ts config.ToolSearch) toolsearch.Options {
 	return toolsearch.Options{
 		Enabled:            ts.Enabled,
 		Mode:               ts.Mode,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/nodmix/nodmix/internal/config"
 	"github.com/nodmix/nodmix/internal/plugin"
@@ -20,7 +22,7 @@ func ValidatePlugins(ctx context.Context, cfg *config.Config, lookupEnv func(str
 	}
 	host := plugin.Host{Log: slog.New(slog.DiscardHandler), LookupEnv: lookupEnv, HTTPClient: httpClient()}
 	var errs []error
-	for _, id := range sortedKeys(cfg.Plugins.Entries) {
+	for _, id := range slices.Sorted(maps.Keys(cfg.Plugins.Entries)) {
 		f, err := reg.Lookup(id)
 		if err != nil {
 			errs = append(errs, &config.Error{Path: "plugins.entries." + id, Rule: "is not a bundled plugin"})

@@ -51,8 +51,8 @@ func (t *terminalAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (po
 	case <-ctx.Done():
 		return policy.Decision{}, ctx.Err()
 	case line := <-answer:
-		yes := strings.EqualFold(strings.TrimSpace(line), "y") || strings.EqualFold(strings.TrimSpace(line), "yes")
-		if !yes {
+		line = strings.TrimSpace(line)
+		if !strings.EqualFold(line, "y") && !strings.EqualFold(line, "yes") {
 			return policy.Decision{Approve: false, Reason: "the user declined"}, nil
 		}
 		return policy.Decision{Approve: true}, nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
 	"strings"
 	"text/tabwriter"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/nodmix/nodmix/internal/discovery"
 	"github.com/nodmix/nodmix/internal/dispatch"
 	"github.com/nodmix/nodmix/internal/exposure"
-
 	"github.com/spf13/cobra"
 )
 
@@ -273,12 +271,9 @@ func newToolsExposureCmd(g *globals) *cobra.Command {
 		Short: "Show the tool definitions a model receives up front in a mode, with their size",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			var m exposure.Mode
-			if mode != "" {
-				var err error
-				if m, err = exposure.ParseMode(mode); err != nil {
-					return usageError{err}
-				}
+			m, err := modeFlag(mode)
+			if err != nil {
+				return err
 			}
 			a, err := g.openApp(c.Context(), f.file, false, m)
 			if err != nil {
