@@ -165,14 +165,19 @@ const serverWait = 10 * time.Second
 // WaitForServers waits until every downstream server has had its first connection attempt (at
 // most serverWait, or until ctx ends), so a one-shot command sees their tools. Long-running faces
 // do not wait at start-up (tools arrive as servers connect); their searches wait through
-// exposure.Engine.Ready, which is this function, so serverWait bounds them too.
+// exposure.Engine.Ready, which bounds the wait itself.
 func (a *App) WaitForServers(ctx context.Context) {
-	if a.Hub == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, serverWait)
 	defer cancel()
-	_ = a.Hub.Settled(ctx)
+	a.serversSettled(ctx)
+}
+
+// serversSettled waits until every downstream server has had its first connection attempt, or
+// until ctx ends.
+func (a *App) serversSettled(ctx context.Context) {
+	if a.Hub != nil {
+		_ = a.Hub.Settled(ctx)
+	}
 }
 
 // GatewayToken resolves gateway.auth.token ("" when not set).

@@ -61,7 +61,7 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 	a.Engine.Controls = a.toolSearchControls
 	a.Engine.Askers = a
 	if a.Hub != nil {
-		a.Engine.Ready = a.WaitForServers
+		a.Engine.Ready = a.serversSettled // the engine bounds a search's wait
 	}
 }
 
