@@ -126,7 +126,10 @@ func propertyOrder(t testing.TB, raw json.RawMessage) []string {
 // seed's MCP tools carry no label, so it is the name; the summary is the first 200
 // UTF-16 units of the description; schema keys are sorted.
 func seedDoc(tool testTool) Doc {
-	label := tool.Name
+	label := tool.Label // as catalog.Tool.DisplayLabel: the name when there is no label
+	if label == "" {
+		label = tool.Name
+	}
 	summary := tool.Summary
 	if summary == "" {
 		summary = catalog.PrefixUTF16(tool.Description, seedSummaryUnits)

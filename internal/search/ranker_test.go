@@ -17,7 +17,7 @@ func rankDoc(tool testTool, paramText bool) RankDoc {
 	d := RankDoc{
 		ID:          tool.ID,
 		Name:        tool.Name,
-		Label:       tool.Label,
+		Label:       seedDoc(tool).Label, // the name when there is no label, as the catalog does
 		Description: tool.Description,
 		Server:      tool.Server,
 		Source:      tool.Source,
