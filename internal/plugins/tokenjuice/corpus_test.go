@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 const corpusDir = "../../../testdata/bench/compact"
@@ -131,5 +132,31 @@ func TestCorpus(t *testing.T) {
 	t.Log("\n" + report.String())
 	if savings < 0.80 {
 		t.Errorf("saved %.1f%% of all characters, want at least 80%%", 100*savings)
+	}
+}
+
+// TestHeadTailBaseline measures, on the same corpus, the plain cut the README compares with:
+// the first and last 40 lines of every output. It must lose facts that nodmix keeps.
+func TestHeadTailBaseline(t *testing.T) {
+	var raw, cut, facts, lost int
+	for _, c := range loadCorpus(t) {
+		lines := strings.SplitAfter(string(c.raw), "\n")
+		text := string(c.raw)
+		if len(lines) > 80 {
+			text = strings.Join(lines[:40], "") + strings.Join(lines[len(lines)-40:], "")
+		}
+		raw += utf8.RuneCount(c.raw)
+		cut += utf8.RuneCountInString(text)
+		for _, f := range c.facts {
+			facts++
+			if !strings.Contains(text, f) {
+				lost++
+			}
+		}
+	}
+	t.Logf("first-40/last-40: chars %d → %d (%.1f%% saved), facts lost %d/%d (%.1f%%)",
+		raw, cut, 100*(1-float64(cut)/float64(raw)), lost, facts, 100*float64(lost)/float64(facts))
+	if lost == 0 {
+		t.Error("the plain cut lost no fact: the corpus no longer tells rules from cuts")
 	}
 }
