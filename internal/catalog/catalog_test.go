@@ -119,6 +119,17 @@ func TestLiveCatalogKeepsLastGoodSnapshot(t *testing.T) {
 	}
 }
 
+// A null input_schema is no schema: the tool takes the default object schema, like one without.
+func TestReadFileNullSchema(t *testing.T) {
+	tools, err := catalog.ReadFile(strings.NewReader(`{"id":"a","input_schema":null}` + "\n" + `{"id":"b"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := string(tools[0].Schema()), string(tools[1].Schema()); a != b || a == "null" {
+		t.Errorf("schemas: null gives %s, absent gives %s", a, b)
+	}
+}
+
 func TestReadFile(t *testing.T) {
 	tools, err := catalog.ReadFile(strings.NewReader(`{"id":"mcp__x","name":"mcp__x","server":"s","input_schema":{"properties":{"b":{},"a":{}}}}
 
@@ -140,6 +151,11 @@ func TestReadFile(t *testing.T) {
 		{"{\"id\":\"a\"}\n{\"id\":\"a\"}", `line 2: id: "a" is already used on line 1`},
 		{`{"id":"a","extra":1}`, `line 1: not a catalog entry: json: unknown field "extra"`},
 		{`[1,2]`, "line 1: not a catalog entry"},
+		{`{"id":"a","input_schema":[1]}`, "line 1: input_schema: must be a JSON object"},
+		{`{"id":"a","input_schema":"x"}`, "line 1: input_schema: must be a JSON object"},
+		{`{"id":"a"} trailing`, "line 1: not a catalog entry: text after the object"},
+		{`{"id":"a"}{"id":"b"}`, "line 1: not a catalog entry: text after the object"},
+		{`{"id":"a"}}`, "line 1: not a catalog entry: text after the object"},
 	}
 	for _, b := range bad {
 		_, err := catalog.ReadFile(strings.NewReader(b.in))

@@ -50,6 +50,9 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 		if err := dec.Decode(&ft); err != nil {
 			return nil, &LineError{line, fmt.Errorf("not a catalog entry: %w", err)}
 		}
+		if dec.InputOffset() != int64(len(b)) {
+			return nil, &LineError{line, fmt.Errorf("not a catalog entry: text after the object")}
+		}
 		if ft.ID == "" {
 			return nil, &LineError{line, fmt.Errorf("id: is required")}
 		}
@@ -70,7 +73,11 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 		default:
 			return nil, &LineError{line, fmt.Errorf("source: must be one of mcp, builtin, plugin, client")}
 		}
-		if len(ft.InputSchema) > 0 && !json.Valid(ft.InputSchema) {
+		switch {
+		case string(ft.InputSchema) == "null":
+			ft.InputSchema = nil // as if absent: the tool takes the default object schema
+		case len(ft.InputSchema) > 0 && ft.InputSchema[0] != '{':
+			// The decoder has checked the JSON; a schema must also be an object.
 			return nil, &LineError{line, fmt.Errorf("input_schema: must be a JSON object")}
 		}
 		owner := ft.Server
