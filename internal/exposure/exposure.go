@@ -249,8 +249,15 @@ func (v *View) Tools() []catalog.Tool {
 // readyWait bounds how long a search waits for sources that are still starting.
 const readyWait = 15 * time.Second
 
-// searchTools are the control tools whose answer depends on the whole catalog.
-var searchTools = map[string]bool{discovery.ToolName: true, "tool_search": true, "tool_search_code": true, "tool_call": true, "tool_describe": true}
+// searchTools are the control tools whose answer depends on the whole catalog, by name and by id.
+var searchTools = func() map[string]bool {
+	m := map[string]bool{}
+	for _, name := range []string{discovery.ToolName, "tool_search", "tool_search_code", "tool_call", "tool_describe"} {
+		m[name] = true
+		m[catalog.ID(catalog.SourceBuiltin, "core", name)] = true
+	}
+	return m
+}()
 
 // Call calls a visible tool (or, in Tool Search modes, a control tool) by name or id.
 func (v *View) Call(ctx context.Context, name string, args json.RawMessage) (*catalog.Result, error) {

@@ -86,3 +86,30 @@ func TestToolSearchRun(t *testing.T) {
 		t.Errorf("clashing control tool: err = %v, want a CollisionError", err)
 	}
 }
+
+// TestSearchWaitsForSources checks that a control tool called by name or by id waits for sources
+// that are still starting, and that other calls do not.
+func TestSearchWaitsForSources(t *testing.T) {
+	echo := catalog.ExecutorFunc(func(_ context.Context, c catalog.Call) (*catalog.Result, error) {
+		return catalog.TextResult(c.Tool.ID), nil
+	})
+	cat := catalog.New(nil)
+	cat.Add(catalog.Static([]catalog.Entry{{Tool: catalog.Tool{ID: "mcp:s:x", Name: "x", Source: catalog.SourceMCP}, Exec: echo}}))
+	waits := 0
+	e := &exposure.Engine{Catalog: cat, Pipeline: &dispatch.Pipeline{}, Ready: func(context.Context) { waits++ },
+		Controls: func(_ exposure.Mode, _ *catalog.Snapshot, _ string) []catalog.Entry {
+			return []catalog.Entry{{Tool: catalog.Tool{ID: "nodmix:core:tool_call", Name: "tool_call", Source: catalog.SourceBuiltin}, Exec: echo}}
+		}}
+	e.SetMode(exposure.ToolSearchTools)
+	ctx := context.Background()
+	v, err := e.Open(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"tool_call", "nodmix:core:tool_call", "x"} {
+		_, _ = v.Call(ctx, name, nil)
+	}
+	if waits != 2 {
+		t.Errorf("Ready ran %d times, want 2 (tool_call by name and by id, not x)", waits)
+	}
+}
