@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -32,7 +31,7 @@ func (a *App) addSources(ctx context.Context, opts Options) error {
 		MaxOutputBytes: cfg.Tools.Exec.MaxOutputBytes,
 		Log:            a.Log,
 	})
-	builtins = append(builtins, websearch.Tool(a.webSearchProvider))
+	builtins = append(builtins, websearch.Tool(websearch.Select(a.Config.Tools.Web.Search.Provider, a.webSearchProvider)))
 	a.Catalog.Add(catalog.Static(builtins))
 
 	reg, err := plugins.Bundled()
@@ -125,21 +124,14 @@ func PluginEnabled(cfg *config.Config, id string) bool {
 	return cfg.Tools.Web.Search.Provider == id
 }
 
-// webSearchProvider resolves tools.web.search.provider to a running plugin's provider.
-func (a *App) webSearchProvider() (websearch.Provider, error) {
-	name := a.Config.Tools.Web.Search.Provider
-	if name == "" {
-		return nil, fmt.Errorf("no web search provider is configured: set tools.web.search.provider (for example: nodmix configure --section web)")
-	}
-	p, ok := a.Plugins[name]
+// webSearchProvider finds the web search provider named name among the running plugins
+// (bundled providers are named after their plugin).
+func (a *App) webSearchProvider(name string) (websearch.Provider, bool) {
+	ws, ok := a.Plugins[name].(webSearchSource)
 	if !ok {
-		return nil, fmt.Errorf("web search provider %q is not available: enable it with nodmix plugins enable %s", name, name)
+		return nil, false
 	}
-	ws, ok := p.(webSearchSource)
-	if !ok {
-		return nil, fmt.Errorf("plugin %q does not provide web search", name)
-	}
-	return ws.WebSearchProvider(), nil
+	return ws.WebSearchProvider(), true
 }
 
 // hubServers converts mcp.servers into the hub's options, resolving SecretRefs.
