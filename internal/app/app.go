@@ -141,9 +141,9 @@ func (noExecutor) Execute(_ context.Context, c catalog.Call) (*catalog.Result, e
 }
 
 // httpClient is the client plugins share. Plugins give each request its own deadline; the
-// client's 5-minute timeout caps them all (a tavily timeout above 300 s is cut to 300 s).
+// client's timeout is only a backstop, above the longest a plugin may configure (tavily's 600 s).
 func httpClient() *http.Client {
-	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 5 * time.Minute}
+	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 15 * time.Minute}
 }
 
 // Close shuts everything down in reverse order of start.
