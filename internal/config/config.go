@@ -33,6 +33,7 @@ type Config struct {
 	Tools   Tools
 	MCP     MCP
 	Plugins Plugins
+	Models  Models
 	Agents  Agents
 	Gateway Gateway
 }
@@ -133,12 +134,6 @@ type PluginEntry struct {
 	// Config is the plugin's config as JSON, or nil; the plugin validates it. Secret-like keys
 	// in it may hold SecretRefs, which Secret.UnmarshalJSON understands.
 	Config json.RawMessage
-}
-
-// Agents is kept raw until the agent runtime defines it.
-type Agents struct {
-	Defaults json.RawMessage   // an object, or nil
-	List     []json.RawMessage // each element as written
 }
 
 // Gateway configures the HTTP gateway.

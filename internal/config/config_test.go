@@ -30,7 +30,7 @@ func TestValidationRules(t *testing.T) {
 	}{
 		{"root must be an object", `[]`, []string{"(root): must be an object"}},
 		{"unknown top-level key", `{tool: {}}`, []string{"tool: unknown key (did you mean tools?)"}},
-		{"unknown key lists the known ones", `{zzz: 1}`, []string{"zzz: unknown key (known keys: tools, mcp, plugins, agents, gateway)"}},
+		{"unknown key lists the known ones", `{zzz: 1}`, []string{"zzz: unknown key (known keys: tools, mcp, plugins, models, agents, gateway)"}},
 		{"duplicate key", `{tools: {}, tools: {}}`, []string{"tools: duplicate key"}},
 		{"section must be an object", `{tools: true}`, []string{"tools: must be an object"}},
 		{"unknown key under a known section", `{tools: {toolsearch: true}}`, []string{"tools.toolsearch: unknown key (did you mean toolSearch?)"}},
@@ -97,6 +97,22 @@ func TestValidationRules(t *testing.T) {
 		{"agents defaults", `{agents: {defaults: []}}`, []string{"agents.defaults: must be an object"}},
 		{"agents list", `{agents: {list: {}}}`, []string{"agents.list: must be an array"}},
 		{"agents unknown", `{agents: {default: {}}}`, []string{"agents.default: unknown key (did you mean defaults?)"}},
+		{"agents defaults model", `{agents: {defaults: {model: "gpt-5"}}}`, []string{`agents.defaults.model: must be "<provider>/<model>" (for example openai/gpt-5.2)`}},
+		{"agents defaults unknown", `{agents: {defaults: {thinkingDefalt: "high"}}}`, []string{"agents.defaults.thinkingDefalt: unknown key (did you mean thinkingDefault?)"}},
+		{"agents thinking level", `{agents: {defaults: {thinkingDefault: "big"}}}`, []string{"agents.defaults.thinkingDefault: must be one of off, minimal, low, medium, high, xhigh, adaptive, max"}},
+		{"agents maxSteps", `{agents: {defaults: {maxSteps: 0}}}`, []string{"agents.defaults.maxSteps: must be an integer from 1 to 1000"}},
+		{"agents list id", `{agents: {list: [{model: "openai/gpt-5"}]}}`, []string{"agents.list[0].id: is required"}},
+		{"agents list dup", `{agents: {list: [{id: "a"}, {id: "a"}]}}`, []string{"agents.list[1].id: duplicate agent id a"}},
+		{"agents params fastMode", `{agents: {defaults: {models: {"openai/gpt-5": {params: {fastMode: "yes"}}}}}}`, []string{`agents.defaults.models.openai/gpt-5.params.fastMode: must be a boolean`}},
+		{"agents params key", `{agents: {defaults: {models: {"gpt-5": {params: {}}}}}}`, []string{`agents.defaults.models.gpt-5: key must be "<provider>/<model>" (for example openai/gpt-5.2)`}},
+		{"models providers", `{models: {providers: []}}`, []string{"models.providers: must be an object"}},
+		{"models provider api", `{models: {providers: {x: {api: "openai"}}}}`, []string{"models.providers.x.api: must be one of openai-completions, openai-responses, anthropic-messages, google-generative-ai, ollama"}},
+		{"models provider url", `{models: {providers: {x: {baseUrl: "ftp://a"}}}}`, []string{"models.providers.x.baseUrl: must be an http or https URL"}},
+		{"models provider unknown", `{models: {providers: {x: {baseURL: "http://a"}}}}`, []string{"models.providers.x.baseURL: unknown key (did you mean baseUrl?)"}},
+		{"models model id", `{models: {providers: {x: {models: [{name: "n"}]}}}}`, []string{"models.providers.x.models[0].id: is required"}},
+		{"models model type", `{models: {providers: {x: {models: [{id: "m", maxTokens: "8"}]}}}}`, []string{"models.providers.x.models[0].maxTokens: must be an integer >= 1"}},
+		{"models compat", `{models: {providers: {x: {models: [{id: "m", compat: {supportedReasoningEfforts: ["huge"]}}]}}}}`, []string{"models.providers.x.models[0].compat.supportedReasoningEfforts[0]: must be one of off, minimal, low, medium, high, xhigh, adaptive, max"}},
+		{"models apiKey", `{models: {providers: {x: {apiKey: 5}}}}`, []string{`models.providers.x.apiKey: must be a string or a SecretRef: {"$env": "NAME"} or {"$file": "/path"}`}},
 		{"gateway listen", `{gateway: {listen: "8787"}}`, []string{"gateway.listen: must be host:port (for example 127.0.0.1:8787)"}},
 		{"gateway listen port", `{gateway: {listen: "localhost:99999"}}`, []string{"gateway.listen: must be host:port (for example 127.0.0.1:8787)"}},
 		{"gateway token empty", `{gateway: {auth: {token: ""}}}`, []string{"gateway.auth.token: must not be empty"}},
@@ -201,7 +217,7 @@ func TestParseRealistic(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	on := true
+	on, off := true, false
 	want := &Config{
 		Tools: Tools{
 			DiscoveryMode:     "auto",
@@ -258,6 +274,11 @@ func TestParseRealistic(t *testing.T) {
 			List: []json.RawMessage{
 				json.RawMessage(`{"id":"main","reasoningDefault":"off"}`),
 				json.RawMessage(`{"id":"research","thinkingDefault":"high","tools":{"allow":["tavily_*"]}}`),
+			},
+			Default: AgentSettings{Model: "anthropic/claude-sonnet-4-5", ThinkingDefault: "low", HeartbeatReasoning: &off},
+			Each: []AgentSettings{
+				{ID: "main", ReasoningDefault: "off"},
+				{ID: "research", ThinkingDefault: "high", Allow: []string{"tavily_*"}},
 			},
 		},
 		Gateway: Gateway{Listen: "127.0.0.1:8787", Auth: GatewayAuth{Token: Secret{env: "NODMIX_GATEWAY_TOKEN", present: true, path: "gateway.auth.token", dir: "testdata"}}},

@@ -247,6 +247,7 @@ func (d *decoder) config(root *json5.Node) *Config {
 		field{"tools", func(p string, v *json5.Node) { toolsMode = d.tools(p, v, &c.Tools) }},
 		field{"mcp", func(p string, v *json5.Node) { d.mcp(p, v, &c.MCP) }},
 		field{"plugins", func(p string, v *json5.Node) { d.plugins(p, v, &c.Plugins) }},
+		field{"models", func(p string, v *json5.Node) { d.models(p, v, &c.Models) }},
 		field{"agents", func(p string, v *json5.Node) { d.agents(p, v, &c.Agents) }},
 		field{"gateway", func(p string, v *json5.Node) { d.gateway(p, v, &c.Gateway) }},
 	)
@@ -527,29 +528,6 @@ func (d *decoder) plugins(p string, n *json5.Node, pl *Plugins) {
 			pl.Entries[id] = e
 		})
 	}})
-}
-
-func (d *decoder) agents(p string, n *json5.Node, a *Agents) {
-	d.object(p, n,
-		field{"defaults", func(p string, v *json5.Node) {
-			if v.Kind != json5.Object {
-				d.fail(p, "must be an object")
-				return
-			}
-			a.Defaults, _ = d.raw(p, v)
-		}},
-		field{"list", func(p string, v *json5.Node) {
-			if v.Kind != json5.Array {
-				d.fail(p, "must be an array")
-				return
-			}
-			for i, e := range v.Elems {
-				if raw, ok := d.raw(index(p, i), e); ok {
-					a.List = append(a.List, raw)
-				}
-			}
-		}},
-	)
 }
 
 func (d *decoder) gateway(p string, n *json5.Node, g *Gateway) {
