@@ -1,0 +1,286 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/llm"
+)
+
+// Prepared is a request ready to send: what `nodmix agent --dry-run` prints and what Stream sends.
+type Prepared struct {
+	Provider string
+	Model    string // the model id sent (after a patch's rename)
+	URL      string
+	Method   string
+	Header   http.Header // with credentials: never print it, print MaskedHeader
+	Body     []byte
+
+	secretHeaders []string
+}
+
+// MaskedHeader is Header with credentials and configured secret headers replaced by "********".
+func (pr *Prepared) MaskedHeader() http.Header {
+	h := pr.Header.Clone()
+	for _, k := range pr.secretHeaders {
+		if h.Get(k) != "" {
+			h.Set(k, "********")
+		}
+	}
+	return h
+}
+
+// Prepare encodes req for the provider with patch applied, and adds the base URL, the key and
+// the configured headers. It sends nothing.
+func (p *Provider) Prepare(req *llm.Request, patch llm.Patch) (*Prepared, error) {
+	enc, err := p.dialect.Encode(req, patch)
+	if err != nil {
+		return nil, fmt.Errorf("provider %q: encode: %w", p.ID, err)
+	}
+	key, err := p.apiKey()
+	if err != nil {
+		return nil, err
+	}
+	pr := &Prepared{Provider: p.ID, Model: req.Model, URL: p.BaseURL + enc.Path, Method: http.MethodPost, Header: http.Header{}, Body: enc.Body}
+	if patch.Model != "" {
+		pr.Model = patch.Model
+	}
+	for k, v := range enc.Header {
+		pr.Header[http.CanonicalHeaderKey(k)] = v
+	}
+	for k, s := range p.headers {
+		v, err := s.Resolve(p.lookupEnv)
+		if err != nil {
+			return nil, fmt.Errorf("provider %q: %w", p.ID, err)
+		}
+		pr.Header.Set(k, v)
+		pr.secretHeaders = append(pr.secretHeaders, k) // a configured header may hold a token
+	}
+	if key != "" {
+		pr.Header.Set(p.authHeader, p.authPrefix+key)
+		pr.secretHeaders = append(pr.secretHeaders, p.authHeader)
+	}
+	return pr, nil
+}
+
+// Error is a provider's failure as the turn reports it: who, what status, what it said, and what
+// to do. It never holds a credential.
+type Error struct {
+	Provider string
+	Status   int // 0 for failures without an HTTP status (network, cut stream)
+	Message  string
+	Hint     string
+	Retries  int
+	Err      error // the underlying error, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "provider %q", e.Provider)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, ": %d %s", e.Status, http.StatusText(e.Status))
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.Retries > 0 {
+		fmt.Fprintf(&b, " (after %d retries)", e.Retries)
+	}
+	if e.Hint != "" {
+		b.WriteString(" — " + e.Hint)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retry policy: rate limits and server errors are retried with a bound; a Retry-After longer
+// than maxRetryWait is not waited for (the turn ends with the provider's word instead).
+const (
+	maxAttempts  = 3
+	maxRetryWait = 20 * time.Second
+	maxErrorBody = 64 << 10
+	maxBody      = 64 << 20 // a non-streamed response larger than this is refused
+)
+
+// retryable reports whether a status is worth another attempt.
+func retryable(status int) bool {
+	return status == http.StatusTooManyRequests || status == 529 || status >= 500 && status != http.StatusNotImplemented
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Stream sends req and yields its decoded events; the sequence ends after llm.EventDone or with
+// an *Error. Cancelling ctx aborts the request and the stream.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		pr, err := p.Prepare(req, patch)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		resp, err := p.send(ctx, pr)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		defer resp.Body.Close()
+		body := io.Reader(resp.Body)
+		if !req.Stream {
+			body = io.LimitReader(resp.Body, maxBody)
+		}
+		for ev, err := range p.dialect.Decode(body, req.Stream) {
+			if err != nil {
+				yield(llm.Event{}, p.streamError(ctx, err, pr))
+				return
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// send posts pr, retrying rate limits and server errors.
+func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, error) {
+	for attempt := 1; ; attempt++ {
+		hreq, err := http.NewRequestWithContext(ctx, pr.Method, pr.URL, bytes.NewReader(pr.Body))
+		if err != nil {
+			return nil, &Error{Provider: p.ID, Message: "bad base URL " + redactURL(p.BaseURL), Hint: "check models.providers." + p.ID + ".baseUrl"}
+		}
+		hreq.Header = pr.Header.Clone()
+		resp, err := p.http.Do(hreq)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &Error{Provider: p.ID, Message: "cannot reach " + redactURL(p.BaseURL) + ": " + netReason(err), Hint: "check the network and models.providers." + p.ID + ".baseUrl", Retries: attempt - 1, Err: err}
+		}
+		if resp.StatusCode/100 == 2 {
+			return resp, nil
+		}
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		wait, ok := retryWait(resp.Header, attempt)
+		if retryable(resp.StatusCode) && attempt < maxAttempts && ok {
+			p.log.Info("provider call retried", "provider", p.ID, "status", resp.StatusCode, "wait", wait)
+			if err := p.sleep(ctx, wait); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return nil, p.statusError(resp.StatusCode, raw, attempt-1, pr)
+	}
+}
+
+// retryWait is the wait before attempt+1: the provider's Retry-After (seconds or an HTTP date,
+// or retry-after-ms) when it gave one, else 1 s, 2 s, …; ok is false when the provider asks for
+// longer than maxRetryWait.
+func retryWait(h http.Header, attempt int) (time.Duration, bool) {
+	d := time.Duration(attempt) * time.Second
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms >= 0 {
+		d = time.Duration(ms * float64(time.Millisecond))
+	} else if v := h.Get("Retry-After"); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+			d = time.Duration(s * float64(time.Second))
+		} else if t, err := http.ParseTime(v); err == nil {
+			d = max(time.Until(t), 0)
+		}
+	}
+	return d, d <= maxRetryWait
+}
+
+func (p *Provider) statusError(status int, body []byte, retries int, pr *Prepared) *Error {
+	e := &Error{Provider: p.ID, Status: status, Message: p.scrub(llm.ErrorMessage(body), pr), Retries: retries}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Hint = "check the API key: " + p.KeyHint()
+	case status == http.StatusNotFound:
+		e.Hint = "check the model id and models.providers." + p.ID + ".baseUrl"
+	case status == http.StatusTooManyRequests:
+		e.Hint = "rate limited: wait and try again, or use another model"
+	case status >= 500:
+		e.Hint = "the provider is failing: try again later"
+	case status == http.StatusBadRequest:
+		e.Hint = "the provider refused the request"
+	}
+	if len(e.Message) > 500 {
+		e.Message = e.Message[:500] + "…"
+	}
+	return e
+}
+
+func (p *Provider) streamError(ctx context.Context, err error, pr *Prepared) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	e := &Error{Provider: p.ID, Err: err}
+	var se *llm.StreamError
+	switch {
+	case errors.Is(err, llm.ErrTruncated):
+		e.Message = "the response stream ended before it was complete"
+		e.Hint = "try again"
+	case errors.As(err, &se):
+		e.Message = p.scrub(se.Error(), pr)
+		if strings.Contains(se.Type, "overloaded") || strings.Contains(se.Type, "rate") {
+			e.Hint = "the provider is busy: try again later"
+		}
+	default:
+		e.Message = p.scrub(err.Error(), pr)
+	}
+	return e
+}
+
+// scrub removes the credential from provider text, which sometimes echoes part of a key back.
+func (p *Provider) scrub(s string, pr *Prepared) string {
+	for _, k := range pr.secretHeaders {
+		v := pr.Header.Get(k)
+		v = strings.TrimPrefix(v, p.authPrefix)
+		if len(v) >= 8 {
+			s = strings.ReplaceAll(s, v, "********")
+		}
+	}
+	return s
+}
+
+// redactURL drops userinfo and the query, which may carry credentials.
+func redactURL(u string) string {
+	if i := strings.Index(u, "?"); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.Index(u, "@"); i >= 0 {
+		if j := strings.Index(u, "://"); j >= 0 && j < i {
+			u = u[:j+3] + u[i+1:]
+		}
+	}
+	return u
+}
+
+// netReason is the transport error without the URL the http package prefixes.
+func netReason(err error) string {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) {
+		if inner := ue.Unwrap(); inner != nil {
+			return inner.Error()
+		}
+	}
+	return err.Error()
+}
