@@ -259,8 +259,15 @@ var searchTools = func() map[string]bool {
 	return m
 }()
 
-// Call calls a visible tool (or, in Tool Search modes, a control tool) by name or id.
+// Call calls a visible tool (or, in Tool Search modes, a control tool) by name or id, for an
+// MCP client.
 func (v *View) Call(ctx context.Context, name string, args json.RawMessage) (*catalog.Result, error) {
+	return v.CallFrom(ctx, "mcp", name, args)
+}
+
+// CallFrom is Call for another surface ("agent" for calls a model makes in a turn), which
+// telemetry records.
+func (v *View) CallFrom(ctx context.Context, surface, name string, args json.RawMessage) (*catalog.Result, error) {
 	if v.e.Ready != nil && searchTools[name] {
 		rctx, cancel := context.WithTimeout(ctx, readyWait)
 		v.e.Ready(rctx)
@@ -283,7 +290,7 @@ func (v *View) Call(ctx context.Context, name string, args json.RawMessage) (*ca
 			return nil, fmt.Errorf("%w: %s", dispatch.ErrUnknownTool, name)
 		}
 	}
-	return v.e.Pipeline.Call(ctx, run, dispatch.Request{Target: name, Args: args, Session: v.session, Surface: "mcp"})
+	return v.e.Pipeline.Call(ctx, run, dispatch.Request{Target: name, Args: args, Session: v.session, Surface: surface})
 }
 
 // Subscribe calls fn when the view's tool list may have changed.
