@@ -120,6 +120,12 @@ type MCPServer struct {
 	Headers map[string]Secret
 	Enabled bool // true when not set
 	Timeout time.Duration
+	// ConnectTimeout bounds one connection attempt (start, initialize, first listing); 0 means
+	// the hub's default.
+	ConnectTimeout time.Duration
+	// InheritEnv passes nodmix's whole environment to a command server instead of the small
+	// default set.
+	InheritEnv bool
 }
 
 // Plugins configures plugins by id.

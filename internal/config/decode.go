@@ -456,6 +456,10 @@ func (d *decoder) server(p string, n *json5.Node) (MCPServer, bool) {
 		field{"timeoutMs", func(p string, v *json5.Node) {
 			d.duration(p, v, 1, maxTimeoutMs, time.Millisecond, &s.Timeout)
 		}},
+		field{"connectTimeoutMs", func(p string, v *json5.Node) {
+			d.duration(p, v, 1, maxTimeoutMs, time.Millisecond, &s.ConnectTimeout)
+		}},
+		field{"inheritEnv", func(p string, v *json5.Node) { stdioOnly = append(stdioOnly, p); d.boolean(p, v, &s.InheritEnv) }},
 	)
 	if !ok {
 		return s, false
