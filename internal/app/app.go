@@ -78,11 +78,14 @@ func New(ctx context.Context, opts Options) (a *App, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a = &App{Log: log, Plugins: map[string]plugin.Plugin{}}
+	// The deferred clean-up holds its own reference: `return nil, err` sets the named result to
+	// nil before deferred calls run, so closing through a would close nothing (and panic).
+	built := &App{Log: log, Plugins: map[string]plugin.Plugin{}}
+	a = built
 	a.lookupEnv = func(k string) (string, bool) { v := opts.Getenv(k); return v, v != "" }
 	defer func() {
 		if err != nil {
-			_ = a.Close()
+			_ = built.Close()
 			a = nil
 		}
 	}()
