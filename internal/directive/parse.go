@@ -240,9 +240,12 @@ func matchName(text string, from int) (*spec, int) {
 	return nil, 0
 }
 
-// asciiEqualFold compares s with the lowercase ASCII name a, folding only ASCII letters, so no
-// Unicode look-alike (the Kelvin sign for k) spells a directive.
+// asciiEqualFold reports whether s equals the lowercase ASCII name a, folding only ASCII
+// letters, so no Unicode look-alike (the Kelvin sign for k) spells a directive.
 func asciiEqualFold(s, a string) bool {
+	if len(s) != len(a) {
+		return false
+	}
 	for k := 0; k < len(a); k++ {
 		c := s[k]
 		if 'A' <= c && c <= 'Z' {
@@ -295,7 +298,7 @@ func (sp *spec) argument(text string, nameEnd int, m mode) (D, int, bool) {
 			d.Raw, d.Clear = raw, true
 			return d, ends[w-1], true
 		}
-		if sp.status && asciiEqualFold(raw, "status") && len(raw) == len("status") {
+		if sp.status && len(raw) == len("status") && asciiEqualFold(raw, "status") {
 			d.Raw, d.Query = raw, true
 			return d, ends[w-1], m != applicable
 		}
