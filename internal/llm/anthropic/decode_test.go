@@ -53,7 +53,9 @@ func reasoning(s string) llm.Event { return llm.Event{Kind: llm.EventReasoning, 
 func call(i int, id, name string) llm.Event {
 	return llm.Event{Kind: llm.EventToolCall, Index: i, CallID: id, Name: name}
 }
-func argsDelta(i int, s string) llm.Event { return llm.Event{Kind: llm.EventToolArgs, Index: i, Text: s} }
+func argsDelta(i int, s string) llm.Event {
+	return llm.Event{Kind: llm.EventToolArgs, Index: i, Text: s}
+}
 
 func done(finish string, u *llm.Usage, parts ...llm.Part) llm.Event {
 	return llm.Event{Kind: llm.EventDone, Finish: finish, Usage: u,
