@@ -112,7 +112,8 @@ type Event struct {
 
 // Result is what a turn produced.
 type Result struct {
-	Text string // the final answer text
+	Model string // the turn's "provider/model"
+	Text  string // the final answer text
 	// Message is the final assistant message (the answer, or the message whose client tool
 	// calls ended the turn).
 	Message llm.Message
@@ -175,7 +176,7 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 		history = append(history, t.Input...)
 		base += len(t.Input)
 	}
-	res := &Result{}
+	res := &Result{Model: t.ModelRef}
 	for step := 1; ; step++ {
 		if step > maxSteps {
 			res.Finish = "max_steps"

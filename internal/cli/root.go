@@ -103,6 +103,7 @@ func newRoot(env Env) *cobra.Command {
 		newMCPCmd(g),
 		newGatewayCmd(g),
 		newTokenjuiceCmd(g),
+		newAgentCmd(g),
 	)
 	groups(root)
 	return root

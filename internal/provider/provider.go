@@ -47,6 +47,7 @@ type Provider struct {
 	Models []config.Model // configured models (metadata); any model id may still be called
 
 	dialect    llm.Dialect
+	dialectErr error
 	key        config.Secret
 	keyEnv     string
 	needsKey   bool
@@ -113,11 +114,8 @@ func New(cfg *config.Config, opts Options) (*Registry, error) {
 		if p.BaseURL == "" {
 			return nil, &config.Error{Path: "models.providers." + id + ".baseUrl", Rule: "is required for a provider nodmix does not know"}
 		}
-		d, err := opts.Dialect(p.API, id)
-		if err != nil {
-			return nil, fmt.Errorf("models.providers.%s.api: %w", id, err)
-		}
-		p.dialect = d
+		// A dialect that cannot be built fails the provider's calls, not the whole registry.
+		p.dialect, p.dialectErr = opts.Dialect(p.API, id)
 		r.providers[id] = p
 	}
 	return r, nil
@@ -149,6 +147,9 @@ func (r *Registry) Resolve(ref string) (*Provider, string, error) {
 	p, ok := r.providers[id]
 	if !ok {
 		return nil, "", fmt.Errorf("model %q: %w %q (known: %s; or add models.providers.%s)", ref, ErrUnknownProvider, id, strings.Join(r.IDs(), ", "), id)
+	}
+	if p.dialectErr != nil {
+		return nil, "", fmt.Errorf("model %q: models.providers.%s.api: %w", ref, id, p.dialectErr)
 	}
 	return p, model, nil
 }
