@@ -1,16 +1,24 @@
-// Package session holds per-session state that must outlive a request — discovery selections,
-// kept raw outputs — behind one Store interface with an in-memory and a SQLite implementation.
+// Package session holds per-session state that must outlive a request — agent transcripts and
+// settings, discovery selections, kept raw outputs — behind one Store interface.
 package session
 
 import (
 	"context"
 	"errors"
-	"slices"
-	"sync"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/llm"
 )
 
-// Store keeps session state. Implementations are safe for concurrent use and durable to the
-// degree their medium allows; every method is atomic (a crash leaves either all or none of it).
+// Store keeps session state. Implementations are safe for concurrent use, also by several
+// processes sharing one medium, and durable to the degree their medium allows; every method is
+// atomic (a crash leaves either all or none of it).
+//
+// A session in the sense of Session, Sessions, Transcript and DeleteSession is one that Append or
+// Update created. Selections and blobs may be kept under any session id without creating one: an
+// MCP client's session holds selections only and is not listed.
 type Store interface {
 	// Selected returns the tool names discovery activated in the session, in activation order.
 	Selected(ctx context.Context, session string) ([]string, error)
@@ -20,65 +28,127 @@ type Store interface {
 	PutBlob(ctx context.Context, session, key string, data []byte) error
 	// Blob returns the data kept under key; ErrNotFound if none.
 	Blob(ctx context.Context, key string) ([]byte, error)
+
+	// Session returns the session's row; ErrNotFound if no such session.
+	Session(ctx context.Context, key string) (*Info, error)
+	// Sessions returns every session, most recently updated first.
+	Sessions(ctx context.Context) ([]Info, error)
+	// Transcript returns the session's messages, oldest first; ErrNotFound if no such session.
+	Transcript(ctx context.Context, key string) ([]llm.Message, error)
+	// Append adds msgs to the transcript atomically, creating the session (base must then be 0).
+	// base is the transcript length the caller built on: if the stored length differs, nothing
+	// is written and ErrConflict is returned (two turns on one session, maybe on two gateway
+	// replicas). The store keeps its own copy of msgs.
+	Append(ctx context.Context, key string, base int, msgs []llm.Message) (*Info, error)
+	// Update reads the row (a zero Info with Key set when it does not exist), lets fn change
+	// Model, Agent, Overrides and Counters, and writes it back in one transaction, creating the
+	// session. Inside fn, Overrides and Counters are never nil; changes to other fields are
+	// ignored. An error from fn writes nothing and is returned. fn may be called more than once
+	// (retries), each time with a fresh read; it must not have side effects nor call the store.
+	Update(ctx context.Context, key string, fn func(*Info) error) (*Info, error)
+	// DeleteSession removes the session: its row, transcript, discovery selections and blobs.
+	// ErrNotFound if no such session (and then nothing is removed).
+	DeleteSession(ctx context.Context, key string) error
+
 	Close() error
 }
 
-// ErrNotFound is returned for a key the store does not hold.
-var ErrNotFound = errors.New("not found")
-
-// Memory is a Store that lives as long as the process.
-type Memory struct {
-	mu    sync.Mutex
-	sel   map[string][]string
-	blobs map[string][]byte
+// Info is one session's row. Values returned by a Store are the caller's own; an empty Overrides
+// or Counters comes back nil. Times are UTC with microsecond precision.
+type Info struct {
+	Key       string            `json:"key"`
+	Model     string            `json:"model,omitempty"`     // "provider/model" pinned for the session; "" = the agent's default
+	Agent     string            `json:"agent,omitempty"`     // agents.list[].id; "" = the defaults
+	Overrides map[string]string `json:"overrides,omitempty"` // directive overrides: thinking, fast, verbose, trace, reasoning
+	Counters  map[string]int64  `json:"counters,omitempty"`  // cumulative counters the agent keeps (model_calls, input_tokens, …)
+	Messages  int               `json:"messages"`            // transcript length
+	Created   time.Time         `json:"created"`
+	Updated   time.Time         `json:"updated"`
 }
 
-// NewMemory returns an empty in-memory store.
-func NewMemory() *Memory {
-	return &Memory{sel: map[string][]string{}, blobs: map[string][]byte{}}
+// Clone returns a deep copy of i.
+func (i *Info) Clone() *Info {
+	c := *i
+	c.Overrides = cloneMap(i.Overrides)
+	c.Counters = cloneMap(i.Counters)
+	return &c
 }
 
-var _ Store = (*Memory)(nil)
-
-// Selected implements Store.
-func (m *Memory) Selected(_ context.Context, s string) ([]string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.sel[s]), nil
-}
-
-// AddSelected implements Store.
-func (m *Memory) AddSelected(_ context.Context, s string, names []string) ([]string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var added []string
-	for _, n := range names {
-		if !slices.Contains(m.sel[s], n) {
-			m.sel[s] = append(m.sel[s], n)
-			added = append(added, n)
-		}
+// cloneMap copies m; an empty map becomes nil.
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) == 0 {
+		return nil
 	}
-	return added, nil
+	return maps.Clone(m)
 }
 
-// PutBlob implements Store.
-func (m *Memory) PutBlob(_ context.Context, _ string, key string, data []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.blobs[key] = slices.Clone(data)
+// Errors callers test.
+var (
+	// ErrNotFound is returned for a key the store does not hold.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: Append's base is not the stored transcript length; another turn wrote first.
+	ErrConflict = errors.New("session changed since it was read")
+	// ErrInvalidKey: a session key that is empty or longer than MaxKeyLen.
+	ErrInvalidKey = fmt.Errorf("session key: must be 1 to %d bytes", MaxKeyLen)
+)
+
+// MaxKeyLen is the longest session key, in bytes. Keys are otherwise any string: clients choose
+// them, and the cap keeps a careless one from bloating every row and index.
+const MaxKeyLen = 256
+
+// CheckKey returns an error wrapping ErrInvalidKey unless key is a usable session key.
+func CheckKey(key string) error {
+	if key == "" || len(key) > MaxKeyLen {
+		return fmt.Errorf("%w (got %d)", ErrInvalidKey, len(key))
+	}
 	return nil
 }
 
-// Blob implements Store.
-func (m *Memory) Blob(_ context.Context, key string) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.blobs[key]
-	if !ok {
-		return nil, ErrNotFound
+// Stamp returns the time a write at now records, given the latest time the store recorded: now in
+// UTC to the microsecond (what every store, PostgreSQL included, keeps exactly), and strictly
+// after last, so Sessions orders writes as they happened even when the clock is coarse or steps
+// back.
+func Stamp(now, last time.Time) time.Time {
+	t := now.UTC().Truncate(time.Microsecond)
+	if !t.After(last) {
+		t = last.Add(time.Microsecond).UTC()
 	}
-	return slices.Clone(b), nil
+	return t
 }
 
-// Close implements Store.
-func (m *Memory) Close() error { return nil }
+// CloneMessages returns a deep copy of msgs: no slice of the copy shares memory with msgs. Empty
+// Parts, Args, Raw and Meta become nil, as a store returns them.
+func CloneMessages(msgs []llm.Message) []llm.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]llm.Message, len(msgs))
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Parts)
+	}
+	parts := make([]llm.Part, n) // one allocation for every part
+	for i, m := range msgs {
+		out[i].Role = m.Role
+		if len(m.Parts) == 0 {
+			continue
+		}
+		ps := parts[:len(m.Parts):len(m.Parts)]
+		parts = parts[len(m.Parts):]
+		for j, p := range m.Parts {
+			p.Args = cloneBytes(p.Args)
+			p.Raw = cloneBytes(p.Raw)
+			p.Meta = cloneBytes(p.Meta)
+			ps[j] = p
+		}
+		out[i].Parts = ps
+	}
+	return out
+}
+
+func cloneBytes(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}

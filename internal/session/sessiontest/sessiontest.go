@@ -1,4 +1,5 @@
-// Package sessiontest is the conformance suite every session.Store implementation passes.
+// Package sessiontest is the conformance suite every session.Store implementation passes, and
+// the benchmarks they share.
 package sessiontest
 
 import (
@@ -61,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store, reopen func(t *tes
 			t.Errorf("blob (-want +got):\n%s", diff)
 		}
 	})
+	runSessions(t, open)
 	if reopen == nil {
 		return
 	}
@@ -70,6 +72,20 @@ func Run(t *testing.T, open func(t *testing.T) session.Store, reopen func(t *tes
 			t.Fatal(err)
 		}
 		if err := s.PutBlob(ctx, "p", "h", []byte("data")); err != nil {
+			t.Fatal(err)
+		}
+		msgs := Transcript()
+		if _, err := s.Append(ctx, "p", 0, msgs); err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Update(ctx, "p", func(in *session.Info) error {
+			in.Model = "anthropic/claude-sonnet-4-5"
+			in.Agent = "work"
+			in.Overrides["thinking"] = "high"
+			in.Counters["model_calls"] = 3
+			return nil
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Close(); err != nil {
@@ -86,6 +102,23 @@ func Run(t *testing.T, open func(t *testing.T) session.Store, reopen func(t *tes
 		}
 		if b, err := s.Blob(ctx, "h"); err != nil || string(b) != "data" {
 			t.Errorf("blob after reopen = %q, %v", b, err)
+		}
+		again, err := s.Session(ctx, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(info, again); diff != "" {
+			t.Errorf("session after reopen (-before +after):\n%s", diff)
+		}
+		tr, err := s.Transcript(ctx, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(msgs, tr); diff != "" {
+			t.Errorf("transcript after reopen (-want +got):\n%s", diff)
+		}
+		if _, err := s.Append(ctx, "p", len(msgs), msgs[:1]); err != nil {
+			t.Errorf("append after reopen at the stored length: %v", err)
 		}
 	})
 }

@@ -14,6 +14,9 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
+// schema creates what a new file needs; migrate then brings the sessions table of any older
+// file up to date. A sessions row with created NULL only tracks when its selections were last
+// touched (an MCP client's session); Append and Update make it a session proper.
 const schema = `
 CREATE TABLE IF NOT EXISTS selections (
 	session TEXT NOT NULL,
@@ -34,7 +37,72 @@ CREATE TABLE IF NOT EXISTS blobs (
 	created INTEGER NOT NULL DEFAULT (unixepoch()),
 	data    BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS messages (
+	session TEXT NOT NULL,
+	seq     INTEGER NOT NULL, -- from 0
+	role    TEXT NOT NULL,
+	parts   TEXT NOT NULL,    -- session.EncodeParts
+	PRIMARY KEY (session, seq)
+);
 `
+
+// sessionColumns are the columns the sessions table gained with agent sessions, added to files
+// that predate them. Times are Unix microseconds; overrides and counters JSON objects.
+var sessionColumns = []struct{ name, decl string }{
+	{"model", "TEXT NOT NULL DEFAULT ''"},
+	{"agent", "TEXT NOT NULL DEFAULT ''"},
+	{"overrides", "TEXT NOT NULL DEFAULT '{}'"},
+	{"counters", "TEXT NOT NULL DEFAULT '{}'"},
+	{"length", "INTEGER NOT NULL DEFAULT 0"},
+	{"created", "INTEGER"},
+	{"updated", "INTEGER"},
+}
+
+// migrate creates the schema and adds missing columns in one transaction; the write lock taken
+// at its start keeps two processes opening one old file from adding a column twice.
+func migrate(ctx context.Context, db *sql.DB) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info('sessions')`)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		have[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, c := range sessionColumns {
+		if have[c.name] {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE sessions ADD COLUMN `+c.name+` `+c.decl); err != nil {
+			return fmt.Errorf("add column %s: %w", c.name, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated)`); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
 
 // Store is a session.Store in a SQLite file.
 type Store struct {
@@ -49,12 +117,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("state store: %w", err)
 	}
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+	// Write transactions begin IMMEDIATE: they take the write lock at once, waiting up to the busy
+	// timeout, instead of failing with SQLITE_BUSY when a read must become a write (which the
+	// busy timeout does not cover). Read-only transactions stay deferred and run alongside.
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	if err := migrate(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("state store %s: schema: %w", path, err)
 	}
@@ -113,7 +184,9 @@ func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (a
 		SELECT session FROM sessions WHERE touched < unixepoch() - ?)`, MaxSelectionAge); err != nil {
 		return nil, fmt.Errorf("selections: retention: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE touched < unixepoch() - ?`, MaxSelectionAge); err != nil {
+	// Only rows that track selections alone go: a session with a transcript or settings is kept
+	// however old it is.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE touched < unixepoch() - ? AND created IS NULL`, MaxSelectionAge); err != nil {
 		return nil, fmt.Errorf("selections: retention: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -122,8 +195,9 @@ func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (a
 	return added, nil
 }
 
-// MaxSelectionAge is how long (seconds) a session's activations are kept after its last
-// activation: sessions come and go with clients, and their rows must not pile up for ever.
+// MaxSelectionAge is how long (seconds) a session's activations are kept after its last activity
+// (an activation, an Append or an Update): sessions come and go with clients, and their rows must
+// not pile up for ever. Sessions themselves are never dropped.
 const MaxSelectionAge = 30 * 24 * 60 * 60
 
 // Blob retention: kept raw outputs must not grow without bound, so a put drops blobs older than

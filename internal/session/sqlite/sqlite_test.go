@@ -29,3 +29,13 @@ func TestConformance(t *testing.T) {
 	}
 	sessiontest.Run(t, open, reopen)
 }
+
+func BenchmarkSQLite(b *testing.B) {
+	sessiontest.Bench(b, func(b *testing.B) session.Store {
+		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}

@@ -1,0 +1,246 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/llm"
+)
+
+// Memory is a Store that lives as long as the process. Everything goes in and out as deep copies.
+type Memory struct {
+	mu       sync.Mutex
+	sel      map[string][]string
+	blobs    map[string]memBlob
+	sessions map[string]*memSession
+	writes   uint64    // counts writes to sessions; a session's version is the count at its last write
+	last     time.Time // latest Stamp recorded
+}
+
+type memBlob struct {
+	session string
+	data    []byte
+}
+
+type memSession struct {
+	info    Info
+	msgs    []llm.Message
+	version uint64
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory {
+	return &Memory{sel: map[string][]string{}, blobs: map[string]memBlob{}, sessions: map[string]*memSession{}}
+}
+
+var _ Store = (*Memory)(nil)
+
+// Selected implements Store.
+func (m *Memory) Selected(_ context.Context, s string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.sel[s]), nil
+}
+
+// AddSelected implements Store.
+func (m *Memory) AddSelected(_ context.Context, s string, names []string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var added []string
+	for _, n := range names {
+		if !slices.Contains(m.sel[s], n) {
+			m.sel[s] = append(m.sel[s], n)
+			added = append(added, n)
+		}
+	}
+	return added, nil
+}
+
+// PutBlob implements Store.
+func (m *Memory) PutBlob(_ context.Context, s string, key string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.blobs[key] = memBlob{session: s, data: slices.Clone(data)}
+	return nil
+}
+
+// Blob implements Store.
+func (m *Memory) Blob(_ context.Context, key string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.blobs[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return slices.Clone(b.data), nil
+}
+
+// Session implements Store.
+func (m *Memory) Session(_ context.Context, key string) (*Info, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return s.info.Clone(), nil
+}
+
+// Sessions implements Store.
+func (m *Memory) Sessions(context.Context) ([]Info, error) {
+	m.mu.Lock()
+	out := make([]Info, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		out = append(out, *s.info.Clone())
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b Info) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
+	return out, nil
+}
+
+// Transcript implements Store.
+func (m *Memory) Transcript(_ context.Context, key string) ([]llm.Message, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return CloneMessages(s.msgs), nil
+}
+
+// Append implements Store.
+func (m *Memory) Append(_ context.Context, key string, base int, msgs []llm.Message) (*Info, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	msgs = CloneMessages(msgs) // outside the lock
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sessions[key]
+	if n := s.length(); n != base {
+		return nil, ErrConflict
+	}
+	if s == nil {
+		s = m.create(key)
+	} else if len(msgs) == 0 {
+		return s.info.Clone(), nil
+	}
+	s.msgs = append(s.msgs, msgs...)
+	s.info.Messages = len(s.msgs)
+	m.wrote(s)
+	return s.info.Clone(), nil
+}
+
+// Update implements Store. fn runs outside the lock on a copy; if the session changed meanwhile,
+// fn runs again on the new state.
+func (m *Memory) Update(_ context.Context, key string, fn func(*Info) error) (*Info, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	for {
+		m.mu.Lock()
+		var in Info
+		var version uint64
+		if s := m.sessions[key]; s != nil {
+			in, version = *s.info.Clone(), s.version
+		} else {
+			in.Key = key
+		}
+		m.mu.Unlock()
+		if in.Overrides == nil {
+			in.Overrides = map[string]string{}
+		}
+		if in.Counters == nil {
+			in.Counters = map[string]int64{}
+		}
+		if err := fn(&in); err != nil {
+			return nil, err
+		}
+
+		m.mu.Lock()
+		s := m.sessions[key]
+		if s.versionOrZero() != version {
+			m.mu.Unlock()
+			continue
+		}
+		if s == nil {
+			s = m.create(key)
+		}
+		s.info.Model, s.info.Agent = in.Model, in.Agent
+		s.info.Overrides, s.info.Counters = cloneMap(in.Overrides), cloneMap(in.Counters)
+		m.wrote(s)
+		out := s.info.Clone()
+		m.mu.Unlock()
+		return out, nil
+	}
+}
+
+// DeleteSession implements Store.
+func (m *Memory) DeleteSession(_ context.Context, key string) error {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[key]; !ok {
+		return ErrNotFound
+	}
+	delete(m.sessions, key)
+	delete(m.sel, key)
+	for k, b := range m.blobs {
+		if b.session == key {
+			delete(m.blobs, k)
+		}
+	}
+	return nil
+}
+
+// Close implements Store.
+func (m *Memory) Close() error { return nil }
+
+// create adds an empty session; the caller holds m.mu and calls wrote next.
+func (m *Memory) create(key string) *memSession {
+	s := &memSession{info: Info{Key: key}}
+	m.sessions[key] = s
+	return s
+}
+
+// wrote stamps a write to s; the caller holds m.mu.
+func (m *Memory) wrote(s *memSession) {
+	m.last = Stamp(time.Now(), m.last)
+	m.writes++
+	s.version = m.writes
+	s.info.Updated = m.last
+	if s.info.Created.IsZero() {
+		s.info.Created = m.last
+	}
+}
+
+func (s *memSession) length() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.msgs)
+}
+
+func (s *memSession) versionOrZero() uint64 {
+	if s == nil {
+		return 0
+	}
+	return s.version
+}

@@ -1,0 +1,303 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/session"
+)
+
+// infoCols are what scanInfo reads, in its order.
+const infoCols = `session, model, agent, overrides, counters, length, created, updated`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanInfo(r scanner) (*session.Info, error) {
+	var in session.Info
+	var overrides, counters string
+	var created, updated int64
+	if err := r.Scan(&in.Key, &in.Model, &in.Agent, &overrides, &counters, &in.Messages, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := decodeMap(overrides, &in.Overrides); err != nil {
+		return nil, fmt.Errorf("overrides: %w", err)
+	}
+	if err := decodeMap(counters, &in.Counters); err != nil {
+		return nil, fmt.Errorf("counters: %w", err)
+	}
+	in.Created = time.UnixMicro(created).UTC()
+	in.Updated = time.UnixMicro(updated).UTC()
+	return &in, nil
+}
+
+func decodeMap[V any](s string, m *map[string]V) error {
+	if s == "" || s == "{}" {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(s), m); err != nil {
+		return err
+	}
+	if len(*m) == 0 {
+		*m = nil
+	}
+	return nil
+}
+
+func encodeMap[V any](m map[string]V) (string, error) {
+	if len(m) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+// Session implements session.Store.
+func (s *Store) Session(ctx context.Context, key string) (*session.Info, error) {
+	if err := session.CheckKey(key); err != nil {
+		return nil, err
+	}
+	in, err := scanInfo(s.db.QueryRowContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE session = ? AND created IS NOT NULL`, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	return in, nil
+}
+
+// Sessions implements session.Store.
+func (s *Store) Sessions(ctx context.Context) ([]session.Info, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE created IS NOT NULL ORDER BY updated DESC, session`)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	defer rows.Close()
+	out := []session.Info{}
+	for rows.Next() {
+		in, err := scanInfo(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sessions: %w", err)
+		}
+		out = append(out, *in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	return out, nil
+}
+
+// Transcript implements session.Store in one read transaction, so the length and the messages
+// agree.
+func (s *Store) Transcript(ctx context.Context, key string) (msgs []llm.Message, err error) {
+	if err := session.CheckKey(key); err != nil {
+		return nil, err
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read only: nothing to keep
+	var n int
+	err = tx.QueryRowContext(ctx, `SELECT length FROM sessions WHERE session = ? AND created IS NOT NULL`, key).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT role, parts FROM messages WHERE session = ? ORDER BY seq`, key)
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	defer rows.Close()
+	msgs = make([]llm.Message, 0, n)
+	for rows.Next() {
+		var role string
+		var parts sql.RawBytes // decoded before the next row, so never copied
+		if err := rows.Scan(&role, &parts); err != nil {
+			return nil, fmt.Errorf("transcript: %w", err)
+		}
+		ps, err := session.DecodeParts(parts)
+		if err != nil {
+			return nil, fmt.Errorf("transcript: message %d: %w", len(msgs), err)
+		}
+		msgs = append(msgs, llm.Message{Role: llm.Role(role), Parts: ps})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	return msgs, nil
+}
+
+// Append implements session.Store: the length check and the writes are one transaction, which
+// holds the write lock from its start, so two appends at one base cannot both pass the check.
+func (s *Store) Append(ctx context.Context, key string, base int, msgs []llm.Message) (out *session.Info, err error) {
+	if err := session.CheckKey(key); err != nil {
+		return nil, err
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var n int
+		var created sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT length, created FROM sessions WHERE session = ?`, key).Scan(&n, &created)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if n != base {
+			return session.ErrConflict
+		}
+		if created.Valid && len(msgs) == 0 {
+			out, err = scanInfo(tx.QueryRowContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE session = ?`, key))
+			return err
+		}
+		if len(msgs) > 0 {
+			ins, err := tx.PrepareContext(ctx, `INSERT INTO messages(session, seq, role, parts) VALUES (?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			defer ins.Close()
+			var buf []byte
+			for i := range msgs {
+				buf = session.EncodeParts(buf[:0], msgs[i].Parts)
+				if _, err := ins.ExecContext(ctx, key, base+i, string(msgs[i].Role), string(buf)); err != nil {
+					return err
+				}
+			}
+		}
+		stamp, err := s.stamp(ctx, tx)
+		if err != nil {
+			return err
+		}
+		out, err = scanInfo(tx.QueryRowContext(ctx, `INSERT INTO sessions(session, touched, length, created, updated)
+			VALUES (?, unixepoch(), ?, ?, ?)
+			ON CONFLICT(session) DO UPDATE SET touched = excluded.touched, length = excluded.length,
+				created = COALESCE(sessions.created, excluded.created), updated = excluded.updated
+			RETURNING `+infoCols, key, base+len(msgs), stamp, stamp))
+		return err
+	})
+	if errors.Is(err, session.ErrConflict) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	return out, nil
+}
+
+// Update implements session.Store. fn runs inside the transaction, which holds the write lock,
+// so it runs once.
+func (s *Store) Update(ctx context.Context, key string, fn func(*session.Info) error) (out *session.Info, err error) {
+	if err := session.CheckKey(key); err != nil {
+		return nil, err
+	}
+	var fnErr error
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		in, err := scanInfo(tx.QueryRowContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE session = ? AND created IS NOT NULL`, key))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			in = &session.Info{Key: key}
+		case err != nil:
+			return err
+		}
+		if in.Overrides == nil {
+			in.Overrides = map[string]string{}
+		}
+		if in.Counters == nil {
+			in.Counters = map[string]int64{}
+		}
+		if fnErr = fn(in); fnErr != nil {
+			return fnErr
+		}
+		overrides, err := encodeMap(in.Overrides)
+		if err != nil {
+			return fmt.Errorf("overrides: %w", err)
+		}
+		counters, err := encodeMap(in.Counters)
+		if err != nil {
+			return fmt.Errorf("counters: %w", err)
+		}
+		stamp, err := s.stamp(ctx, tx)
+		if err != nil {
+			return err
+		}
+		out, err = scanInfo(tx.QueryRowContext(ctx, `INSERT INTO sessions(session, touched, model, agent, overrides, counters, created, updated)
+			VALUES (?, unixepoch(), ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(session) DO UPDATE SET touched = excluded.touched, model = excluded.model,
+				agent = excluded.agent, overrides = excluded.overrides, counters = excluded.counters,
+				created = COALESCE(sessions.created, excluded.created), updated = excluded.updated
+			RETURNING `+infoCols, key, in.Model, in.Agent, overrides, counters, stamp, stamp))
+		return err
+	})
+	if fnErr != nil {
+		return nil, fnErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteSession implements session.Store.
+func (s *Store) DeleteSession(ctx context.Context, key string) error {
+	if err := session.CheckKey(key); err != nil {
+		return err
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE session = ? AND created IS NOT NULL`, key)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return session.ErrNotFound
+		}
+		for _, q := range []string{
+			`DELETE FROM messages WHERE session = ?`,
+			`DELETE FROM selections WHERE session = ?`,
+			`DELETE FROM blobs WHERE session = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, key); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, session.ErrNotFound) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// write runs fn in a write transaction, committing if fn returns nil. The deferred rollback also
+// releases the write lock if fn panics.
+func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// stamp returns the Unix microseconds a write records as its time, after every time recorded so
+// far (session.Stamp). The caller's transaction holds the write lock.
+func (s *Store) stamp(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var last int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(updated), 0) FROM sessions`).Scan(&last); err != nil {
+		return 0, err
+	}
+	return session.Stamp(time.Now(), time.UnixMicro(last)).UnixMicro(), nil
+}
