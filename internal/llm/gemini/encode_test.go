@@ -262,3 +262,21 @@ func TestEncodeErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestDropRootKey(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"$schema":"x","type":"object"}`, `{"type":"object"}`},
+		{`{"type":"object", "$schema" : "x"}`, `{"type":"object"}`},
+		{`{"a":{"$schema":"nested"},"$schema":"x","b":["$schema",{"c":"}"}]}`, `{"a":{"$schema":"nested"},"b":["$schema",{"c":"}"}]}`},
+		{`{"a\"$schema":1,"$schema":2}`, `{"a\"$schema":1}`},
+		{`{"$schema":"only"}`, `{}`},
+		{`{"properties":{"$schema":{}}}`, `{"properties":{"$schema":{}}}`},
+		{`{"$schema":"cut`, `{"$schema":"cut`},
+		{`{"$schema":{"a":1}`, `{"$schema":{"a":1}`},
+	}
+	for _, tc := range tests {
+		if got := string(dropRootKey([]byte(tc.in), "$schema")); got != tc.want {
+			t.Errorf("dropRootKey(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

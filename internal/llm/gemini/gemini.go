@@ -124,9 +124,73 @@ func parameters(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, errors.New("parameters are not a JSON object")
 	}
 	if bytes.Contains(t, []byte(`"$schema"`)) {
-		return llm.MergePatch(t, []byte(`{"$schema":null}`))
+		return dropRootKey(t, "$schema"), nil
 	}
 	return t, nil
+}
+
+// dropRootKey returns the JSON object obj without its top-level member key, members otherwise
+// in their order. It scans instead of decoding: schemas are most of a request's bytes. Input
+// that is not well-formed comes back unchanged, for the encoder to refuse.
+func dropRootKey(obj []byte, key string) []byte {
+	type member struct{ start, end int }
+	var keep []member
+	depth, start, dropped := 0, -1, false
+	drop := false
+	for i := 0; i < len(obj); i++ {
+		switch c := obj[i]; c {
+		case '"':
+			j := stringEnd(obj, i)
+			if j < 0 {
+				return obj
+			}
+			if depth == 1 && start < 0 {
+				start, drop = i, string(obj[i+1:j]) == key
+			}
+			i = j
+		case '{', '[':
+			depth++
+		case '}', ']', ',':
+			if c != ',' {
+				depth--
+			}
+			if depth == 1 && c == ',' || depth == 0 {
+				if start >= 0 {
+					if drop {
+						dropped = true
+					} else {
+						keep = append(keep, member{start, i})
+					}
+				}
+				start = -1
+			}
+		}
+	}
+	if !dropped || depth != 0 {
+		return obj
+	}
+	out := make([]byte, 0, len(obj))
+	out = append(out, '{')
+	for i, m := range keep {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, bytes.TrimSpace(obj[m.start:m.end])...)
+	}
+	return append(out, '}')
+}
+
+// stringEnd returns the index of the quote closing the JSON string that opens at i, or -1.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return -1
 }
 
 // encodeContents turns the transcript into Gemini contents: assistant turns become "model"
