@@ -65,6 +65,7 @@ type App struct {
 	askers     askerRouter
 	logDir     string
 	toolSearch toolSearchState
+	agents     agentState
 
 	closers []func() error
 }

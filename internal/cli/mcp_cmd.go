@@ -110,7 +110,7 @@ func newGatewayCmd(g *globals) *cobra.Command {
 	var listen, mode string
 	cmd := &cobra.Command{
 		Use:   "gateway",
-		Short: "Run the HTTP gateway: MCP (streamable HTTP) at /mcp, health at /healthz",
+		Short: "Run the HTTP gateway: MCP (streamable HTTP) at /mcp, the agent API at /v1, health at /healthz",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			a, err := g.openServing(c, mode)
@@ -130,8 +130,8 @@ func newGatewayCmd(g *globals) *cobra.Command {
 			}
 			srv := mcpServer(a, "")
 			defer srv.Close()
-			h := gateway.NewHandler(srv.Handler(), nil)
-			fmt.Fprintf(g.env.Stderr, "nodmix gateway: listening on http://%s (MCP at /mcp, mode %s, %d tools)\n",
+			h := gateway.WithAPI(gateway.NewHandler(srv.Handler(), nil), &gateway.API{Agent: a, Log: a.Log})
+			fmt.Fprintf(g.env.Stderr, "nodmix gateway: listening on http://%s (MCP at /mcp, OpenAI-compatible API at /v1, mode %s, %d tools)\n",
 				strings.TrimPrefix(listen, "http://"), a.Engine.Mode(), a.Engine.Allowed().Len())
 			return gateway.ListenAndServe(c.Context(), listen, token, h)
 		},

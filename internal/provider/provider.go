@@ -16,8 +16,13 @@ import (
 	"github.com/nodmix/nodmix/internal/llm"
 )
 
-// ErrUnknownProvider: a model reference names a provider that is neither built in nor configured.
-var ErrUnknownProvider = errors.New("unknown provider")
+// Errors callers test.
+var (
+	// ErrUnknownProvider: a model reference names a provider that is neither built in nor configured.
+	ErrUnknownProvider = errors.New("unknown provider")
+	// ErrModelRef: a model reference is not "provider/model".
+	ErrModelRef = errors.New(`must be "<provider>/<model>" (for example openai/gpt-5.2)`)
+)
 
 // Options configure a Registry.
 type Options struct {
@@ -142,7 +147,7 @@ func (r *Registry) Get(id string) (*Provider, bool) {
 func (r *Registry) Resolve(ref string) (*Provider, string, error) {
 	id, model, ok := strings.Cut(ref, "/")
 	if !ok || id == "" || model == "" {
-		return nil, "", fmt.Errorf("model %q: must be \"<provider>/<model>\" (for example openai/gpt-5.2)", ref)
+		return nil, "", fmt.Errorf("model %q: %w", ref, ErrModelRef)
 	}
 	p, ok := r.providers[id]
 	if !ok {

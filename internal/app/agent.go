@@ -1,0 +1,305 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/nodmix/nodmix/internal/agent"
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/config"
+	"github.com/nodmix/nodmix/internal/exposure"
+	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/provider"
+	"github.com/nodmix/nodmix/internal/scripted"
+	"github.com/nodmix/nodmix/internal/session"
+)
+
+// ScriptedProvider is the provider id of the bundled scripted model (`scripted/demo`), which
+// needs no account: `make demo` and first runs use it to show the turn loop.
+const ScriptedProvider = "scripted"
+
+// agentState is built on first use: commands that run no agent never build providers.
+type agentState struct {
+	once      sync.Once
+	providers *provider.Registry
+	err       error
+
+	directMu   sync.Mutex
+	directFrom *catalog.Snapshot
+	directSize int
+}
+
+// Providers is the provider registry of the config.
+func (a *App) Providers() (*provider.Registry, error) {
+	a.agents.once.Do(func() {
+		a.agents.providers, a.agents.err = provider.New(a.Config, provider.Options{
+			HTTP: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}, LookupEnv: a.lookupEnv, Log: a.Log,
+		})
+	})
+	return a.agents.providers, a.agents.err
+}
+
+// TurnRequest is one turn as a face asks for it.
+type TurnRequest struct {
+	Session string
+	// Ephemeral runs the turn on a transcript that is not kept (a stateless API call).
+	Ephemeral bool
+	Agent   string // agents.list[].id; "" for the defaults
+	Model   string // "provider/model"; "" resolves (session, agent, defaults)
+	System  string
+	Input   []llm.Message
+	// ClientTools become client:client:<name> tools of this turn.
+	ClientTools []llm.Tool
+	Stream      bool
+	MaxTokens   int
+	Temperature *float64
+	ToolChoice  string
+	Extra       map[string]json.RawMessage
+	Observe     func(agent.Event)
+}
+
+// ErrNoModel: no model was asked for and none is configured.
+var ErrNoModel = errors.New("no model configured")
+
+// modelRef resolves which model a turn uses: the request's, the session's pinned one, the
+// agent's, then agents.defaults.model.
+func (a *App) modelRef(ctx context.Context, req TurnRequest) (string, error) {
+	if req.Model != "" {
+		return req.Model, nil
+	}
+	if info, err := a.Store.Session(ctx, req.Session); err == nil && info.Model != "" {
+		return info.Model, nil
+	}
+	if s, ok := a.Config.Agents.Agent(req.Agent); ok && s.Model != "" {
+		return s.Model, nil
+	}
+	if m := a.Config.Agents.Default.Model; m != "" {
+		return m, nil
+	}
+	return "", fmt.Errorf("%w: set agents.defaults.model (for example openai/gpt-5.2) and the provider's key (%s), or pass a model; %s/demo needs no key",
+		ErrNoModel, strings.Join(keyVars(), ", "), ScriptedProvider)
+}
+
+func keyVars() []string {
+	v := provider.KeyEnvs()
+	slices.Sort(v)
+	return v
+}
+
+// resolvedModel is a turn's model: how to stream from it and how to name it.
+type resolvedModel struct {
+	ref   string
+	id    string
+	model agent.Model
+	prov  *provider.Provider // nil for the scripted model
+	patch llm.Patch
+}
+
+func (a *App) resolveModel(ref string) (*resolvedModel, error) {
+	if id, ok := strings.CutPrefix(ref, ScriptedProvider+"/"); ok {
+		return &resolvedModel{ref: ref, id: id, model: scripted.Model{}}, nil
+	}
+	reg, err := a.Providers()
+	if err != nil {
+		return nil, err
+	}
+	p, id, err := reg.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	rm := &resolvedModel{ref: ref, id: id, prov: p}
+	rm.model = providerModel{p: p, patch: &rm.patch}
+	return rm, nil
+}
+
+// providerModel streams from a provider with the turn's patch.
+type providerModel struct {
+	p     *provider.Provider
+	patch *llm.Patch
+}
+
+func (m providerModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return m.p.Stream(ctx, req, *m.patch)
+}
+
+// agentTools is the exposure engine as the turn loop sees it: calls come from surface "agent".
+type agentTools struct{ e *exposure.Engine }
+
+var _ agent.Tools = agentTools{}
+
+func (t agentTools) Tools(ctx context.Context, sess string) ([]catalog.Tool, error) {
+	_, vis, err := t.e.Run(ctx, sess)
+	return vis, err
+}
+
+func (t agentTools) Call(ctx context.Context, sess, name string, args json.RawMessage) (*catalog.Result, error) {
+	v, err := t.e.Open(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	return v.CallFrom(ctx, "agent", name, args)
+}
+
+// runner is the turn loop over this app's store, tools and telemetry.
+func (a *App) runner() *agent.Runner {
+	return &agent.Runner{
+		Sessions: a.Store,
+		Tools:    agentTools{a.Engine},
+		Allowed:  a.Pipeline.Policy.Allowed,
+		Log:      a.Telemetry.Write,
+		Logger:   a.Log,
+	}
+}
+
+// Turn runs one turn.
+func (a *App) Turn(ctx context.Context, req TurnRequest) (*agent.Result, error) {
+	if err := session.CheckKey(req.Session); err != nil {
+		return nil, err
+	}
+	ref, err := a.modelRef(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	rm, err := a.resolveModel(ref)
+	if err != nil {
+		return nil, err
+	}
+	r := a.runner()
+	if req.Ephemeral {
+		r.Sessions = session.NewMemory()
+	}
+	return r.Run(ctx, a.agentTurn(req, rm))
+}
+
+func (a *App) agentTurn(req TurnRequest, rm *resolvedModel) agent.Turn {
+	maxTokens := req.MaxTokens
+	if maxTokens == 0 && rm.prov != nil {
+		if m, ok := rm.prov.Model(rm.id); ok {
+			maxTokens = m.MaxTokens
+		}
+	}
+	return agent.Turn{
+		Session: req.Session, ModelRef: rm.ref, Model: rm.model, ModelID: rm.id, System: req.System,
+		Input: req.Input, ClientTools: req.ClientTools, MaxSteps: a.Config.Agents.MaxSteps(req.Agent),
+		MaxTokens: maxTokens, Temperature: req.Temperature, ToolChoice: req.ToolChoice, Extra: req.Extra,
+		Stream: req.Stream, Observe: req.Observe, DirectSchemaBytes: a.directSchemaBytes(),
+	}
+}
+
+// DryRun is the provider request the first step of a turn would send, without sending it or
+// writing anything.
+type DryRun struct {
+	Provider string          `json:"provider"`
+	Model    string          `json:"model"`
+	URL      string          `json:"url"`
+	Method   string          `json:"method"`
+	Headers  http.Header     `json:"headers"`
+	Body     json.RawMessage `json:"body"`
+}
+
+// Prepare builds a turn's first provider request as DryRun (secrets masked).
+func (a *App) Prepare(ctx context.Context, req TurnRequest) (*DryRun, error) {
+	ref, err := a.modelRef(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	rm, err := a.resolveModel(ref)
+	if err != nil {
+		return nil, err
+	}
+	if rm.prov == nil {
+		return nil, fmt.Errorf("model %q: the scripted model runs in-process and sends no request", ref)
+	}
+	history, err := a.Store.Transcript(ctx, req.Session)
+	if err != nil && !errors.Is(err, session.ErrNotFound) {
+		return nil, err
+	}
+	t := a.agentTurn(req, rm)
+	vis, err := agentTools{a.Engine}.Tools(ctx, req.Session)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]llm.Tool, 0, len(vis)+len(req.ClientTools))
+	for i := range vis {
+		tools = append(tools, llm.Tool{Name: vis[i].Name, Description: vis[i].Description, Parameters: vis[i].Schema()})
+	}
+	tools = append(tools, req.ClientTools...)
+	lr := &llm.Request{Model: rm.id, System: req.System, Messages: append(history, req.Input...), Tools: tools,
+		ToolChoice: req.ToolChoice, MaxTokens: t.MaxTokens, Temperature: req.Temperature, Stream: req.Stream, Extra: req.Extra}
+	pr, err := rm.prov.Prepare(lr, rm.patch)
+	if err != nil {
+		return nil, err
+	}
+	return &DryRun{Provider: pr.Provider, Model: pr.Model, URL: pr.URL, Method: pr.Method, Headers: pr.MaskedHeader(), Body: pr.Body}, nil
+}
+
+// directSchemaBytes is what direct exposure would send up front for the allowed catalog, for the
+// token economy; computed once per catalog snapshot.
+func (a *App) directSchemaBytes() int {
+	snap := a.Engine.Allowed()
+	a.agents.directMu.Lock()
+	defer a.agents.directMu.Unlock()
+	if a.agents.directFrom != snap {
+		tools := make([]catalog.Tool, 0, snap.Len())
+		for _, e := range snap.Entries() {
+			tools = append(tools, e.Tool)
+		}
+		b, _ := json.Marshal(exposure.Definitions(tools))
+		a.agents.directFrom, a.agents.directSize = snap, len(b)
+	}
+	return a.agents.directSize
+}
+
+// ModelRow is one model GET /v1/models lists.
+type ModelRow struct {
+	Ref      string `json:"id"`
+	Provider string `json:"owned_by"`
+	Name     string `json:"name,omitempty"`
+}
+
+// Models lists the configured models: models.providers.<id>.models[], the agents' models and
+// the scripted demo model, each once.
+func (a *App) Models() []ModelRow {
+	seen := map[string]bool{}
+	var out []ModelRow
+	add := func(ref, prov, name string) {
+		if ref == "" || seen[ref] {
+			return
+		}
+		seen[ref] = true
+		out = append(out, ModelRow{Ref: ref, Provider: prov, Name: name})
+	}
+	add(a.Config.Agents.Default.Model, providerOf(a.Config.Agents.Default.Model), "")
+	for _, s := range a.Config.Agents.Each {
+		add(s.Model, providerOf(s.Model), "")
+	}
+	for _, id := range sortedKeys(a.Config.Models.Providers) {
+		for _, m := range a.Config.Models.Providers[id].Models {
+			add(id+"/"+m.ID, id, m.Name)
+		}
+	}
+	add(ScriptedProvider+"/demo", ScriptedProvider, "scripted demo model (no account needed)")
+	return out
+}
+
+func providerOf(ref string) string {
+	p, _, _ := strings.Cut(ref, "/")
+	return p
+}
+
+func sortedKeys(m map[string]config.Provider) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

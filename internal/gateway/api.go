@@ -1,0 +1,346 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/nodmix/nodmix/internal/agent"
+	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/provider"
+	"github.com/nodmix/nodmix/internal/session"
+)
+
+// Agent is what the OpenAI-compatible API runs turns on (*app.App). Implementations are safe
+// for concurrent use.
+type Agent interface {
+	Turn(ctx context.Context, req app.TurnRequest) (*agent.Result, error)
+	Models() []app.ModelRow
+}
+
+var _ Agent = (*app.App)(nil)
+
+// API serves the OpenAI-compatible agent API: POST /v1/chat/completions, POST /v1/responses and
+// GET /v1/models. Every turn runs nodmix's own tools server-side; tools the client declares are
+// client tools whose calls end the turn and are returned to the client, as OpenAI does.
+type API struct {
+	Agent Agent
+	Log   *slog.Logger // nil: quiet
+}
+
+// maxBody bounds a request body: a transcript with a few images fits, a runaway client does not.
+const maxBody = 32 << 20
+
+// SessionHeader names the session a request continues (else the `user` field; else a fresh
+// session that is not kept, as OpenAI's API is stateless).
+const SessionHeader = "X-Nodmix-Session"
+
+// Handler routes the API.
+func (api *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", api.chat)
+	mux.HandleFunc("POST /v1/responses", api.responses)
+	mux.HandleFunc("GET /v1/models", api.models)
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// WithAPI serves the API under /v1/ and everything else with h.
+func WithAPI(h http.Handler, api *API) http.Handler {
+	v1 := api.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			w.Header().Set("Cache-Control", "no-store")
+			v1.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (api *API) models(w http.ResponseWriter, _ *http.Request) {
+	type row struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+		Name    string `json:"name,omitempty"`
+	}
+	out := struct {
+		Object string `json:"object"`
+		Data   []row  `json:"data"`
+	}{Object: "list", Data: []row{}}
+	for _, m := range api.Agent.Models() {
+		out.Data = append(out.Data, row{ID: m.Ref, Object: "model", OwnedBy: m.Provider, Name: m.Name})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// apiError is OpenAI's error object.
+type apiError struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    string  `json:"code"`
+	} `json:"error"`
+}
+
+func newAPIError(typ, code, msg string) apiError {
+	var e apiError
+	e.Error.Message, e.Error.Type, e.Error.Code = msg, typ, code
+	return e
+}
+
+func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	writeJSON(w, status, newAPIError(typ, code, msg))
+}
+
+// writeTurnError answers a failed request with OpenAI's error object; a refused field is
+// named in `param`.
+func writeTurnError(w http.ResponseWriter, err error) {
+	status, typ, code := turnStatus(err)
+	e := newAPIError(typ, code, err.Error())
+	var br *badRequest
+	if errors.As(err, &br) && br.Field != "" {
+		e.Error.Param = &br.Field
+	}
+	writeJSON(w, status, e)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// badRequest is a request the API refuses before running anything; Field names what is wrong.
+type badRequest struct {
+	Field, Rule string
+}
+
+func (e *badRequest) Error() string {
+	if e.Field == "" {
+		return e.Rule
+	}
+	return e.Field + ": " + e.Rule
+}
+
+func bad(field, rule string, args ...any) error {
+	return &badRequest{Field: field, Rule: fmt.Sprintf(rule, args...)}
+}
+
+// turnStatus maps a turn's failure to an HTTP status and OpenAI error type/code.
+func turnStatus(err error) (int, string, string) {
+	var br *badRequest
+	var pe *provider.Error
+	switch {
+	case errors.As(err, &br):
+		return http.StatusBadRequest, "invalid_request_error", "invalid_value"
+	case errors.Is(err, app.ErrNoModel):
+		return http.StatusBadRequest, "invalid_request_error", "model_required"
+	case errors.Is(err, provider.ErrModelRef):
+		return http.StatusBadRequest, "invalid_request_error", "invalid_model"
+	case errors.Is(err, provider.ErrUnknownProvider):
+		return http.StatusNotFound, "invalid_request_error", "model_not_found"
+	case errors.Is(err, provider.ErrNoKey):
+		return http.StatusServiceUnavailable, "server_error", "provider_not_configured"
+	case errors.Is(err, session.ErrInvalidKey):
+		return http.StatusBadRequest, "invalid_request_error", "invalid_session"
+	case errors.Is(err, agent.ErrBusy):
+		return http.StatusConflict, "invalid_request_error", "session_busy"
+	case errors.Is(err, agent.ErrMaxSteps):
+		return http.StatusInternalServerError, "server_error", "max_steps"
+	case errors.As(err, &pe):
+		if pe.Status == http.StatusTooManyRequests {
+			return http.StatusTooManyRequests, "rate_limit_error", "provider_rate_limited"
+		}
+		return http.StatusBadGateway, "api_error", "provider_error"
+	case errors.Is(err, context.Canceled):
+		return 499, "server_error", "canceled"
+	}
+	return http.StatusInternalServerError, "server_error", "internal_error"
+}
+
+// readBody reads a JSON request body with a bound.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, bad("", "request body is larger than %d bytes", maxBody)
+		}
+		return nil, bad("", "cannot read the request body: %v", err)
+	}
+	if !json.Valid(b) {
+		return nil, bad("", "request body is not valid JSON")
+	}
+	return b, nil
+}
+
+// sessionFor picks the session: the header, then the `user` field. ok is false for a fresh
+// session that is not kept.
+func sessionFor(r *http.Request, user string) (key string, kept bool) {
+	if k := strings.TrimSpace(r.Header.Get(SessionHeader)); k != "" {
+		return k, true
+	}
+	if user != "" {
+		return user, true
+	}
+	return "gw-" + randomID(), false
+}
+
+func randomID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// sseWriter writes server-sent events and flushes each one. It is safe for concurrent use:
+// tool events arrive from the goroutines running the calls.
+type sseWriter struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	f       http.Flusher
+	started bool
+	failed  bool
+}
+
+func newSSE(w http.ResponseWriter) *sseWriter {
+	f, _ := w.(http.Flusher)
+	return &sseWriter{w: w, f: f}
+}
+
+func (s *sseWriter) start() {
+	if s.started {
+		return
+	}
+	s.started = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// event writes one event: `event: name` when name is set, and data as JSON (or raw text for
+// []byte).
+func (s *sseWriter) event(name string, data any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed {
+		return
+	}
+	s.start()
+	var b []byte
+	switch d := data.(type) {
+	case []byte:
+		b = d
+	default:
+		var err error
+		if b, err = json.Marshal(d); err != nil {
+			return
+		}
+	}
+	var buf []byte
+	if name != "" {
+		buf = append(buf, "event: "...)
+		buf = append(buf, name...)
+		buf = append(buf, '\n')
+	}
+	buf = append(buf, "data: "...)
+	buf = append(buf, b...)
+	buf = append(buf, "\n\n"...)
+	if _, err := s.w.Write(buf); err != nil {
+		s.failed = true
+		return
+	}
+	if s.f != nil {
+		s.f.Flush()
+	}
+}
+
+// textMessage is a user message of one text part.
+func textMessage(role llm.Role, text string) llm.Message {
+	return llm.Message{Role: role, Parts: []llm.Part{{Kind: llm.KindText, Text: text}}}
+}
+
+// strictTypes decodes body into v; a value of the wrong type is an error naming its field.
+func strictTypes(body []byte, v any) error {
+	err := json.Unmarshal(body, v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "(body)"
+		}
+		return bad(field, "must be %s", jsonKind(te.Type.Kind().String()))
+	}
+	return bad("", "request body: %v", err)
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int64", "float64":
+		return "a number"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "ptr":
+		return "a number or null"
+	}
+	return "of another type"
+}
+
+// extraFields are the top-level request fields nodmix does not model, passed to the provider.
+func extraFields(body []byte, known map[string]bool) (map[string]json.RawMessage, error) {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(body, &all); err != nil {
+		return nil, bad("", "request body must be a JSON object")
+	}
+	var out map[string]json.RawMessage
+	for k, v := range all {
+		if known[k] {
+			continue
+		}
+		if out == nil {
+			out = map[string]json.RawMessage{}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func validToolName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,405 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/agent"
+	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/llm"
+)
+
+// chatRequest is the Chat Completions request as nodmix reads it. Fields it does not model are
+// kept and passed to the provider (Extra).
+type chatRequest struct {
+	Model         string          `json:"model"`
+	Messages      []chatMessage   `json:"messages"`
+	Tools         []chatTool      `json:"tools"`
+	ToolChoice    json.RawMessage `json:"tool_choice"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           int      `json:"max_tokens"`
+	MaxCompletionTokens int      `json:"max_completion_tokens"`
+	Temperature         *float64 `json:"temperature"`
+	User                string   `json:"user"`
+}
+
+// known are the request keys nodmix models; the rest pass through.
+var chatKnown = map[string]bool{"model": true, "messages": true, "tools": true, "tool_choice": true, "stream": true,
+	"stream_options": true, "max_tokens": true, "max_completion_tokens": true, "temperature": true, "user": true,
+	"parallel_tool_calls": true, "n": true}
+
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []chatToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Name       string          `json:"name,omitempty"`
+}
+
+type chatToolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	} `json:"function"`
+}
+
+type contentPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
+// parseChat decodes and checks a Chat Completions body into a turn.
+func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
+	var cr chatRequest
+	if err := strictTypes(body, &cr); err != nil {
+		return nil, app.TurnRequest{}, err
+	}
+	var tr app.TurnRequest
+	if len(cr.Messages) == 0 {
+		return nil, tr, bad("messages", "must hold at least one message")
+	}
+	tr.Model, tr.Stream, tr.Temperature = cr.Model, cr.Stream, cr.Temperature
+	tr.MaxTokens = cr.MaxCompletionTokens
+	if tr.MaxTokens == 0 {
+		tr.MaxTokens = cr.MaxTokens
+	}
+	if tr.MaxTokens < 0 {
+		return nil, tr, bad("max_tokens", "must be positive")
+	}
+	tc, err := toolChoice(cr.ToolChoice)
+	if err != nil {
+		return nil, tr, err
+	}
+	tr.ToolChoice = tc
+	for i, t := range cr.Tools {
+		if t.Type != "function" {
+			return nil, tr, bad(fmt.Sprintf("tools[%d].type", i), "must be \"function\"")
+		}
+		if !validToolName(t.Function.Name) {
+			return nil, tr, bad(fmt.Sprintf("tools[%d].function.name", i), "must match ^[A-Za-z0-9_-]{1,64}$")
+		}
+		params := t.Function.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		tr.ClientTools = append(tr.ClientTools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
+	}
+	var sys []string
+	for i, m := range cr.Messages {
+		msg, system, err := chatToCanonical(i, m)
+		if err != nil {
+			return nil, tr, err
+		}
+		if system != "" {
+			sys = append(sys, system)
+			continue
+		}
+		tr.Input = append(tr.Input, msg)
+	}
+	tr.System = joinLines(sys)
+	tr.Extra, err = extraFields(body, chatKnown)
+	if err != nil {
+		return nil, tr, err
+	}
+	return &cr, tr, nil
+}
+
+func chatToCanonical(i int, m chatMessage) (msg llm.Message, system string, err error) {
+	field := fmt.Sprintf("messages[%d]", i)
+	switch m.Role {
+	case "system", "developer":
+		text, _, err := contentText(field+".content", m.Content, false)
+		if err != nil {
+			return msg, "", err
+		}
+		if text == "" {
+			text = " "
+		}
+		return msg, text, nil
+	case "user":
+		text, parts, err := contentText(field+".content", m.Content, true)
+		if err != nil {
+			return msg, "", err
+		}
+		if parts == nil {
+			parts = []llm.Part{{Kind: llm.KindText, Text: text}}
+		}
+		return llm.Message{Role: llm.RoleUser, Parts: parts}, "", nil
+	case "assistant":
+		text, _, err := contentText(field+".content", m.Content, false)
+		if err != nil {
+			return msg, "", err
+		}
+		msg.Role = llm.RoleAssistant
+		if text != "" {
+			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindText, Text: text})
+		}
+		for j, tc := range m.ToolCalls {
+			args := json.RawMessage(tc.Function.Arguments)
+			if tc.Function.Arguments == "" {
+				args = json.RawMessage(`{}`)
+			}
+			if !json.Valid(args) {
+				return msg, "", bad(fmt.Sprintf("%s.tool_calls[%d].function.arguments", field, j), "must be a JSON string")
+			}
+			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindToolCall, CallID: tc.ID, Name: tc.Function.Name, Args: args})
+		}
+		return msg, "", nil
+	case "tool":
+		text, _, err := contentText(field+".content", m.Content, false)
+		if err != nil {
+			return msg, "", err
+		}
+		if m.ToolCallID == "" {
+			return msg, "", bad(field+".tool_call_id", "is required for a tool message")
+		}
+		return llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: m.ToolCallID, Name: m.Name, Text: text}}}, "", nil
+	}
+	return msg, "", bad(field+".role", "must be one of system, developer, user, assistant, tool")
+}
+
+// contentText reads a content value: a string, null, or an array of parts (text, and images
+// where allowed).
+func contentText(field string, raw json.RawMessage, images bool) (string, []llm.Part, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", nil, bad(field, "must be a string or an array of content parts")
+		}
+		return s, nil, nil
+	}
+	var ps []contentPart
+	if err := json.Unmarshal(raw, &ps); err != nil {
+		return "", nil, bad(field, "must be a string or an array of content parts")
+	}
+	var text string
+	var parts []llm.Part
+	for j, p := range ps {
+		switch p.Type {
+		case "text", "input_text", "output_text":
+			text += p.Text
+			parts = append(parts, llm.Part{Kind: llm.KindText, Text: p.Text})
+		case "image_url":
+			if !images {
+				return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "images are only accepted in user messages")
+			}
+			if p.ImageURL.URL == "" {
+				return "", nil, bad(fmt.Sprintf("%s[%d].image_url.url", field, j), "is required")
+			}
+			parts = append(parts, llm.Part{Kind: llm.KindImage, ImageURL: p.ImageURL.URL})
+		default:
+			return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "must be text or image_url")
+		}
+	}
+	return text, parts, nil
+}
+
+func toolChoice(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "auto", "none", "required":
+			return s, nil
+		}
+	}
+	return "", bad("tool_choice", "must be auto, none or required (naming one function is not supported)")
+}
+
+func (api *API) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		writeTurnError(w, err)
+		return
+	}
+	cr, tr, err := parseChat(body)
+	if err != nil {
+		writeTurnError(w, err)
+		return
+	}
+	key, kept := sessionFor(r, cr.User)
+	tr.Session, tr.Ephemeral = key, !kept
+	if kept {
+		w.Header().Set(SessionHeader, key)
+	}
+	id := "chatcmpl-" + randomID()
+	created := time.Now().Unix()
+	if !cr.Stream {
+		res, err := api.Agent.Turn(r.Context(), tr)
+		if err != nil {
+			writeTurnError(w, err)
+			return
+		}
+		msg := chatOut{Role: "assistant", Content: nullableText(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
+		writeJSON(w, http.StatusOK, chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: cr.Model,
+			Choices: []chatChoice{{Index: 0, Message: &msg, FinishReason: finishReason(res)}}, Usage: usageOut(res.Usage)})
+		return
+	}
+	sse := newSSE(w)
+	chunk := func(delta chatOut, finish *string) chatCompletion {
+		return chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: cr.Model,
+			Choices: []chatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}}
+	}
+	sse.event("", chunk(chatOut{Role: "assistant", Content: ptr("")}, nil))
+	tr.Observe = func(ev agent.Event) {
+		switch ev.Kind {
+		case agent.EventText:
+			sse.event("", chunk(chatOut{Content: ptr(ev.Text)}, nil))
+		case agent.EventToolStart, agent.EventToolEnd:
+			sse.event("", toolProgress(id, created, cr.Model, ev))
+		}
+	}
+	res, err := api.Agent.Turn(r.Context(), tr)
+	if err != nil {
+		_, typ, code := turnStatus(err)
+		sse.event("", newAPIError(typ, code, err.Error()))
+		return
+	}
+	if len(res.ClientCalls) > 0 {
+		sse.event("", chunk(chatOut{ToolCalls: toolCallsOut(res.ClientCalls, true)}, nil))
+	}
+	sse.event("", chunk(chatOut{}, finishReason(res)))
+	if cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage {
+		sse.event("", chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: cr.Model, Choices: []chatChoice{}, Usage: usageOut(res.Usage)})
+	}
+	sse.event("", []byte("[DONE]"))
+}
+
+// toolProgress is a chunk with no choices that says a server-side tool call started or ended:
+// OpenAI clients skip it, nodmix's page shows it.
+func toolProgress(id string, created int64, model string, ev agent.Event) any {
+	type tool struct {
+		Phase   string          `json:"phase"`
+		CallID  string          `json:"call_id"`
+		Name    string          `json:"name"`
+		Args    json.RawMessage `json:"args,omitempty"`
+		IsError bool            `json:"is_error,omitempty"`
+	}
+	t := tool{Phase: "start", CallID: ev.Call.CallID, Name: ev.Call.Name, Args: ev.Call.Args}
+	if ev.Kind == agent.EventToolEnd {
+		t.Phase, t.Args = "end", nil
+		t.IsError = ev.Result != nil && ev.Result.IsError
+	}
+	if len(t.Args) > 0 && !json.Valid(t.Args) {
+		t.Args = nil
+	}
+	return struct {
+		ID      string       `json:"id"`
+		Object  string       `json:"object"`
+		Created int64        `json:"created"`
+		Model   string       `json:"model"`
+		Choices []chatChoice `json:"choices"`
+		Tool    tool         `json:"nodmix_tool"`
+	}{id, "chat.completion.chunk", created, model, []chatChoice{}, t}
+}
+
+type chatCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *chatUsage   `json:"usage,omitempty"`
+}
+
+type chatChoice struct {
+	Index        int      `json:"index"`
+	Message      *chatOut `json:"message,omitempty"`
+	Delta        *chatOut `json:"delta,omitempty"`
+	FinishReason *string  `json:"finish_reason"`
+}
+
+type chatOut struct {
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+type chatUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func usageOut(u llm.Usage) *chatUsage {
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.InputTokens + u.OutputTokens
+	}
+	return &chatUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: total}
+}
+
+func toolCallsOut(calls []llm.Part, indexed bool) []chatToolCall {
+	var out []chatToolCall
+	for i, c := range calls {
+		tc := chatToolCall{ID: c.CallID, Type: "function"}
+		if indexed {
+			tc.Index = ptr(i)
+		}
+		tc.Function.Name = c.Name
+		tc.Function.Arguments = string(c.Args)
+		if tc.Function.Arguments == "" {
+			tc.Function.Arguments = "{}"
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
+func finishReason(res *agent.Result) *string {
+	switch {
+	case len(res.ClientCalls) > 0:
+		return ptr("tool_calls")
+	case res.Finish == "length":
+		return ptr("length")
+	case res.Finish == "content_filter":
+		return ptr("content_filter")
+	}
+	return ptr("stop")
+}
+
+func nullableText(s string) *string {
+	return &s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func joinLines(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}
+

@@ -1,0 +1,330 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/agent"
+	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/llm"
+)
+
+// respRequest is the Responses API request as nodmix reads it; other fields pass through.
+type respRequest struct {
+	Model           string          `json:"model"`
+	Input           json.RawMessage `json:"input"`
+	Instructions    string          `json:"instructions"`
+	Tools           []respTool      `json:"tools"`
+	ToolChoice      json.RawMessage `json:"tool_choice"`
+	Stream          bool            `json:"stream"`
+	MaxOutputTokens int             `json:"max_output_tokens"`
+	Temperature     *float64        `json:"temperature"`
+	User            string          `json:"user"`
+}
+
+var respKnown = map[string]bool{"model": true, "input": true, "instructions": true, "tools": true, "tool_choice": true,
+	"stream": true, "max_output_tokens": true, "temperature": true, "user": true, "store": true, "parallel_tool_calls": true,
+	"previous_response_id": true, "include": true}
+
+type respTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type respItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
+}
+
+func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
+	var rr respRequest
+	var tr app.TurnRequest
+	if err := strictTypes(body, &rr); err != nil {
+		return nil, tr, err
+	}
+	tr.Model, tr.Stream, tr.Temperature, tr.MaxTokens, tr.System = rr.Model, rr.Stream, rr.Temperature, rr.MaxOutputTokens, rr.Instructions
+	tc, err := toolChoice(rr.ToolChoice)
+	if err != nil {
+		return nil, tr, err
+	}
+	tr.ToolChoice = tc
+	for i, t := range rr.Tools {
+		if t.Type != "function" {
+			return nil, tr, bad(fmt.Sprintf("tools[%d].type", i), "must be \"function\" (built-in OpenAI tools run at OpenAI, not here)")
+		}
+		if !validToolName(t.Name) {
+			return nil, tr, bad(fmt.Sprintf("tools[%d].name", i), "must match ^[A-Za-z0-9_-]{1,64}$")
+		}
+		params := t.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		tr.ClientTools = append(tr.ClientTools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	in := bytes.TrimSpace(rr.Input)
+	switch {
+	case len(in) == 0 || string(in) == "null":
+		return nil, tr, bad("input", "is required")
+	case in[0] == '"':
+		var s string
+		_ = json.Unmarshal(in, &s)
+		tr.Input = []llm.Message{textMessage(llm.RoleUser, s)}
+	default:
+		var items []respItem
+		if err := json.Unmarshal(in, &items); err != nil {
+			return nil, tr, bad("input", "must be a string or an array of input items")
+		}
+		var sys []string
+		if tr.System != "" {
+			sys = append(sys, tr.System)
+		}
+		for i, it := range items {
+			field := fmt.Sprintf("input[%d]", i)
+			switch {
+			case it.Type == "function_call":
+				args := json.RawMessage(it.Arguments)
+				if it.Arguments == "" {
+					args = json.RawMessage(`{}`)
+				}
+				if !json.Valid(args) {
+					return nil, tr, bad(field+".arguments", "must be a JSON string")
+				}
+				tr.Input = appendAssistant(tr.Input, llm.Part{Kind: llm.KindToolCall, CallID: it.CallID, Name: it.Name, Args: args})
+			case it.Type == "function_call_output":
+				if it.CallID == "" {
+					return nil, tr, bad(field+".call_id", "is required")
+				}
+				text, _, err := outputText(field+".output", it.Output)
+				if err != nil {
+					return nil, tr, err
+				}
+				tr.Input = append(tr.Input, llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: it.CallID, Text: text}}})
+			case it.Type == "reasoning":
+				// Reasoning items of another provider's run are not sent on.
+			case it.Type == "" || it.Type == "message":
+				m := chatMessage{Role: it.Role, Content: it.Content}
+				msg, system, err := chatToCanonical(i, m)
+				if err != nil {
+					return nil, tr, bad(field, "%v", err)
+				}
+				if system != "" {
+					sys = append(sys, system)
+					continue
+				}
+				tr.Input = append(tr.Input, msg)
+			default:
+				return nil, tr, bad(field+".type", "must be message, function_call or function_call_output")
+			}
+		}
+		tr.System = joinLines(sys)
+	}
+	if len(tr.Input) == 0 {
+		return nil, tr, bad("input", "must hold at least one message")
+	}
+	tr.Extra, err = extraFields(body, respKnown)
+	return &rr, tr, err
+}
+
+// appendAssistant adds a tool call to the trailing assistant message, or starts one.
+func appendAssistant(msgs []llm.Message, p llm.Part) []llm.Message {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleAssistant {
+		msgs[n-1].Parts = append(msgs[n-1].Parts, p)
+		return msgs
+	}
+	return append(msgs, llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{p}})
+}
+
+func outputText(field string, raw json.RawMessage) (string, []llm.Part, error) {
+	return contentText(field, raw, false)
+}
+
+// Response objects.
+type respObject struct {
+	ID        string     `json:"id"`
+	Object    string     `json:"object"`
+	CreatedAt int64      `json:"created_at"`
+	Status    string     `json:"status"`
+	Model     string     `json:"model"`
+	Output    []respOut  `json:"output"`
+	Usage     *respUsage `json:"usage"`
+	Error     *apiErrObj `json:"error"`
+}
+
+type apiErrObj struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type respOut struct {
+	Type      string        `json:"type"`
+	ID        string        `json:"id"`
+	Status    string        `json:"status"`
+	Role      string        `json:"role,omitempty"`
+	Content   []respContent `json:"content,omitempty"`
+	CallID    string        `json:"call_id,omitempty"`
+	Name      string        `json:"name,omitempty"`
+	Arguments *string       `json:"arguments,omitempty"`
+}
+
+type respContent struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Annotations []any  `json:"annotations"`
+}
+
+type respUsage struct {
+	InputTokens        int `json:"input_tokens"`
+	OutputTokens       int `json:"output_tokens"`
+	TotalTokens        int `json:"total_tokens"`
+	InputTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+func respUsageOut(u llm.Usage) *respUsage {
+	r := &respUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
+	if r.TotalTokens == 0 {
+		r.TotalTokens = u.InputTokens + u.OutputTokens
+	}
+	r.InputTokensDetails.CachedTokens = u.CacheReadTokens
+	r.OutputTokensDetails.ReasoningTokens = u.ReasoningTokens
+	return r
+}
+
+func (api *API) responses(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		writeTurnError(w, err)
+		return
+	}
+	rr, tr, err := parseResponses(body)
+	if err != nil {
+		writeTurnError(w, err)
+		return
+	}
+	key, kept := sessionFor(r, rr.User)
+	tr.Session, tr.Ephemeral = key, !kept
+	if kept {
+		w.Header().Set(SessionHeader, key)
+	}
+	id := "resp_" + randomID()
+	msgID := "msg_" + randomID()
+	created := time.Now().Unix()
+	base := respObject{ID: id, Object: "response", CreatedAt: created, Status: "in_progress", Model: rr.Model, Output: []respOut{}}
+	finalOutput := func(res *agent.Result) []respOut {
+		out := []respOut{}
+		if res.Text != "" || len(res.ClientCalls) == 0 {
+			out = append(out, respOut{Type: "message", ID: msgID, Status: "completed", Role: "assistant",
+				Content: []respContent{{Type: "output_text", Text: res.Text, Annotations: []any{}}}})
+		}
+		for _, c := range res.ClientCalls {
+			args := string(c.Args)
+			if args == "" {
+				args = "{}"
+			}
+			out = append(out, respOut{Type: "function_call", ID: "fc_" + c.CallID, Status: "completed", CallID: c.CallID, Name: c.Name, Arguments: &args})
+		}
+		return out
+	}
+	if !rr.Stream {
+		res, err := api.Agent.Turn(r.Context(), tr)
+		if err != nil {
+			writeTurnError(w, err)
+			return
+		}
+		done := base
+		done.Status, done.Output, done.Usage = "completed", finalOutput(res), respUsageOut(res.Usage)
+		if res.Finish == "length" {
+			done.Status = "incomplete"
+		}
+		writeJSON(w, http.StatusOK, done)
+		return
+	}
+	sse := newSSE(w)
+	var mu sync.Mutex
+	seq := 0
+	emit := func(typ string, fields map[string]any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fields["type"] = typ
+		fields["sequence_number"] = seq
+		seq++
+		sse.event(typ, fields)
+	}
+	emit("response.created", map[string]any{"response": base})
+	emit("response.in_progress", map[string]any{"response": base})
+	var text bytes.Buffer
+	opened := false
+	openMessage := func() {
+		if opened {
+			return
+		}
+		opened = true
+		emit("response.output_item.added", map[string]any{"output_index": 0, "item": respOut{Type: "message", ID: msgID, Status: "in_progress", Role: "assistant", Content: []respContent{}}})
+		emit("response.content_part.added", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": respContent{Type: "output_text", Annotations: []any{}}})
+	}
+	tr.Observe = func(ev agent.Event) {
+		switch ev.Kind {
+		case agent.EventText:
+			openMessage()
+			mu.Lock()
+			text.WriteString(ev.Text)
+			mu.Unlock()
+			emit("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "delta": ev.Text})
+		case agent.EventToolStart, agent.EventToolEnd:
+			phase := "start"
+			if ev.Kind == agent.EventToolEnd {
+				phase = "end"
+			}
+			emit("nodmix.tool", map[string]any{"phase": phase, "call_id": ev.Call.CallID, "name": ev.Call.Name})
+		}
+	}
+	res, err := api.Agent.Turn(r.Context(), tr)
+	if err != nil {
+		_, typ, code := turnStatus(err)
+		failed := base
+		failed.Status, failed.Error = "failed", &apiErrObj{Code: code, Message: err.Error()}
+		emit("error", map[string]any{"code": code, "message": err.Error(), "param": nil, "error_type": typ})
+		emit("response.failed", map[string]any{"response": failed})
+		return
+	}
+	out := finalOutput(res)
+	if res.Text != "" || len(res.ClientCalls) == 0 {
+		openMessage()
+		// The final message carries the last step's answer.
+		emit("response.output_text.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "text": res.Text})
+		emit("response.content_part.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": out[0].Content[0]})
+		emit("response.output_item.done", map[string]any{"output_index": 0, "item": out[0]})
+	}
+	for i, item := range out {
+		if item.Type != "function_call" {
+			continue
+		}
+		added := item
+		added.Status, added.Arguments = "in_progress", ptr("")
+		emit("response.output_item.added", map[string]any{"output_index": i, "item": added})
+		emit("response.function_call_arguments.delta", map[string]any{"item_id": item.ID, "output_index": i, "delta": *item.Arguments})
+		emit("response.function_call_arguments.done", map[string]any{"item_id": item.ID, "output_index": i, "arguments": *item.Arguments})
+		emit("response.output_item.done", map[string]any{"output_index": i, "item": item})
+	}
+	done := base
+	done.Status, done.Output, done.Usage = "completed", out, respUsageOut(res.Usage)
+	if res.Finish == "length" {
+		done.Status = "incomplete"
+	}
+	emit("response.completed", map[string]any{"response": done})
+}
