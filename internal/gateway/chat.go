@@ -402,4 +402,3 @@ func joinLines(s []string) string {
 	}
 	return b.String()
 }
-
