@@ -91,6 +91,22 @@ type wireEvent struct {
 	Error        *wireError   `json:"error"`
 }
 
+// reset clears e for the next event. Delta and ContentBlock keep their structs, zeroed, for
+// Unmarshal to fill again, so an event without them reads as carrying empty ones; the handlers
+// treat empty as nothing.
+func (e *wireEvent) reset() {
+	d, cb := e.Delta, e.ContentBlock
+	*e = wireEvent{}
+	if d != nil {
+		*d = wireDelta{}
+		e.Delta = d
+	}
+	if cb != nil {
+		*cb = wireBlockIn{}
+		e.ContentBlock = cb
+	}
+}
+
 type wireStart struct {
 	Usage *wireUsage `json:"usage"`
 }
@@ -249,6 +265,9 @@ func (s *streamState) add(i int, typ string) *block {
 // message_stop, or with an error.
 func decodeStream(r io.Reader, yield func(llm.Event, error) bool) {
 	var st streamState
+	// One event value serves the whole stream: unmarshalling into it anew allocates less than
+	// a fresh one per event.
+	var e wireEvent
 	for sse, err := range llm.ReadSSE(r, 0) {
 		if err != nil {
 			yield(llm.Event{}, fmt.Errorf("anthropic: stream: %w", err))
@@ -257,7 +276,7 @@ func decodeStream(r io.Reader, yield func(llm.Event, error) bool) {
 		if sse.Done() || len(bytes.TrimSpace(sse.Data)) == 0 {
 			continue
 		}
-		var e wireEvent
+		e.reset()
 		if err := json.Unmarshal(sse.Data, &e); err != nil {
 			yield(llm.Event{}, fmt.Errorf("anthropic: stream event %q: %w", sse.Event, err))
 			return
@@ -273,7 +292,7 @@ func decodeStream(r io.Reader, yield func(llm.Event, error) bool) {
 				st.hasUsage = true
 			}
 		case "content_block_start":
-			if e.ContentBlock != nil && !st.start(e.Index, e.ContentBlock, yield) {
+			if e.ContentBlock != nil && e.ContentBlock.Type != "" && !st.start(e.Index, e.ContentBlock, yield) {
 				return
 			}
 		case "content_block_delta":

@@ -118,7 +118,7 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	if len(p.Body) > 0 || req.Extra["thinking"] != nil {
-		if body, err = fitThinking(body); err != nil {
+		if body, err = fitThinking(body, &w, req.Extra, p.Body); err != nil {
 			return nil, fmt.Errorf("anthropic: %w", err)
 		}
 	}
@@ -308,25 +308,49 @@ func toolChoice(c string) (*wireToolChoice, error) {
 	return nil, fmt.Errorf("anthropic: tool choice %q: want auto, none or required", c)
 }
 
-// thinkingView is the part of a finished body fitThinking reads.
+// thinkingView holds the fields fitThinking reads, the only ones its shadow body carries.
 type thinkingView struct {
 	Thinking *struct {
 		Type string `json:"type"`
-	} `json:"thinking"`
+	} `json:"thinking,omitempty"`
 	ToolChoice *struct {
 		Type string `json:"type"`
-	} `json:"tool_choice"`
-	Temperature *float64 `json:"temperature"`
+	} `json:"tool_choice,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
 }
 
 // fitThinking adjusts a body whose thinking is on to what the API accepts with it: tool_choice
 // only auto or none (forcing a tool is refused), and no temperature other than 1. Thinking
-// arrives through the patch or Extra, after the dialect chose those fields, so the finished
-// body is what is checked.
-func fitThinking(body []byte) ([]byte, error) {
+// arrives through the patch or Extra, after the dialect chose those fields, so what counts is
+// the finished body. Rather than parse all of it, the same steps run on a shadow holding only
+// the three fields: Extra and the merge patch act key by key, so the shadow ends as the body's
+// own values.
+func fitThinking(body []byte, w *wireRequest, extra map[string]json.RawMessage, patch []byte) ([]byte, error) {
+	shadow, err := marshal(struct {
+		ToolChoice  *wireToolChoice `json:"tool_choice,omitempty"`
+		Temperature *float64        `json:"temperature,omitempty"`
+	}{w.ToolChoice, w.Temperature})
+	if err != nil {
+		return nil, err
+	}
+	var some map[string]json.RawMessage
+	for _, k := range [...]string{"thinking", "tool_choice", "temperature"} {
+		if v, ok := extra[k]; ok {
+			if some == nil {
+				some = make(map[string]json.RawMessage, 3)
+			}
+			some[k] = v
+		}
+	}
+	if shadow, err = llm.AddMissing(shadow, some); err != nil {
+		return nil, err
+	}
+	if shadow, err = llm.MergePatch(shadow, patch); err != nil {
+		return nil, err
+	}
 	var v thinkingView
-	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, fmt.Errorf("read patched body: %w", err)
+	if err := json.Unmarshal(shadow, &v); err != nil {
+		return nil, fmt.Errorf("read thinking settings: %w", err)
 	}
 	if v.Thinking == nil || v.Thinking.Type != "enabled" && v.Thinking.Type != "adaptive" {
 		return body, nil
