@@ -3,62 +3,107 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 )
 
-// member is one key of a JSON object, in document order.
+// member is one key of a JSON object, in document order: the key decoded, for matching, and
+// as written, so that output keeps the bytes it was given.
 type member struct {
-	key string
-	val json.RawMessage
+	key    string
+	rawKey []byte
+	val    []byte
 }
 
-// splitObject returns the members of a JSON object in order, or ok=false when raw is not an object.
+// splitObject returns the members of a JSON object in order (values are slices of raw), or
+// ok=false when raw is not an object. It checks that raw is one valid JSON value.
 func splitObject(raw []byte) (ms []member, ok bool, err error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
+	if len(raw) == 0 {
 		return nil, false, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil {
+	var s scanner
+	if raw[0] != '{' {
+		end, err := s.value(raw, 0, 0)
+		if err == nil && end != len(raw) {
+			err = syntaxError(raw, end, "after top-level value")
+		}
 		return nil, false, err
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false, err
+	i := skipSpace(raw, 1)
+	if i < len(raw) && raw[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(raw) || raw[i] != '"' {
+				return nil, false, syntaxError(raw, i, "looking for beginning of object key string")
+			}
+			kend, err := s.str(raw, i)
+			if err != nil {
+				return nil, false, err
+			}
+			rawKey := raw[i:kend]
+			if i = skipSpace(raw, kend); i >= len(raw) || raw[i] != ':' {
+				return nil, false, syntaxError(raw, i, "after object key")
+			}
+			i = skipSpace(raw, i+1)
+			vend, err := s.value(raw, i, 1)
+			if err != nil {
+				return nil, false, err
+			}
+			ms = append(ms, member{key: decodeKey(rawKey), rawKey: rawKey, val: bytes.TrimRight(raw[i:vend], " \t\r\n")})
+			if i = vend; i >= len(raw) {
+				return nil, false, syntaxError(raw, i, "")
+			}
+			if raw[i] == '}' {
+				i++
+				break
+			}
+			if raw[i] != ',' {
+				return nil, false, syntaxError(raw, i, "after object key:value pair")
+			}
+			i = skipSpace(raw, i+1)
 		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false, err
-		}
-		ms = append(ms, member{key, v})
+	}
+	if i != len(raw) {
+		return nil, false, syntaxError(raw, i, "after top-level value")
 	}
 	return ms, true, nil
 }
 
+func decodeKey(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s) // valid: checked by the scanner
+	return s
+}
+
 func joinObject(ms []member) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	n := 2
+	for _, m := range ms {
+		n += len(m.rawKey) + len(m.val) + 2
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
 	for i, m := range ms {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.val)
+		b = append(b, m.rawKey...)
+		b = append(b, ':')
+		b = append(b, m.val...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }
 
 // MergePatch applies an RFC 7396 JSON merge patch to the JSON object doc and returns the result
 // in compact form. Keys keep their place in doc; keys the patch adds come after them in the
 // patch's order, so the output is deterministic (golden payloads depend on it). A null member of
-// the patch deletes the key. An empty patch returns doc unchanged.
+// the patch deletes the key. An empty patch returns doc unchanged. Values the patch does not
+// touch are copied as they are, so doc should be compact already (an encoder's output is).
 func MergePatch(doc, patch []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(patch)) == 0 {
 		return doc, nil
@@ -73,7 +118,7 @@ func MergePatch(doc, patch []byte) ([]byte, error) {
 func merge(doc, patch []byte) ([]byte, error) {
 	pm, isObj, err := splitObject(patch)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("patch: %w", err)
 	}
 	if !isObj {
 		var c bytes.Buffer
@@ -84,22 +129,31 @@ func merge(doc, patch []byte) ([]byte, error) {
 	}
 	dm, docObj, err := splitObject(doc)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("document: %w", err)
 	}
 	if !docObj {
 		dm = nil
 	}
 	for _, p := range pm {
-		at := -1
+		// A key doc repeats is one key whose value is the last (as decoders read it): the
+		// patch leaves it once, in the first one's place.
+		at, last := -1, -1
 		for i := range dm {
 			if dm[i].key == p.key {
-				at = i
-				break
+				if at < 0 {
+					at = i
+				}
+				last = i
 			}
 		}
-		if string(bytes.TrimSpace(p.val)) == "null" {
+		if at >= 0 && last > at {
+			dm[at].val = dm[last].val
+			tail := slices.DeleteFunc(dm[at+1:], func(m member) bool { return m.key == p.key })
+			dm = dm[:at+1+len(tail)]
+		}
+		if string(p.val) == "null" {
 			if at >= 0 {
-				dm = append(dm[:at], dm[at+1:]...)
+				dm = slices.Delete(dm, at, at+1)
 			}
 			continue
 		}
@@ -114,7 +168,7 @@ func merge(doc, patch []byte) ([]byte, error) {
 		if at >= 0 {
 			dm[at].val = v
 		} else {
-			dm = append(dm, member{p.key, v})
+			dm = append(dm, member{p.key, p.rawKey, v})
 		}
 	}
 	return joinObject(dm), nil
@@ -130,13 +184,9 @@ func AddMissing(doc []byte, extra map[string]json.RawMessage) ([]byte, error) {
 	if err != nil || !ok {
 		return nil, fmt.Errorf("pass-through fields: body is not a JSON object")
 	}
-	have := make(map[string]bool, len(dm))
-	for _, m := range dm {
-		have[m.key] = true
-	}
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
-		if !have[k] {
+		if !slices.ContainsFunc(dm, func(m member) bool { return m.key == k }) {
 			keys = append(keys, k)
 		}
 	}
@@ -146,7 +196,8 @@ func AddMissing(doc []byte, extra map[string]json.RawMessage) ([]byte, error) {
 		if err := json.Compact(&c, extra[k]); err != nil {
 			return nil, fmt.Errorf("pass-through field %q: %w", k, err)
 		}
-		dm = append(dm, member{k, c.Bytes()})
+		rk, _ := json.Marshal(k)
+		dm = append(dm, member{k, rk, c.Bytes()})
 	}
 	return joinObject(dm), nil
 }
@@ -183,4 +234,205 @@ func ErrorMessage(body []byte) string {
 		return s
 	}
 	return ""
+}
+
+// scanner checks JSON as it skips over it: merge patches run over whole request bodies on
+// every model call, and a checking skip is several times faster than decoding.
+type scanner struct{}
+
+// maxDepth bounds nesting as encoding/json does, so hostile input cannot grow the stack without end.
+const maxDepth = 10000
+
+var errDepth = errors.New("exceeded max depth")
+
+func syntaxError(b []byte, i int, what string) error {
+	if i >= len(b) {
+		return fmt.Errorf("unexpected end of JSON input")
+	}
+	return fmt.Errorf("invalid character %q %s (offset %d)", b[i], what, i)
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// value checks the value starting at b[i] (no leading space) and returns the index after it
+// and any space that follows it.
+func (s scanner) value(b []byte, i, depth int) (int, error) {
+	if i >= len(b) {
+		return i, syntaxError(b, i, "")
+	}
+	var err error
+	switch c := b[i]; {
+	case c == '{':
+		if depth++; depth > maxDepth {
+			return i, errDepth
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return skipSpace(b, i+1), nil
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return i, syntaxError(b, i, "looking for beginning of object key string")
+			}
+			if i, err = s.str(b, i); err != nil {
+				return i, err
+			}
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+				return i, syntaxError(b, i, "after object key")
+			}
+			if i, err = s.value(b, skipSpace(b, i+1), depth); err != nil {
+				return i, err
+			}
+			if i >= len(b) {
+				return i, syntaxError(b, i, "")
+			}
+			if b[i] == '}' {
+				return skipSpace(b, i+1), nil
+			}
+			if b[i] != ',' {
+				return i, syntaxError(b, i, "after object key:value pair")
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == '[':
+		if depth++; depth > maxDepth {
+			return i, errDepth
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return skipSpace(b, i+1), nil
+		}
+		for {
+			if i, err = s.value(b, i, depth); err != nil {
+				return i, err
+			}
+			if i >= len(b) {
+				return i, syntaxError(b, i, "")
+			}
+			if b[i] == ']' {
+				return skipSpace(b, i+1), nil
+			}
+			if b[i] != ',' {
+				return i, syntaxError(b, i, "after array element")
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == '"':
+		i, err = s.str(b, i)
+	case c == '-' || c >= '0' && c <= '9':
+		i, err = s.number(b, i)
+	case c == 't':
+		i, err = s.literal(b, i, "true")
+	case c == 'f':
+		i, err = s.literal(b, i, "false")
+	case c == 'n':
+		i, err = s.literal(b, i, "null")
+	default:
+		return i, syntaxError(b, i, "looking for beginning of value")
+	}
+	if err != nil {
+		return i, err
+	}
+	return skipSpace(b, i), nil
+}
+
+// str checks the string starting at b[i] == '"' and returns the index after its closing quote.
+func (scanner) str(b []byte, i int) (int, error) {
+	i++
+	for i < len(b) {
+		c := b[i]
+		if plain[c] {
+			i++
+			continue
+		}
+		switch {
+		case c == '"':
+			return i + 1, nil
+		case c == '\\':
+			if i+1 >= len(b) {
+				return i, syntaxError(b, i+1, "")
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return i, syntaxError(b, len(b), "")
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return i, fmt.Errorf("invalid character %q in \\u hexadecimal character escape", h)
+					}
+				}
+				i += 6
+			default:
+				return i, syntaxError(b, i+1, "in string escape code")
+			}
+		default:
+			return i, syntaxError(b, i, "in string literal")
+		}
+	}
+	return i, syntaxError(b, i, "")
+}
+
+// plain marks the bytes a string holds as they are: not a quote, a backslash or a control.
+var plain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// number checks the number starting at b[i] against the JSON grammar.
+func (scanner) number(b []byte, i int) (int, error) {
+	digits := func(i int) (int, bool) {
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		return j, j > i
+	}
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i, _ = digits(i)
+	default:
+		return i, syntaxError(b, i, "in numeric literal")
+	}
+	ok := true
+	if i < len(b) && b[i] == '.' {
+		if i, ok = digits(i + 1); !ok {
+			return i, syntaxError(b, i, "after decimal point in numeric literal")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i, ok = digits(i); !ok {
+			return i, syntaxError(b, i, "in exponent of numeric literal")
+		}
+	}
+	return i, nil
+}
+
+func (scanner) literal(b []byte, i int, lit string) (int, error) {
+	if !bytes.HasPrefix(b[i:], []byte(lit)) {
+		return i, syntaxError(b, i, "in literal "+lit)
+	}
+	return i + len(lit), nil
 }
