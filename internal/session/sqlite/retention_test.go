@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/session"
+	"github.com/nodmix/nodmix/internal/session/sessiontest"
 )
 
 func TestBlobRetentionDropsOldBlobs(t *testing.T) {
@@ -124,5 +125,53 @@ func TestBlobRetentionKeepsTheNewestWithinTheCap(t *testing.T) {
 	}
 	if _, err := s.Blob(ctx, "b"); err != nil {
 		t.Errorf("a refused put dropped blob b: %v", err)
+	}
+}
+
+// TestRetentionNeverDropsSessions: an idle session loses its selections like any other, but a
+// session with a transcript or settings stays however old it is; and a turn counts as activity.
+func TestRetentionNeverDropsSessions(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Append(ctx, "chat", 0, sessiontest.Transcript()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, "settings", func(in *session.Info) error { in.Model = "openai/gpt-5"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"chat", "settings", "busy", "idle"} {
+		if _, err := s.AddSelected(ctx, k, []string{"a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Append(ctx, "busy", 0, sessiontest.Transcript()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE sessions SET touched = unixepoch() - ? WHERE session IN ('chat', 'settings', 'idle')`, MaxSelectionAge+60); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddSelected(ctx, "other", []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]int{"chat": 0, "settings": 0, "idle": 0, "busy": 1} {
+		if got, _ := s.Selected(ctx, k); len(got) != want {
+			t.Errorf("Selected(%q) = %v, want %d names", k, got, want)
+		}
+	}
+	for _, k := range []string{"chat", "settings", "busy"} {
+		if _, err := s.Session(ctx, k); err != nil {
+			t.Errorf("retention dropped session %q: %v", k, err)
+		}
+	}
+	if tr, err := s.Transcript(ctx, "chat"); err != nil || len(tr) != len(sessiontest.Transcript()) {
+		t.Errorf("transcript of an idle session: %d messages, %v", len(tr), err)
+	}
+	var rows int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE session = 'idle'`).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("the row of a selections-only idle session: %d, %v", rows, err)
 	}
 }
