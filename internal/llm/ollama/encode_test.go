@@ -1,0 +1,198 @@
+package ollama
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodmix/nodmix/internal/llm"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// checkGolden compares an encoded request with testdata/encode_<name>.json: the path, the
+// headers and the body (indented for reading; key order is the body's own).
+func checkGolden(t *testing.T, name string, enc *llm.Encoded) {
+	t.Helper()
+	if !json.Valid(enc.Body) {
+		t.Fatalf("body is not valid JSON: %s", enc.Body)
+	}
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	e.SetIndent("", "  ")
+	doc := struct {
+		Path   string          `json:"path"`
+		Header http.Header     `json:"header"`
+		Body   json.RawMessage `json:"body"`
+	}{enc.Path, enc.Header, enc.Body}
+	if err := e.Encode(doc); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "encode_"+name+".json")
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// snapshot is a deep copy of r, to tell whether Encode wrote into it.
+func snapshot(r *llm.Request) *llm.Request {
+	c := *r
+	c.Messages = slices.Clone(r.Messages)
+	for i := range c.Messages {
+		c.Messages[i].Parts = slices.Clone(r.Messages[i].Parts)
+		for j := range c.Messages[i].Parts {
+			p := &c.Messages[i].Parts[j]
+			p.Args, p.Raw, p.Meta = bytes.Clone(p.Args), bytes.Clone(p.Raw), bytes.Clone(p.Meta)
+		}
+	}
+	c.Tools = slices.Clone(r.Tools)
+	for i := range c.Tools {
+		c.Tools[i].Parameters = bytes.Clone(r.Tools[i].Parameters)
+	}
+	if r.Temperature != nil {
+		v := *r.Temperature
+		c.Temperature = &v
+	}
+	c.Extra = maps.Clone(r.Extra)
+	for k, v := range c.Extra {
+		c.Extra[k] = bytes.Clone(v)
+	}
+	return &c
+}
+
+func temp(f float64) *float64 { return &f }
+
+func userText(s string) llm.Message {
+	return llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: s}}}
+}
+
+var weatherTool = llm.Tool{
+	Name:        "get_weather",
+	Description: "Current weather for a <city>.",
+	Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+}
+
+func TestEncodeGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		req   llm.Request
+		patch llm.Patch
+	}{
+		{
+			name: "plain",
+			req: llm.Request{Model: "llama3.2", System: "You are terse.", Messages: []llm.Message{userText("Hi <there> & bye")},
+				MaxTokens: 512, Temperature: temp(0.3)},
+		},
+		{
+			name: "plain_stream",
+			req:  llm.Request{Model: "llama3.2", Messages: []llm.Message{userText("Hi")}, Stream: true},
+		},
+		{
+			// Ollama's own thinking goes back; another provider's reasoning does not.
+			name: "tool_loop",
+			req: llm.Request{Model: "qwen3", Stream: true, Tools: []llm.Tool{weatherTool, {Name: "now"}}, Messages: []llm.Message{
+				userText("Weather in Paris and Berlin?"),
+				{Role: llm.RoleAssistant, Parts: []llm.Part{
+					{Kind: llm.KindReasoning, Text: "Two calls.", Dialect: Name},
+					{Kind: llm.KindReasoning, Text: "foreign", Dialect: "anthropic-messages", Raw: json.RawMessage(`{"type":"thinking"}`)},
+					{Kind: llm.KindText, Text: "Checking both."},
+					{Kind: llm.KindToolCall, CallID: "call_0", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)},
+					{Kind: llm.KindToolCall, CallID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Ber`)},
+				}},
+				{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: "call_0", Text: "18°C"}}},
+				{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: "call_1", Name: "get_weather", Text: "bad arguments", IsError: true}}},
+			}},
+		},
+		{
+			name: "image",
+			req: llm.Request{Model: "llava", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+				{Kind: llm.KindText, Text: "What is in these?"},
+				{Kind: llm.KindImage, ImageURL: "data:image/png;base64,iVBORw0KGgo="},
+				{Kind: llm.KindText, Text: "Be brief."},
+				{Kind: llm.KindImage, ImageURL: "data:image/svg+xml,%3Csvg%2F%3E"},
+			}}}},
+		},
+		{
+			name: "patch",
+			req:  llm.Request{Model: "qwen3", Messages: []llm.Message{userText("Hi")}, MaxTokens: 100, Tools: []llm.Tool{weatherTool}, ToolChoice: "none"},
+			patch: llm.Patch{
+				Model:  "qwen3:32b",
+				Body:   json.RawMessage(`{"think":"high","options":{"num_predict":null,"num_ctx":8192}}`),
+				Header: http.Header{"x-test": {"1"}},
+			},
+		},
+		{
+			name: "extra",
+			req: llm.Request{Model: "llama3.2", Messages: []llm.Message{userText("Hi")}, Stream: true,
+				Extra: map[string]json.RawMessage{
+					"keep_alive": json.RawMessage(`"10m"`),
+					"format":     json.RawMessage(`{ "type": "object" }`),
+					"stream":     json.RawMessage(`false`), // nodmix's own field wins
+				}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := snapshot(&tc.req)
+			enc, err := New().Encode(&tc.req, tc.patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, tc.name, enc)
+			if diff := cmp.Diff(before, &tc.req); diff != "" {
+				t.Errorf("Encode modified the request (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEncodeErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		req  llm.Request
+		want string
+	}{
+		{"no model", llm.Request{}, "no model"},
+		{"unknown role", llm.Request{Model: "m", Messages: []llm.Message{{Role: "system"}}}, `unknown role "system"`},
+		{"image URL", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindImage, ImageURL: "https://example.com/a.png"}}}}}, "inline images only"},
+		{"data URL without data", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindImage, ImageURL: "data:image/png;base64"}}}}}, "no data"},
+		{"bad schema", llm.Request{Model: "m", Tools: []llm.Tool{{Name: "t", Parameters: json.RawMessage(`{`)}}}, "ollama:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New().Encode(&tc.req, llm.Patch{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEncodeStreamAlwaysSent(t *testing.T) {
+	enc, err := New().Encode(&llm.Request{Model: "m"}, llm.Patch{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"model":"m","messages":[],"stream":false}`; string(enc.Body) != want {
+		t.Fatalf("body = %s, want %s", enc.Body, want)
+	}
+}
