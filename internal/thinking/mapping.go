@@ -62,7 +62,7 @@ func Map(t Target, l Level, fast bool) (llm.Patch, error) {
 		if !l.Valid() {
 			return llm.Patch{}, fmt.Errorf("thinking level %q: not a canonical level", l)
 		}
-		p := ProfileFor(t)
+		p := profileOf(res)
 		if !p.Supports(l) {
 			return llm.Patch{}, &UnsupportedError{Provider: t.Provider, Model: t.Model, Level: l, Options: p.Labels()}
 		}
@@ -124,7 +124,8 @@ func encode(body obj, res resolved, lv *level, t Target) http.Header {
 			body["max_tokens"] = budget + t.MaxTokens
 		}
 		if res.row.interleaved {
-			h = http.Header{betaHeader: {betaInterleaved}}
+			h = http.Header{}
+			h.Set(betaHeader, betaInterleaved)
 		}
 	case wireOpenAI:
 		if t.API == "openai-responses" {

@@ -434,8 +434,9 @@ func nearestIn(set []Level, l Level) Level {
 // ProfileFor returns the thinking profile of t: the levels menus offer and directives accept,
 // and the default. It never fails: a target no row knows gets the base levels when the catalog
 // says it reasons, else off only.
-func ProfileFor(t Target) Profile {
-	res := resolve(canon(t))
+func ProfileFor(t Target) Profile { return profileOf(resolve(canon(t))) }
+
+func profileOf(res resolved) Profile {
 	p := Profile{Family: res.row.name, Binary: res.row.binary}
 	if res.proxied {
 		p.Family = "openrouter:" + p.Family
