@@ -193,3 +193,29 @@ func TestSystemPrefixOnce(t *testing.T) {
 		t.Errorf("system(system(x)) = %q", got)
 	}
 }
+
+func TestThinkingMenu(t *testing.T) {
+	maxLabel := profile("off low high max:maximum", thinking.Low)
+	tests := []struct {
+		name string
+		l    Layers
+		want []Choice
+	}{
+		{"inheriting a non-off default", Layers{Profile: maxLabel}, []Choice{
+			{Label: "Inherited: low", Selected: true}, {Value: "off", Label: "Override: off"},
+			{Value: "low", Label: "Override: low"}, {Value: "high", Label: "Override: high"},
+			{Value: "max", Label: "Override: maximum"}}},
+		{"inheriting off, override pinned", Layers{Profile: binaryProfile, Session: ov{KeyThinking: "high"}}, []Choice{
+			{Label: "Off"}, {Value: "off", Label: "Override: off"}, {Value: "low", Label: "Override: on", Selected: true}}},
+		{"configured default, stored level remapped", Layers{Profile: maxLabel, Global: Defaults{Thinking: "high"},
+			Session: ov{KeyThinking: "medium"}}, []Choice{
+			{Label: "Inherited: high"}, {Value: "off", Label: "Override: off"},
+			{Value: "low", Label: "Override: low", Selected: true}, {Value: "high", Label: "Override: high"},
+			{Value: "max", Label: "Override: maximum"}}},
+	}
+	for _, tt := range tests {
+		if d := cmp.Diff(tt.want, ThinkingMenu(tt.l)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, d)
+		}
+	}
+}

@@ -322,8 +322,8 @@ func (sp *spec) argument(text string, nameEnd int, m mode) (D, int, bool) {
 	return d, end, m != applicable
 }
 
-// remove drops the directive text[len(out's pending)…end) — out already holds everything before
-// it — and the blank or line around it, and returns out and the index to resume copying from.
+// remove drops a directive that ends at text[end] (out holds everything before it) with the
+// blank or the line around it, and returns out and the index to resume copying from.
 func remove(out []byte, text string, end int) ([]byte, int) {
 	// Alone on its line: drop the line, leading blanks and newline included.
 	lineStart := len(out)
