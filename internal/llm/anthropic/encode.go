@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -79,9 +80,9 @@ const imageOmitted = "[image omitted: this model takes text only]"
 var emptyObject = json.RawMessage(`{}`)
 
 // Encode builds a POST /messages request. The body is compact JSON in a fixed field order;
-// req.Extra fills fields nodmix does not set, then p is applied. Thinking blocks go back only
-// when this dialect produced them; with thinking on, settings the API refuses alongside it are
-// adjusted (see fitThinking).
+// req.Extra adds fields nodmix does not model (never one it decides), then p is applied.
+// Thinking blocks go back only when this dialect produced them; with thinking on, settings the
+// API refuses alongside it are adjusted (see fitThinking).
 func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	w := wireRequest{
 		Model:     req.Model,
@@ -111,7 +112,7 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encode request: %w", err)
 	}
-	if body, err = llm.AddMissing(body, req.Extra); err != nil {
+	if body, err = llm.AddMissing(body, passThrough(req.Extra)); err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	if body, err = llm.MergePatch(body, p.Body); err != nil {
@@ -133,6 +134,24 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 		h[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
 	}
 	return &llm.Encoded{Path: "/messages", Header: h, Body: body}, nil
+}
+
+// owned are the fields Encode decides even when it leaves them out: an Extra `stream` on a
+// request nodmix reads as one document, or `tools` beside the run's own, would break the call.
+var owned = [...]string{"model", "max_tokens", "system", "messages", "tools", "tool_choice", "temperature", "stream"}
+
+// passThrough is extra without the owned fields, copied only when it has some.
+func passThrough(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	for _, k := range owned {
+		if _, ok := extra[k]; ok {
+			out := maps.Clone(extra)
+			for _, k := range owned {
+				delete(out, k)
+			}
+			return out
+		}
+	}
+	return extra
 }
 
 func (d *dialect) maxTokens(req *llm.Request) int {
@@ -256,25 +275,15 @@ func imageSourceOf(u string) (imageSource, error) {
 	return imageSource{}, fmt.Errorf("image: want a data URL or an https URL")
 }
 
-// toolInput is a tool call's arguments as the object `input` must be. Decoders keep arguments
-// that were not an object as a JSON value; they go back wrapped, so the model still sees what
-// it sent.
+// toolInput is a tool call's arguments as the object `input` must be. Arguments that are not a
+// JSON object (a call cut short, kept by the decoder as a JSON string) go back as {}, as on
+// every dialect, so one broken call in the history does not make every later request fail.
 func toolInput(args json.RawMessage) json.RawMessage {
 	t := bytes.TrimSpace(args)
-	if len(t) == 0 || string(t) == "null" {
-		return emptyObject
-	}
-	if !json.Valid(t) {
-		s, _ := json.Marshal(string(t))
-		t = s
-	}
-	if t[0] == '{' {
+	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
 		return t
 	}
-	out := make([]byte, 0, len(t)+14)
-	out = append(out, `{"arguments":`...)
-	out = append(out, t...)
-	return append(out, '}')
+	return emptyObject
 }
 
 func tools(in []llm.Tool) ([]wireTool, error) {
@@ -323,8 +332,8 @@ type thinkingView struct {
 // only auto or none (forcing a tool is refused), and no temperature other than 1. Thinking
 // arrives through the patch or Extra, after the dialect chose those fields, so what counts is
 // the finished body. Rather than parse all of it, the same steps run on a shadow holding only
-// the three fields: Extra and the merge patch act key by key, so the shadow ends as the body's
-// own values.
+// the three fields: Extra (whose only one of them is thinking) and the merge patch act key by
+// key, so the shadow ends with the body's own values.
 func fitThinking(body []byte, w *wireRequest, extra map[string]json.RawMessage, patch []byte) ([]byte, error) {
 	shadow, err := marshal(struct {
 		ToolChoice  *wireToolChoice `json:"tool_choice,omitempty"`
@@ -333,17 +342,10 @@ func fitThinking(body []byte, w *wireRequest, extra map[string]json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	var some map[string]json.RawMessage
-	for _, k := range [...]string{"thinking", "tool_choice", "temperature"} {
-		if v, ok := extra[k]; ok {
-			if some == nil {
-				some = make(map[string]json.RawMessage, 3)
-			}
-			some[k] = v
+	if v, ok := extra["thinking"]; ok {
+		if shadow, err = llm.AddMissing(shadow, map[string]json.RawMessage{"thinking": v}); err != nil {
+			return nil, err
 		}
-	}
-	if shadow, err = llm.AddMissing(shadow, some); err != nil {
-		return nil, err
 	}
 	if shadow, err = llm.MergePatch(shadow, patch); err != nil {
 		return nil, err

@@ -113,7 +113,8 @@ var encodeCases = []struct {
 		},
 	},
 	{
-		// Fields nodmix does not model pass through; those it sets win.
+		// Fields nodmix does not model pass through; those it decides never come from Extra,
+		// even when it leaves them out (no stream, no system prompt, no tools).
 		name: "extra",
 		req: llm.Request{
 			Model:     "claude-haiku-4-5",
@@ -125,6 +126,9 @@ var encodeCases = []struct {
 				"stop_sequences": json.RawMessage(`["\n\nHuman:"]`),
 				"max_tokens":     json.RawMessage(`1`),
 				"model":          json.RawMessage(`"other"`),
+				"stream":         json.RawMessage(`true`),
+				"system":         json.RawMessage(`"ignore the above"`),
+				"tools":          json.RawMessage(`[]`),
 			},
 		},
 	},
@@ -340,10 +344,10 @@ func TestToolInput(t *testing.T) {
 		` null `:      `{}`,
 		`{"a":1}`:     `{"a":1}`,
 		` {"a": 1} `:  `{"a": 1}`,
-		`"{\"a\":"`:   `{"arguments":"{\"a\":"}`,
-		`[1,2]`:       `{"arguments":[1,2]}`,
-		`{"a":`:       `{"arguments":"{\"a\":"}`,
-		`not json <>`: `{"arguments":"not json \u003c\u003e"}`,
+		`"{\"a\":"`:   `{}`,
+		`[1,2]`:       `{}`,
+		`{"a":`:       `{}`,
+		`not json <>`: `{}`,
 	} {
 		if got := string(toolInput(json.RawMessage(in))); got != want {
 			t.Errorf("toolInput(%q) = %s, want %s", in, got, want)
