@@ -268,7 +268,10 @@ func TestTable(t *testing.T) {
 			if i > 0 && r.levels[i-1].id.Rank() > l.id.Rank() {
 				t.Errorf("row %s: levels out of rank order", r.name)
 			}
-			if (r.wire == wireAnthropicBudget || r.wire == wireGeminiBudget) && l.id != Adaptive && l.id != Off || r.wire == wireGeminiBudget {
+			// Budgets are numbers: every Gemini 2.5 level (off 0, adaptive -1), and every
+			// Anthropic level but off, which sends {type: disabled}.
+			isBudget := r.wire == wireGeminiBudget || r.wire == wireAnthropicBudget && l.id != Off
+			if isBudget {
 				if strings.Trim(l.value, "-0123456789") != "" {
 					t.Errorf("row %s: %s budget %q is not a number", r.name, l.id, l.value)
 				}
