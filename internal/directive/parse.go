@@ -160,9 +160,10 @@ func ParseCommand(text string) Parsed {
 // behind that a second pass of the same mode would find.
 func scan(text string, m mode) (string, []D) {
 	var (
-		out []byte
-		ds  []D
-		i   int // text[:i] is settled: copied to out or removed
+		out  []byte
+		ds   []D
+		i    int               // text[:i] is settled: copied to out or removed
+		tail = blankTail(text) // text[tail:] is all blanks
 	)
 	for pos := 0; pos < len(text); {
 		at := indexByte(text, '/', pos)
@@ -177,7 +178,7 @@ func scan(text string, m mode) (string, []D) {
 		if sp == nil {
 			continue
 		}
-		d, end, ok := sp.argument(text, nameEnd, m)
+		d, end, ok := sp.argument(text, nameEnd, m, tail)
 		if !ok {
 			continue
 		}
@@ -260,7 +261,7 @@ func asciiEqualFold(s, a string) bool {
 
 // argument reads the argument after a directive's name and returns the directive, the index
 // where its text ends, and whether m consumes it.
-func (sp *spec) argument(text string, nameEnd int, m mode) (D, int, bool) {
+func (sp *spec) argument(text string, nameEnd int, m mode, tail int) (D, int, bool) {
 	d := D{Name: sp.name}
 	// An optional colon, with blanks before it; then blanks, on the same line.
 	j := skipHBlank(text, nameEnd)
@@ -311,7 +312,7 @@ func (sp *spec) argument(text string, nameEnd int, m mode) (D, int, bool) {
 			return d, e, true
 		}
 	case inline:
-		if n > 0 && isBlank([]byte(text[ends[0]:])) {
+		if n > 0 && ends[0] >= tail {
 			d.Raw, d.Invalid = text[j:ends[0]], true
 			return d, ends[0], true
 		}
@@ -391,6 +392,19 @@ func nonBlankEnd(s string, k int) int {
 			break
 		}
 		k += size
+	}
+	return k
+}
+
+// blankTail returns where the blanks that end s begin (len(s) when it ends in none).
+func blankTail(s string) int {
+	k := len(s)
+	for k > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:k])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		k -= size
 	}
 	return k
 }

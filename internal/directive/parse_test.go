@@ -192,3 +192,14 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseAdversarial is a long message of directives that each name nothing: every one
+// must be decided without rescanning the rest of the text.
+func BenchmarkParseAdversarial(b *testing.B) {
+	msg := strings.Repeat("/t x /fast y /v ", 20000) + "tail"
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Parse(msg)
+	}
+}
