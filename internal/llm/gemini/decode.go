@@ -145,8 +145,12 @@ func (a *assembler) part(wp *part) bool {
 		a.parts = append(a.parts, p)
 		return a.yield(llm.Event{Kind: llm.EventToolCall, Index: idx, CallID: id, Name: fc.Name}, nil) &&
 			a.yield(llm.Event{Kind: llm.EventToolArgs, Index: idx, Text: string(args)}, nil)
-	case wp.Text != nil:
-		text := *wp.Text
+	case wp.Text != nil || wp.InlineData == nil && md.ThoughtSignature != "":
+		// A part that carries only a signature is kept as an empty one, to go back as it came.
+		var text string
+		if wp.Text != nil {
+			text = *wp.Text
+		}
 		kind, ev := llm.KindText, llm.EventText
 		if wp.Thought {
 			kind, ev = llm.KindReasoning, llm.EventReasoning

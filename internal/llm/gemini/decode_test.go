@@ -208,6 +208,21 @@ func TestDecodeNonStreamDocuments(t *testing.T) {
 	}
 }
 
+func TestDecodeSignatureOnlyPartIsKept(t *testing.T) {
+	body := `{"candidates":[{"content":{"parts":[{"text":"Hi"},{"thoughtSignature":"U0lH"}]},"finishReason":"STOP"}]}`
+	var done llm.Event
+	for ev, err := range New().Decode(strings.NewReader(body), false) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		done = ev
+	}
+	want := []llm.Part{{Kind: llm.KindText, Text: "Hi"}, {Kind: llm.KindText, Dialect: Name, Meta: metaJSON("U0lH", "")}}
+	if diff := cmp.Diff(want, done.Message.Parts); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+}
+
 func TestDecodeCallWithoutArgsHasEmptyObject(t *testing.T) {
 	body := `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"now"}}]},"finishReason":"STOP"}]}`
 	var done llm.Event

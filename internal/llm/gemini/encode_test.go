@@ -142,7 +142,8 @@ func TestEncodeGolden(t *testing.T) {
 				Extra: map[string]json.RawMessage{
 					"safetySettings":   json.RawMessage(`[ {"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"} ]`),
 					"cachedContent":    json.RawMessage(`"cachedContents/abc"`),
-					"generationConfig": json.RawMessage(`{"maxOutputTokens":5}`), // nodmix's own field wins
+					"generationConfig": json.RawMessage(`{"maxOutputTokens":5,"topK":40}`), // nodmix's own members win
+					"tools":            json.RawMessage(`[{"googleSearch":{}}]`),           // decided by nodmix, even when absent
 				}},
 		},
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -69,14 +70,22 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 			body.ToolConfig = &toolConfig{FunctionCallingConfig: functionCallingConfig{Mode: mode}}
 		}
 	}
+	var gc json.RawMessage
 	if req.MaxTokens > 0 || req.Temperature != nil {
-		body.GenerationConfig = &generationConfig{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature}
+		if gc, err = marshal(&generationConfig{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature}); err != nil {
+			return nil, fmt.Errorf("gemini: %w", err)
+		}
 	}
+	extra, gc, err := passThrough(req.Extra, gc)
+	if err != nil {
+		return nil, fmt.Errorf("gemini: %w", err)
+	}
+	body.GenerationConfig = gc
 	b, err := marshal(&body)
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
-	if b, err = llm.AddMissing(b, req.Extra); err != nil {
+	if b, err = llm.AddMissing(b, extra); err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
 	if b, err = llm.MergePatch(b, p.Body); err != nil {
@@ -91,6 +100,39 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 		method = ":streamGenerateContent?alt=sse"
 	}
 	return &llm.Encoded{Path: "/models/" + url.PathEscape(model) + method, Header: h, Body: b}, nil
+}
+
+// owned are the fields Encode decides even when it leaves them out: an Extra `tools` beside
+// the run's own, or `contents`, would change what the model is asked.
+var owned = [...]string{"contents", "systemInstruction", "tools", "toolConfig"}
+
+// passThrough returns extra without the owned fields, and the generationConfig to send: an
+// Extra generationConfig (topK, stopSequences, …) with nodmix's own members over it.
+func passThrough(extra map[string]json.RawMessage, gc json.RawMessage) (map[string]json.RawMessage, json.RawMessage, error) {
+	if len(extra) == 0 {
+		return extra, gc, nil
+	}
+	out := extra
+	drop := func(k string) {
+		if len(out) == len(extra) {
+			out = maps.Clone(extra)
+		}
+		delete(out, k)
+	}
+	for _, k := range owned {
+		if _, ok := extra[k]; ok {
+			drop(k)
+		}
+	}
+	if theirs, ok := extra["generationConfig"]; ok && gc != nil {
+		merged, err := llm.MergePatch(theirs, gc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pass-through field \"generationConfig\": %w", err)
+		}
+		gc = merged
+		drop("generationConfig")
+	}
+	return out, gc, nil
 }
 
 // signsForeignCalls reports whether the model validates thought signatures on replayed

@@ -7,11 +7,11 @@ import "encoding/json"
 // nodmix does not set reach the body through Request.Extra or the patch.
 
 type request struct {
-	Contents          []content         `json:"contents"`
-	SystemInstruction *content          `json:"systemInstruction,omitempty"`
-	Tools             []tool            `json:"tools,omitempty"`
-	ToolConfig        *toolConfig       `json:"toolConfig,omitempty"`
-	GenerationConfig  *generationConfig `json:"generationConfig,omitempty"`
+	Contents          []content       `json:"contents"`
+	SystemInstruction *content        `json:"systemInstruction,omitempty"`
+	Tools             []tool          `json:"tools,omitempty"`
+	ToolConfig        *toolConfig     `json:"toolConfig,omitempty"`
+	GenerationConfig  json.RawMessage `json:"generationConfig,omitempty"` // a generationConfig, merged with Extra's
 }
 
 type content struct {
