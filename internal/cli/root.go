@@ -104,6 +104,7 @@ func newRoot(env Env) *cobra.Command {
 		newGatewayCmd(g),
 		newTokenjuiceCmd(g),
 		newAgentCmd(g),
+		newSessionsCmd(g),
 	)
 	groups(root)
 	return root
