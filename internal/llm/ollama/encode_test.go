@@ -142,11 +142,14 @@ func TestEncodeGolden(t *testing.T) {
 		},
 		{
 			name: "extra",
-			req: llm.Request{Model: "llama3.2", Messages: []llm.Message{userText("Hi")}, Stream: true,
+			req: llm.Request{Model: "llama3.2", Messages: []llm.Message{userText("Hi")}, Stream: true, MaxTokens: 64,
 				Extra: map[string]json.RawMessage{
 					"keep_alive": json.RawMessage(`"10m"`),
 					"format":     json.RawMessage(`{ "type": "object" }`),
-					"stream":     json.RawMessage(`false`), // nodmix's own field wins
+					"think":      json.RawMessage(`false`),
+					"options":    json.RawMessage(`{"num_ctx":4096,"num_predict":1}`), // nodmix's own members win
+					"stream":     json.RawMessage(`false`),                            // decided by nodmix
+					"tools":      json.RawMessage(`[]`),                               // decided by nodmix, even when absent
 				}},
 		},
 	}

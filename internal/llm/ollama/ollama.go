@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -58,14 +59,22 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 			body.Tools = append(body.Tools, tool{Type: "function", Function: toolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 		}
 	}
+	var opts json.RawMessage
 	if req.MaxTokens > 0 || req.Temperature != nil {
-		body.Options = &options{NumPredict: req.MaxTokens, Temperature: req.Temperature}
+		if opts, err = marshal(&options{NumPredict: req.MaxTokens, Temperature: req.Temperature}); err != nil {
+			return nil, fmt.Errorf("ollama: %w", err)
+		}
 	}
+	extra, opts, err := passThrough(req.Extra, opts)
+	if err != nil {
+		return nil, fmt.Errorf("ollama: %w", err)
+	}
+	body.Options = opts
 	b, err := marshal(&body)
 	if err != nil {
 		return nil, fmt.Errorf("ollama: %w", err)
 	}
-	if b, err = llm.AddMissing(b, req.Extra); err != nil {
+	if b, err = llm.AddMissing(b, extra); err != nil {
 		return nil, fmt.Errorf("ollama: %w", err)
 	}
 	if b, err = llm.MergePatch(b, p.Body); err != nil {
@@ -76,6 +85,39 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 		h[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
 	}
 	return &llm.Encoded{Path: "/api/chat", Header: h, Body: b}, nil
+}
+
+// owned are the fields Encode decides even when it leaves them out: an Extra `stream` on a
+// request nodmix reads as one document, or `tools` beside the run's own, would break the call.
+var owned = [...]string{"model", "messages", "tools", "stream"}
+
+// passThrough returns extra without the owned fields, and the options to send: Extra's
+// options (num_ctx, top_k, …) with nodmix's own members over them.
+func passThrough(extra map[string]json.RawMessage, opts json.RawMessage) (map[string]json.RawMessage, json.RawMessage, error) {
+	if len(extra) == 0 {
+		return extra, opts, nil
+	}
+	out := extra
+	drop := func(k string) {
+		if len(out) == len(extra) {
+			out = maps.Clone(extra)
+		}
+		delete(out, k)
+	}
+	for _, k := range owned {
+		if _, ok := extra[k]; ok {
+			drop(k)
+		}
+	}
+	if theirs, ok := extra["options"]; ok && opts != nil {
+		merged, err := llm.MergePatch(theirs, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pass-through field \"options\": %w", err)
+		}
+		opts = merged
+		drop("options")
+	}
+	return out, opts, nil
 }
 
 // encodeMessages turns the transcript into Ollama messages: the system prompt first, one

@@ -11,8 +11,8 @@ type chatRequest struct {
 	Messages []message `json:"messages"`
 	Tools    []tool    `json:"tools,omitempty"`
 	// Stream is always sent: Ollama streams when it is absent.
-	Stream  bool     `json:"stream"`
-	Options *options `json:"options,omitempty"`
+	Stream  bool            `json:"stream"`
+	Options json.RawMessage `json:"options,omitempty"` // an options object, merged with Extra's
 }
 
 type message struct {
