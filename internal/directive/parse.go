@@ -3,6 +3,7 @@
 package directive
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -166,10 +167,11 @@ func scan(text string, m mode) (string, []D) {
 		tail = blankTail(text) // text[tail:] is all blanks
 	)
 	for pos := 0; pos < len(text); {
-		at := indexByte(text, '/', pos)
-		if at < 0 {
+		k := strings.IndexByte(text[pos:], '/')
+		if k < 0 {
 			break
 		}
+		at := pos + k
 		pos = at + 1
 		if !boundaryBefore(out, text[i:at]) {
 			continue
@@ -195,15 +197,6 @@ func scan(text string, m mode) (string, []D) {
 		return "", ds
 	}
 	return string(out), ds
-}
-
-func indexByte(s string, c byte, from int) int {
-	for k := from; k < len(s); k++ {
-		if s[k] == c {
-			return k
-		}
-	}
-	return -1
 }
 
 // boundaryBefore reports whether a directive may start after out+pending: at the start, or after
