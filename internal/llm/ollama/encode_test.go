@@ -127,7 +127,7 @@ func TestEncodeGolden(t *testing.T) {
 			req: llm.Request{Model: "llava", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
 				{Kind: llm.KindText, Text: "What is in these?"},
 				{Kind: llm.KindImage, ImageURL: "data:image/png;base64,iVBORw0KGgo="},
-				{Kind: llm.KindText, Text: "Be brief."},
+				{Kind: llm.KindText, Text: "Keep it short."},
 				{Kind: llm.KindImage, ImageURL: "data:image/svg+xml,%3Csvg%2F%3E"},
 			}}}},
 		},
