@@ -120,7 +120,7 @@ func (m *Memory) Transcript(_ context.Context, key string) ([]llm.Message, error
 	if !ok {
 		return nil, ErrNotFound
 	}
-	return CloneMessages(s.msgs), nil
+	return cloneMessages(s.msgs), nil
 }
 
 // Append implements Store.
@@ -128,7 +128,7 @@ func (m *Memory) Append(_ context.Context, key string, base int, msgs []llm.Mess
 	if err := CheckKey(key); err != nil {
 		return nil, err
 	}
-	msgs = CloneMessages(msgs) // outside the lock
+	msgs = cloneMessages(msgs) // outside the lock
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sessions[key]

@@ -12,8 +12,8 @@ import (
 	"github.com/nodmix/nodmix/internal/llm"
 )
 
-// Store keeps session state. Implementations are safe for concurrent use, also by several
-// processes sharing one medium, and durable to the degree their medium allows; every method is
+// Store keeps session state. Implementations are safe for concurrent use (a store on a shared
+// medium also across processes) and durable to the degree their medium allows; every method is
 // atomic (a crash leaves either all or none of it).
 //
 // A session in the sense of Session, Sessions, Transcript and DeleteSession is one that Append or
@@ -116,9 +116,9 @@ func Stamp(now, last time.Time) time.Time {
 	return t
 }
 
-// CloneMessages returns a deep copy of msgs: no slice of the copy shares memory with msgs. Empty
+// cloneMessages returns a deep copy of msgs: no slice of the copy shares memory with msgs. Empty
 // Parts, Args, Raw and Meta become nil, as a store returns them.
-func CloneMessages(msgs []llm.Message) []llm.Message {
+func cloneMessages(msgs []llm.Message) []llm.Message {
 	if len(msgs) == 0 {
 		return nil
 	}
