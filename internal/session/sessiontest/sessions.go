@@ -122,7 +122,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 		if diff := cmp.Diff(msgs, got); diff != "" {
 			t.Errorf("transcript (-want +got):\n%s", diff)
 		}
-		// The bytes the brief of every provider depends on, spelled out.
+		// The bytes providers need back exactly, spelled out.
 		for _, c := range []struct {
 			name      string
 			got, want []byte
