@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -169,6 +170,11 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 		return nil, fmt.Errorf("session %q: %w", t.Session, err)
 	}
 	base := len(history)
+	if closing := unanswered(history, t.Input); len(closing) > 0 {
+		// A new message after client tool calls the client never answered: every provider
+		// refuses a call without its result, so the calls are closed first.
+		t.Input = append(closing, t.Input...)
+	}
 	if len(t.Input) > 0 {
 		if _, err := r.Sessions.Append(ctx, t.Session, base, t.Input); err != nil {
 			return nil, r.storeErr(t.Session, err)
@@ -187,7 +193,7 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 			return res, fmt.Errorf("session %q: tools: %w", t.Session, err)
 		}
 		req := &llm.Request{
-			Model: t.ModelID, System: t.System, Messages: history, Tools: tools, ToolChoice: t.ToolChoice,
+			Model: t.ModelID, System: t.System, Messages: ownOpaque(history, t.provider()), Tools: tools, ToolChoice: t.ToolChoice,
 			MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream, Extra: t.Extra,
 		}
 		msg, usage, finish, err := r.call(ctx, t, req, step, len(tools), toolBytes)
@@ -322,6 +328,7 @@ func (r *Runner) call(ctx context.Context, t Turn, req *llm.Request, step, nTool
 			}
 			msg := *ev.Message
 			msg.Role = llm.RoleAssistant
+			msg.Parts = stampProvider(msg.Parts, t.provider())
 			line.Usage, line.Finish = ev.Usage, ev.Finish
 			line.Outcome = "ok"
 			if len(msg.ToolCalls()) > 0 {
@@ -468,4 +475,92 @@ func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBy
 	if err != nil && r.Logger != nil {
 		r.Logger.Warn("session counters", "session", t.Session, "err", err)
 	}
+}
+
+// provider is the provider id of the turn's model reference.
+func (t *Turn) provider() string {
+	p, _, _ := strings.Cut(t.ModelRef, "/")
+	return p
+}
+
+// stampProvider records which provider produced the opaque parts of a message.
+func stampProvider(parts []llm.Part, provider string) []llm.Part {
+	for i := range parts {
+		if len(parts[i].Raw) > 0 || len(parts[i].Meta) > 0 {
+			parts[i].Provider = provider
+		}
+	}
+	return parts
+}
+
+// ownOpaque returns the history with the opaque bytes of other providers' parts removed: a
+// signature is valid only where it was made. Messages without such parts are shared, not copied.
+func ownOpaque(history []llm.Message, provider string) []llm.Message {
+	var out []llm.Message
+	for i, m := range history {
+		foreign := false
+		for _, p := range m.Parts {
+			if (len(p.Raw) > 0 || len(p.Meta) > 0) && p.Provider != "" && p.Provider != provider {
+				foreign = true
+				break
+			}
+		}
+		if !foreign {
+			if out != nil {
+				out = append(out, m)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]llm.Message, 0, len(history)), history[:i]...)
+		}
+		parts := make([]llm.Part, 0, len(m.Parts))
+		for _, p := range m.Parts {
+			if (len(p.Raw) > 0 || len(p.Meta) > 0) && p.Provider != "" && p.Provider != provider {
+				if p.Kind == llm.KindReasoning {
+					continue
+				}
+				p.Raw, p.Meta, p.Dialect, p.Provider = nil, nil, "", ""
+			}
+			parts = append(parts, p)
+		}
+		out = append(out, llm.Message{Role: m.Role, Parts: parts})
+	}
+	if out == nil {
+		return history
+	}
+	return out
+}
+
+// unanswered returns tool results closing the calls of the history's last assistant message
+// that have none, when the new input does not answer them itself.
+func unanswered(history, input []llm.Message) []llm.Message {
+	last := -1
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role == llm.RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	answered := map[string]bool{}
+	for _, msgs := range [][]llm.Message{history[last+1:], input} {
+		for _, m := range msgs {
+			for _, p := range m.Parts {
+				if p.Kind == llm.KindToolResult {
+					answered[p.CallID] = true
+				}
+			}
+		}
+	}
+	var out []llm.Message
+	for _, c := range history[last].ToolCalls() {
+		if !answered[c.CallID] {
+			out = append(out, llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: c.CallID, Name: c.Name,
+				Text: "No result: the client did not answer this call.", IsError: true}}})
+		}
+	}
+	return out
 }

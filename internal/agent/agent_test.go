@@ -339,3 +339,61 @@ func TestConcurrentTurnIsBusy(t *testing.T) {
 		t.Errorf("first turn err = %v, want ErrBusy", err)
 	}
 }
+
+func TestOpaquePartsStayWithTheirProvider(t *testing.T) {
+	st := session.NewMemory()
+	r, _ := newRunner(st, &tools{})
+	signed := func(*llm.Request) (*llm.Message, error) {
+		return &llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
+			{Kind: llm.KindReasoning, Text: "hm", Dialect: "anthropic-messages", Raw: json.RawMessage(`{"type":"thinking","signature":"s"}`)},
+			{Kind: llm.KindText, Text: "one"},
+		}}, nil
+	}
+	first := &script{steps: []func(*llm.Request) (*llm.Message, error){signed, answer("again")}}
+	ctx := context.Background()
+	if _, err := r.Run(ctx, agent.Turn{Session: "s", ModelRef: "anthropic/claude", Model: first, Input: []llm.Message{user("a")}}); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := st.Transcript(ctx, "s")
+	if tr[1].Parts[0].Provider != "anthropic" {
+		t.Fatalf("reasoning part not stamped: %+v", tr[1].Parts[0])
+	}
+	// The same provider gets its block back; another one sharing the dialect does not.
+	if _, err := r.Run(ctx, agent.Turn{Session: "s", ModelRef: "anthropic/claude", Model: first, Input: []llm.Message{user("b")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := first.reqs[1].Messages[1].Parts; len(got) != 2 || string(got[0].Raw) == "" {
+		t.Errorf("own provider lost its block: %+v", got)
+	}
+	other := &script{steps: []func(*llm.Request) (*llm.Message, error){answer("x")}}
+	if _, err := r.Run(ctx, agent.Turn{Session: "s", ModelRef: "minimax/m", Model: other, Input: []llm.Message{user("c")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := other.reqs[0].Messages[1].Parts; len(got) != 1 || got[0].Kind != llm.KindText {
+		t.Errorf("another provider got the signed block: %+v", got)
+	}
+	if tr, _ := st.Transcript(ctx, "s"); len(tr[1].Parts) != 2 {
+		t.Errorf("the stored transcript must keep the block: %+v", tr[1])
+	}
+}
+
+func TestUnansweredClientCallsAreClosed(t *testing.T) {
+	st := session.NewMemory()
+	r, _ := newRunner(st, &tools{})
+	m := &script{steps: []func(*llm.Request) (*llm.Message, error){
+		calls(llm.Part{CallID: "k", Name: "client_fn", Args: json.RawMessage(`{}`)}),
+		answer("ok"),
+	}}
+	ct := []llm.Tool{{Name: "client_fn"}}
+	ctx := context.Background()
+	if _, err := r.Run(ctx, agent.Turn{Session: "s", Model: m, ClientTools: ct, Input: []llm.Message{user("a")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(ctx, agent.Turn{Session: "s", Model: m, ClientTools: ct, Input: []llm.Message{user("never mind")}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := m.reqs[1].Messages
+	if len(msgs) != 4 || msgs[2].Role != llm.RoleTool || msgs[2].Parts[0].CallID != "k" || !msgs[2].Parts[0].IsError {
+		t.Errorf("step 2 messages = %+v", msgs)
+	}
+}

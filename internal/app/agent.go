@@ -14,6 +14,7 @@ import (
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/config"
+	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/exposure"
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/provider"
@@ -61,8 +62,12 @@ type TurnRequest struct {
 	MaxTokens   int
 	Temperature *float64
 	ToolChoice  string
-	Extra       map[string]json.RawMessage
-	Observe     func(agent.Event)
+	// Extra are request fields a client sent that nodmix does not model, in the wire format of
+	// ExtraAPI ("openai-completions" or "openai-responses"); they reach only a provider that
+	// speaks that format (another provider would refuse them).
+	Extra    map[string]json.RawMessage
+	ExtraAPI string
+	Observe  func(agent.Event)
 }
 
 // ErrNoModel: no model was asked for and none is configured.
@@ -159,24 +164,122 @@ func (a *App) runner() *agent.Runner {
 	}
 }
 
-// Turn runs one turn.
-func (a *App) Turn(ctx context.Context, req TurnRequest) (*agent.Result, error) {
+// TurnResult is a turn's outcome as faces show it.
+type TurnResult struct {
+	agent.Result
+	// Levels are the levels the turn ran with (or, for a directive-only message, the session's
+	// levels after it), for faces that shape their output by /verbose, /reasoning and /trace.
+	Levels directive.Resolved
+	// Directive is set for a directive-only message: Text is the reply and no model was called.
+	Directive bool
+	// Notice tells the user that a stored level was remapped for this model ("" when not).
+	Notice string
+}
+
+// plan is a turn ready to run: its model, its request settings and its levels.
+type plan struct {
+	turn   agent.Turn
+	rm     *resolvedModel
+	levels directive.Resolved
+	notice string
+}
+
+// plan resolves a turn's model and levels. A directive-only user message (/think high) is
+// answered instead (the returned TurnResult), changing the session's overrides unless dryRun;
+// inline directives apply to their message only and are removed from what the model reads.
+func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *TurnResult, error) {
 	if err := session.CheckKey(req.Session); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ref, err := a.modelRef(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rm, err := a.resolveModel(ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var overrides map[string]string
+	agentID := req.Agent
+	if !req.Ephemeral {
+		var stored string
+		if overrides, stored, err = a.sessionOverrides(ctx, req.Session); err != nil {
+			return nil, nil, err
+		}
+		if agentID == "" {
+			agentID = stored
+		}
+	}
+	t := a.agentTurn(req, rm)
+	tgt := a.target(rm, t.MaxTokens, req.ToolChoice)
+	l := a.layers(agentID, overrides, rm, tgt)
+	if i, text, ok := lastUserText(t.Input); ok {
+		parsed := directive.Parse(text)
+		if parsed.Only {
+			res, err := a.applyDirectives(ctx, req, l, parsed.Directives, dryRun)
+			return nil, res, err
+		}
+		if len(parsed.Directives) > 0 {
+			if reply, ok := directive.Check(parsed.Directives, l); !ok {
+				return nil, &TurnResult{Result: agent.Result{Model: ref, Text: reply, Finish: "directive"}, Directive: true, Levels: directive.Resolve(l)}, nil
+			}
+			l.Inline = parsed.Directives
+			in := append([]llm.Message(nil), t.Input...)
+			in[i] = withBody(in[i], parsed.Body)
+			t.Input = in
+		}
+	}
+	levels, patch, err := a.levelsFor(l, tgt)
+	if err != nil {
+		return nil, nil, err
+	}
+	rm.patch = patch
+	notice, _ := directive.RemapNotice(l)
+	return &plan{turn: t, rm: rm, levels: levels, notice: notice}, nil, nil
+}
+
+// Turn runs one turn (see plan for directives).
+func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
+	p, early, err := a.plan(ctx, req, false)
+	if err != nil || early != nil {
+		return early, err
 	}
 	r := a.runner()
 	if req.Ephemeral {
 		r.Sessions = session.NewMemory()
 	}
-	return r.Run(ctx, a.agentTurn(req, rm))
+	res, err := r.Run(ctx, p.turn)
+	out := &TurnResult{Levels: p.levels, Notice: p.notice}
+	if res != nil {
+		out.Result = *res
+	}
+	return out, err
+}
+
+// applyDirectives answers a directive-only message: the session's overrides change in one
+// store transaction (none for a session that is not kept) and the reply says what changed.
+func (a *App) applyDirectives(ctx context.Context, req TurnRequest, l directive.Layers, ds []directive.D, dryRun bool) (*TurnResult, error) {
+	var res directive.Result
+	if req.Ephemeral || dryRun {
+		res = directive.Apply(ds, l)
+	} else {
+		_, err := a.Store.Update(ctx, req.Session, func(in *session.Info) error {
+			l.Session = in.Overrides
+			res = directive.Apply(ds, l)
+			if res.Changed {
+				in.Overrides = res.Overrides
+			}
+			if req.Agent != "" && in.Agent == "" {
+				in.Agent = req.Agent
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("session %q: %w", req.Session, err)
+		}
+	}
+	l.Session = res.Overrides
+	return &TurnResult{Result: agent.Result{Model: l.Model, Text: res.Reply, Finish: "directive"}, Directive: true, Levels: directive.Resolve(l)}, nil
 }
 
 func (a *App) agentTurn(req TurnRequest, rm *resolvedModel) agent.Turn {
@@ -186,10 +289,14 @@ func (a *App) agentTurn(req TurnRequest, rm *resolvedModel) agent.Turn {
 			maxTokens = m.MaxTokens
 		}
 	}
+	extra := req.Extra
+	if rm.prov == nil || rm.prov.API != req.ExtraAPI {
+		extra = nil
+	}
 	return agent.Turn{
 		Session: req.Session, ModelRef: rm.ref, Model: rm.model, ModelID: rm.id, System: req.System,
 		Input: req.Input, ClientTools: req.ClientTools, MaxSteps: a.Config.Agents.MaxSteps(req.Agent),
-		MaxTokens: maxTokens, Temperature: req.Temperature, ToolChoice: req.ToolChoice, Extra: req.Extra,
+		MaxTokens: maxTokens, Temperature: req.Temperature, ToolChoice: req.ToolChoice, Extra: extra,
 		Stream: req.Stream, Observe: req.Observe, DirectSchemaBytes: a.directSchemaBytes(),
 	}
 }
@@ -205,40 +312,40 @@ type DryRun struct {
 	Body     json.RawMessage `json:"body"`
 }
 
-// Prepare builds a turn's first provider request as DryRun (secrets masked).
-func (a *App) Prepare(ctx context.Context, req TurnRequest) (*DryRun, error) {
-	ref, err := a.modelRef(ctx, req)
+// Prepare builds a turn's first provider request as DryRun (secrets masked), sending nothing and
+// writing nothing. A directive-only message gets its reply instead (reply non-empty).
+func (a *App) Prepare(ctx context.Context, req TurnRequest) (dr *DryRun, reply string, err error) {
+	p, early, err := a.plan(ctx, req, true)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	rm, err := a.resolveModel(ref)
-	if err != nil {
-		return nil, err
+	if early != nil {
+		return nil, early.Text, nil
 	}
-	if rm.prov == nil {
-		return nil, fmt.Errorf("model %q: the scripted model runs in-process and sends no request", ref)
+	if p.rm.prov == nil {
+		return nil, "", fmt.Errorf("model %q: the scripted model runs in-process and sends no request", p.rm.ref)
 	}
 	history, err := a.Store.Transcript(ctx, req.Session)
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
-		return nil, err
+		return nil, "", err
 	}
-	t := a.agentTurn(req, rm)
+	t := p.turn
 	vis, err := agentTools{a.Engine}.Tools(ctx, req.Session)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	tools := make([]llm.Tool, 0, len(vis)+len(req.ClientTools))
+	tools := make([]llm.Tool, 0, len(vis)+len(t.ClientTools))
 	for i := range vis {
 		tools = append(tools, llm.Tool{Name: vis[i].Name, Description: vis[i].Description, Parameters: vis[i].Schema()})
 	}
-	tools = append(tools, req.ClientTools...)
-	lr := &llm.Request{Model: rm.id, System: req.System, Messages: append(history, req.Input...), Tools: tools,
-		ToolChoice: req.ToolChoice, MaxTokens: t.MaxTokens, Temperature: req.Temperature, Stream: req.Stream, Extra: req.Extra}
-	pr, err := rm.prov.Prepare(lr, rm.patch)
+	tools = append(tools, t.ClientTools...)
+	lr := &llm.Request{Model: t.ModelID, System: t.System, Messages: append(history, t.Input...), Tools: tools,
+		ToolChoice: t.ToolChoice, MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream, Extra: t.Extra}
+	pr, err := p.rm.prov.Prepare(lr, p.rm.patch)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &DryRun{Provider: pr.Provider, Model: pr.Model, URL: pr.URL, Method: pr.Method, Headers: pr.MaskedHeader(), Body: pr.Body}, nil
+	return &DryRun{Provider: pr.Provider, Model: pr.Model, URL: pr.URL, Method: pr.Method, Headers: pr.MaskedHeader(), Body: pr.Body}, "", nil
 }
 
 // directSchemaBytes is what direct exposure would send up front for the allowed catalog, for the

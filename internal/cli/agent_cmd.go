@@ -59,9 +59,13 @@ func newAgentCmd(g *globals) *cobra.Command {
 			req := app.TurnRequest{Session: key, Agent: agentID, Model: model,
 				Input: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: message}}}}}
 			if dryRun {
-				dr, err := a.Prepare(c.Context(), req)
+				dr, reply, err := a.Prepare(c.Context(), req)
 				if err != nil {
 					return err
+				}
+				if reply != "" {
+					fmt.Fprintln(c.OutOrStdout(), reply)
+					return nil
 				}
 				return writeJSON(c.OutOrStdout(), dr)
 			}

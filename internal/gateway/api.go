@@ -23,7 +23,7 @@ import (
 // Agent is what the OpenAI-compatible API runs turns on (*app.App). Implementations are safe
 // for concurrent use.
 type Agent interface {
-	Turn(ctx context.Context, req app.TurnRequest) (*agent.Result, error)
+	Turn(ctx context.Context, req app.TurnRequest) (*app.TurnResult, error)
 	Models() []app.ModelRow
 }
 

@@ -25,12 +25,12 @@ import (
 type fakeAgent struct {
 	mu     sync.Mutex
 	turns  []app.TurnRequest
-	result *agent.Result
+	result *app.TurnResult
 	err    error
 	events []agent.Event
 }
 
-func (f *fakeAgent) Turn(_ context.Context, req app.TurnRequest) (*agent.Result, error) {
+func (f *fakeAgent) Turn(_ context.Context, req app.TurnRequest) (*app.TurnResult, error) {
 	f.mu.Lock()
 	f.turns = append(f.turns, req)
 	f.mu.Unlock()
@@ -69,8 +69,8 @@ func post(t *testing.T, url, body string, header ...string) (*http.Response, []b
 	return resp, b
 }
 
-func answer(text string) *agent.Result {
-	return &agent.Result{Model: "openai/gpt-5.2", Text: text, Steps: 1, Finish: "stop", Usage: llm.Usage{InputTokens: 7, OutputTokens: 3}}
+func answer(text string) *app.TurnResult {
+	return &app.TurnResult{Result: agent.Result{Model: "openai/gpt-5.2", Text: text, Steps: 1, Finish: "stop", Usage: llm.Usage{InputTokens: 7, OutputTokens: 3}}}
 }
 
 func TestChatParsesTheConversation(t *testing.T) {
@@ -209,7 +209,7 @@ func TestChatStream(t *testing.T) {
 			{Kind: agent.EventToolEnd, Call: &call, Result: catalog.TextResult("a b")},
 			{Kind: agent.EventText, Text: "see."},
 		},
-		result: &agent.Result{Text: "see.", Finish: "tool_calls", ClientCalls: []llm.Part{{Kind: llm.KindToolCall, CallID: "k", Name: "client_fn", Args: json.RawMessage(`{"a":1}`)}}, Usage: llm.Usage{InputTokens: 5, OutputTokens: 2}},
+		result: &app.TurnResult{Result: agent.Result{Text: "see.", Finish: "tool_calls", ClientCalls: []llm.Part{{Kind: llm.KindToolCall, CallID: "k", Name: "client_fn", Args: json.RawMessage(`{"a":1}`)}}, Usage: llm.Usage{InputTokens: 5, OutputTokens: 2}}},
 	}
 	srv := serve(t, f)
 	resp, b := post(t, srv.URL+"/v1/chat/completions", `{"model":"a/b","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"client_fn"}}]}`)

@@ -118,6 +118,7 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 		tr.Input = append(tr.Input, msg)
 	}
 	tr.System = joinLines(sys)
+	tr.ExtraAPI = "openai-completions"
 	tr.Extra, err = extraFields(body, chatKnown)
 	if err != nil {
 		return nil, tr, err
@@ -260,7 +261,7 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		msg := chatOut{Role: "assistant", Content: nullableText(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
 		writeJSON(w, http.StatusOK, chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: cr.Model,
-			Choices: []chatChoice{{Index: 0, Message: &msg, FinishReason: finishReason(res)}}, Usage: usageOut(res.Usage)})
+			Choices: []chatChoice{{Index: 0, Message: &msg, FinishReason: finishReason(&res.Result)}}, Usage: usageOut(res.Usage)})
 		return
 	}
 	sse := newSSE(w)
@@ -286,7 +287,7 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 	if len(res.ClientCalls) > 0 {
 		sse.event("", chunk(chatOut{ToolCalls: toolCallsOut(res.ClientCalls, true)}, nil))
 	}
-	sse.event("", chunk(chatOut{}, finishReason(res)))
+	sse.event("", chunk(chatOut{}, finishReason(&res.Result)))
 	if cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage {
 		sse.event("", chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: cr.Model, Choices: []chatChoice{}, Usage: usageOut(res.Usage)})
 	}

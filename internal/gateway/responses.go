@@ -132,6 +132,7 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 	if len(tr.Input) == 0 {
 		return nil, tr, bad("input", "must hold at least one message")
 	}
+	tr.ExtraAPI = "openai-responses"
 	tr.Extra, err = extraFields(body, respKnown)
 	return &rr, tr, err
 }
@@ -247,7 +248,7 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		done := base
-		done.Status, done.Output, done.Usage = "completed", finalOutput(res), respUsageOut(res.Usage)
+		done.Status, done.Output, done.Usage = "completed", finalOutput(&res.Result), respUsageOut(res.Usage)
 		if res.Finish == "length" {
 			done.Status = "incomplete"
 		}
@@ -302,7 +303,7 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		emit("response.failed", map[string]any{"response": failed})
 		return
 	}
-	out := finalOutput(res)
+	out := finalOutput(&res.Result)
 	if res.Text != "" || len(res.ClientCalls) == 0 {
 		openMessage()
 		// The final message carries the last step's answer.

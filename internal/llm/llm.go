@@ -56,6 +56,10 @@ type Part struct {
 	// Dialect names the Dialect that produced Raw and Meta. A dialect sends back only what it
 	// produced itself: after a model switch, another provider's opaque bytes are dropped.
 	Dialect string `json:"dialect,omitempty"`
+	// Provider names the provider id that produced Raw and Meta. Providers share dialects
+	// (Anthropic and MiniMax speak one), and a signed reasoning block is only valid at the
+	// provider that signed it: the turn loop drops Raw and Meta of another provider's parts.
+	Provider string `json:"provider,omitempty"`
 	// Raw is an opaque provider item kept byte-for-byte (a reasoning block or item).
 	Raw json.RawMessage `json:"raw,omitempty"`
 	// Meta is opaque provider data attached to a part of another kind (Gemini's

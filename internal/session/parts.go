@@ -43,6 +43,7 @@ func EncodeParts(dst []byte, parts []llm.Part) []byte {
 			e.buf = append(e.buf, "true"...)
 		}
 		e.str("dialect", p.Dialect)
+		e.str("provider", p.Provider)
 		e.raw("raw", p.Raw)
 		e.raw("meta", p.Meta)
 		dst = append(e.buf, '}')
@@ -67,6 +68,8 @@ type storedPart struct {
 	IsError     bool            `json:"is_error"`
 	Dialect     string          `json:"dialect"`
 	DialectB64  []byte          `json:"dialect_b64"`
+	Provider    string          `json:"provider"`
+	ProviderB64 []byte          `json:"provider_b64"`
 	Raw         json.RawMessage `json:"raw"`
 	RawB64      []byte          `json:"raw_b64"`
 	Meta        json.RawMessage `json:"meta"`
@@ -94,6 +97,7 @@ func DecodeParts(data []byte) ([]llm.Part, error) {
 			Args:     rawOrB64(s.Args, s.ArgsB64),
 			IsError:  s.IsError,
 			Dialect:  orB64(s.Dialect, s.DialectB64),
+			Provider: orB64(s.Provider, s.ProviderB64),
 			Raw:      rawOrB64(s.Raw, s.RawB64),
 			Meta:     rawOrB64(s.Meta, s.MetaB64),
 		}

@@ -47,7 +47,7 @@ func TestPartsRoundTrip(t *testing.T) {
 		{"none", nil},
 		{"empty text part", []llm.Part{{Kind: llm.KindText}}},
 		{"escapes", []llm.Part{{Kind: llm.KindText, Text: "\"\\/\b\f\n\r\t\x00\x1f\x7f<>&\u2028"}}},
-		{"invalid UTF-8 everywhere", []llm.Part{{Kind: "\xff", Text: "\xfe", ImageURL: "\xc3", CallID: "\x80", Name: "a\xffb", Dialect: "\xed\xa0\x80"}}},
+		{"invalid UTF-8 everywhere", []llm.Part{{Kind: "\xff", Text: "\xfe", ImageURL: "\xc3", CallID: "\x80", Name: "a\xffb", Dialect: "\xed\xa0\x80", Provider: "\xff"}}},
 		{"raw json kinds", []llm.Part{
 			{Kind: llm.KindReasoning, Raw: raw(`null`), Meta: raw(`true`), Args: raw(`-1.5e3`)},
 			{Kind: llm.KindReasoning, Raw: raw(`"s<&>"`), Meta: raw(`[ 1 ,2 ]`), Args: raw(`{}`)},

@@ -29,7 +29,7 @@ func Transcript() []llm.Message {
 			{Kind: llm.KindImage, ImageURL: "data:image/png;base64,iVBORw0KGgo="},
 		}},
 		{Role: llm.RoleAssistant, Parts: []llm.Part{
-			{Kind: llm.KindReasoning, Text: "Let me check.\n", Dialect: "anthropic-messages", Raw: json.RawMessage(rawThinking)},
+			{Kind: llm.KindReasoning, Text: "Let me check.\n", Dialect: "anthropic-messages", Provider: "minimax", Raw: json.RawMessage(rawThinking)},
 			{Kind: llm.KindReasoning, Dialect: "anthropic-messages", Raw: json.RawMessage(rawReason)},
 			{Kind: llm.KindText, Text: "Searching."},
 			{Kind: llm.KindToolCall, CallID: "call_1", Name: "web_search", Args: json.RawMessage(argsOdd),

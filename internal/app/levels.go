@@ -1,0 +1,107 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nodmix/nodmix/internal/config"
+	"github.com/nodmix/nodmix/internal/directive"
+	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/session"
+	"github.com/nodmix/nodmix/internal/thinking"
+)
+
+// target is the thinking target of a resolved model: the profile's and the payload mapping's input.
+func (a *App) target(rm *resolvedModel, maxTokens int, toolChoice string) thinking.Target {
+	if rm.prov == nil {
+		// The scripted model reasons a little and has a plain three-level menu.
+		return thinking.Target{Provider: ScriptedProvider, API: "openai-completions", Model: rm.id, Reasoning: true, Efforts: []string{"low", "medium", "high"}}
+	}
+	t := thinking.Target{Provider: rm.prov.ID, API: rm.prov.API, Model: rm.id, Direct: rm.prov.Direct, MaxTokens: maxTokens, ToolChoice: toolChoice}
+	if m, ok := rm.prov.Model(rm.id); ok {
+		t.Reasoning = m.Reasoning != nil && *m.Reasoning
+		t.Efforts = m.SupportedReasoningEfforts
+	}
+	t.Params = a.Config.Agents.Default.ModelParams[rm.ref]
+	return t
+}
+
+func defaultsOf(s config.AgentSettings, params map[string]any) directive.Defaults {
+	d := directive.Defaults{Thinking: s.ThinkingDefault, Verbose: s.VerboseDefault, Trace: s.TraceDefault, Reasoning: s.ReasoningDefault, Params: params}
+	if s.FastModeDefault != nil {
+		d.Fast = strconv.FormatBool(*s.FastModeDefault)
+	}
+	return d
+}
+
+// layers gathers what a session's levels are resolved from.
+func (a *App) layers(agentID string, overrides map[string]string, rm *resolvedModel, t thinking.Target) directive.Layers {
+	agentSettings, _ := a.Config.Agents.Agent(agentID)
+	return directive.Layers{
+		Session: overrides,
+		Agent:   defaultsOf(agentSettings, nil),
+		Global:  defaultsOf(a.Config.Agents.Default, a.Config.Agents.Default.ModelParams[rm.ref]),
+		Profile: thinking.ProfileFor(t),
+		// A model the profile table does not know reasons when its config says so.
+		Reasoning: t.Reasoning,
+		Model:     rm.ref,
+	}
+}
+
+// sessionOverrides reads a session's stored directive overrides (none for a new session).
+func (a *App) sessionOverrides(ctx context.Context, key string) (map[string]string, string, error) {
+	info, err := a.Store.Session(ctx, key)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return info.Overrides, info.Agent, nil
+}
+
+// lastUserText returns the index and text of the input's last user message when it is text only.
+func lastUserText(in []llm.Message) (int, string, bool) {
+	if len(in) == 0 || in[len(in)-1].Role != llm.RoleUser {
+		return 0, "", false
+	}
+	i := len(in) - 1
+	for _, p := range in[i].Parts {
+		if p.Kind != llm.KindText {
+			return i, in[i].Text(), true // directives in the text still count
+		}
+	}
+	return i, in[i].Text(), true
+}
+
+// withBody replaces the text of a user message with the directive-free body, keeping its other parts.
+func withBody(m llm.Message, body string) llm.Message {
+	out := llm.Message{Role: m.Role}
+	placed := false
+	for _, p := range m.Parts {
+		if p.Kind == llm.KindText {
+			if !placed && body != "" {
+				out.Parts = append(out.Parts, llm.Part{Kind: llm.KindText, Text: body})
+			}
+			placed = true
+			continue
+		}
+		out.Parts = append(out.Parts, p)
+	}
+	if !placed && body != "" {
+		out.Parts = append(out.Parts, llm.Part{Kind: llm.KindText, Text: body})
+	}
+	return out
+}
+
+// levelsFor resolves a turn's levels and the request patch they make.
+func (a *App) levelsFor(l directive.Layers, t thinking.Target) (directive.Resolved, llm.Patch, error) {
+	r := directive.Resolve(l)
+	patch, err := thinking.Map(t, r.Think, r.Fast == thinking.FastOn)
+	if err != nil {
+		return r, llm.Patch{}, fmt.Errorf("model %q: %w", l.Model, err)
+	}
+	return r, patch, nil
+}
