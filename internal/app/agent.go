@@ -52,10 +52,10 @@ type TurnRequest struct {
 	Session string
 	// Ephemeral runs the turn on a transcript that is not kept (a stateless API call).
 	Ephemeral bool
-	Agent   string // agents.list[].id; "" for the defaults
-	Model   string // "provider/model"; "" resolves (session, agent, defaults)
-	System  string
-	Input   []llm.Message
+	Agent     string // agents.list[].id; "" for the defaults
+	Model     string // "provider/model"; "" resolves (session, agent, defaults)
+	System    string
+	Input     []llm.Message
 	// ClientTools become client:client:<name> tools of this turn.
 	ClientTools []llm.Tool
 	Stream      bool
@@ -304,12 +304,12 @@ func (a *App) agentTurn(req TurnRequest, rm *resolvedModel) agent.Turn {
 // DryRun is the provider request the first step of a turn would send, without sending it or
 // writing anything.
 type DryRun struct {
-	Provider string          `json:"provider"`
-	Model    string          `json:"model"`
-	URL      string          `json:"url"`
-	Method   string          `json:"method"`
-	Headers  http.Header     `json:"headers"`
-	Body     json.RawMessage `json:"body"`
+	Provider string            `json:"provider"`
+	Model    string            `json:"model"`
+	URL      string            `json:"url"`
+	Method   string            `json:"method"`
+	Headers  map[string]string `json:"headers"` // canonical names; credentials masked
+	Body     json.RawMessage   `json:"body"`
 }
 
 // Prepare builds a turn's first provider request as DryRun (secrets masked), sending nothing and
@@ -345,7 +345,11 @@ func (a *App) Prepare(ctx context.Context, req TurnRequest) (dr *DryRun, reply s
 	if err != nil {
 		return nil, "", err
 	}
-	return &DryRun{Provider: pr.Provider, Model: pr.Model, URL: pr.URL, Method: pr.Method, Headers: pr.MaskedHeader(), Body: pr.Body}, "", nil
+	headers := map[string]string{}
+	for k, v := range pr.MaskedHeader() {
+		headers[k] = strings.Join(v, ", ")
+	}
+	return &DryRun{Provider: pr.Provider, Model: pr.Model, URL: pr.URL, Method: pr.Method, Headers: headers, Body: pr.Body}, "", nil
 }
 
 // directSchemaBytes is what direct exposure would send up front for the allowed catalog, for the

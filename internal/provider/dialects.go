@@ -6,6 +6,7 @@ import (
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/llm/anthropic"
 	"github.com/nodmix/nodmix/internal/llm/gemini"
+	"github.com/nodmix/nodmix/internal/llm/ollama"
 )
 
 // Dialect returns the built-in dialect for an api value, configured for the provider's quirks
@@ -21,6 +22,8 @@ func Dialect(api, provider string) (llm.Dialect, error) {
 		return anthropic.New(o), nil
 	case gemini.Name:
 		return gemini.New(), nil
+	case ollama.Name:
+		return ollama.New(), nil
 	}
 	return nil, fmt.Errorf("api %q is not available", api)
 }
