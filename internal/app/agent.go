@@ -68,6 +68,9 @@ type TurnRequest struct {
 	Extra    map[string]json.RawMessage
 	ExtraAPI string
 	Observe  func(agent.Event)
+	// Levels, if set, is called with the turn's resolved levels before the model is called, so a
+	// face can shape what it streams (/reasoning, /verbose).
+	Levels func(directive.Resolved)
 }
 
 // ErrNoModel: no model was asked for and none is configured.
@@ -243,6 +246,9 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	p, early, err := a.plan(ctx, req, false)
 	if err != nil || early != nil {
 		return early, err
+	}
+	if req.Levels != nil {
+		req.Levels(p.levels)
 	}
 	r := a.runner()
 	if req.Ephemeral {

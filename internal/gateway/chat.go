@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
 )
 
@@ -260,6 +262,9 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		msg := chatOut{Role: "assistant", Content: nullableText(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
+		if res.Levels.Reasoning == "on" || res.Levels.Reasoning == "stream" {
+			msg.ReasoningContent = reasoningText(res.Message)
+		}
 		writeJSON(w, http.StatusOK, chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: cr.Model,
 			Choices: []chatChoice{{Index: 0, Message: &msg, FinishReason: finishReason(&res.Result)}}, Usage: usageOut(res.Usage)})
 		return
@@ -270,10 +275,18 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 			Choices: []chatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}}
 	}
 	sse.event("", chunk(chatOut{Role: "assistant", Content: ptr("")}, nil))
+	var showReasoning atomic.Bool
+	tr.Levels = func(l directive.Resolved) { showReasoning.Store(l.Reasoning == "on" || l.Reasoning == "stream") }
 	tr.Observe = func(ev agent.Event) {
 		switch ev.Kind {
 		case agent.EventText:
 			sse.event("", chunk(chatOut{Content: ptr(ev.Text)}, nil))
+		case agent.EventReasoning:
+			// /reasoning on: the reasoning goes out beside the answer, in the field
+			// OpenAI-compatible reasoning models use; clients that do not know it skip it.
+			if showReasoning.Load() {
+				sse.event("", chunk(chatOut{ReasoningContent: ev.Text}, nil))
+			}
 		case agent.EventToolStart, agent.EventToolEnd:
 			sse.event("", toolProgress(id, created, cr.Model, ev))
 		}
@@ -339,9 +352,10 @@ type chatChoice struct {
 }
 
 type chatOut struct {
-	Role      string         `json:"role,omitempty"`
-	Content   *string        `json:"content,omitempty"`
-	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+	Role             string         `json:"role,omitempty"`
+	Content          *string        `json:"content,omitempty"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 type chatUsage struct {
@@ -400,6 +414,20 @@ func joinLines(s []string) string {
 			b.WriteString("\n\n")
 		}
 		b.WriteString(x)
+	}
+	return b.String()
+}
+
+// reasoningText is the readable reasoning of a message.
+func reasoningText(m llm.Message) string {
+	var b bytes.Buffer
+	for _, p := range m.Parts {
+		if p.Kind == llm.KindReasoning && p.Text != "" {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(p.Text)
+		}
 	}
 	return b.String()
 }
