@@ -1,0 +1,296 @@
+// Package openaichat speaks OpenAI's Chat Completions wire format (`api: "openai-completions"`),
+// which OpenAI and most OpenAI-compatible providers serve at POST /chat/completions.
+package openaichat
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/nodmix/nodmix/internal/llm"
+)
+
+// Name is the config's `api` value of this dialect.
+const Name = "openai-completions"
+
+// Quirks are how an OpenAI-compatible provider departs from OpenAI's own Chat Completions API.
+// The zero value is OpenAI. They are plain data: the provider table sets them per provider.
+type Quirks struct {
+	// MaxTokensField names the output token cap: "max_completion_tokens" (OpenAI; the default
+	// when empty) or "max_tokens" (DeepSeek, Moonshot, Z.AI, OpenRouter and most servers).
+	MaxTokensField string
+	// SystemRole is the role of the system prompt's message: "system" (the default when empty)
+	// or "developer".
+	SystemRole string
+	// ReasoningContent sends reasoning back as `reasoning_content` on the assistant messages that
+	// carry tool calls, and only there: DeepSeek, Moonshot and Z.AI refuse a thinking model's
+	// tool loop without it, and DeepSeek wants it left off other turns.
+	ReasoningContent bool
+	// ReasoningDetails keeps OpenRouter's `reasoning_details` array in the reasoning part's Raw
+	// and sends it back unchanged on assistant messages, which is how OpenRouter carries signed
+	// and encrypted reasoning across a tool loop.
+	ReasoningDetails bool
+	// AutoToolChoiceWhenThinking turns a tool_choice other than "auto" or "none" into "auto"
+	// when the final body leaves thinking on (it has no `thinking.type` of "disabled"): Moonshot
+	// refuses a forced tool choice while thinking.
+	AutoToolChoiceWhenThinking bool
+	// ToolStream adds `"tool_stream": true` to streaming requests that carry tools: Z.AI
+	// streams tool call arguments only when asked.
+	ToolStream bool
+	// NoStreamUsage leaves out `stream_options: {"include_usage": true}`, for servers that
+	// refuse it. Such a stream reports no usage unless the server sends it anyway.
+	NoStreamUsage bool
+}
+
+type dialect struct{ q Quirks }
+
+var _ llm.Dialect = (*dialect)(nil)
+
+// New returns the Chat Completions dialect with q applied. It is stateless and safe for
+// concurrent use.
+func New(q Quirks) llm.Dialect { return &dialect{q: q} }
+
+func (*dialect) Name() string { return Name }
+
+// Encode builds POST /chat/completions. See llm.Dialect.
+func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
+	body := request{
+		Model:       req.Model,
+		Temperature: req.Temperature,
+	}
+	if p.Model != "" {
+		body.Model = p.Model
+	}
+	switch d.q.MaxTokensField {
+	case "", "max_completion_tokens":
+		body.MaxCompletionTokens = req.MaxTokens
+	case "max_tokens":
+		body.MaxTokens = req.MaxTokens
+	default:
+		return nil, fmt.Errorf("encode: quirk MaxTokensField %q: want max_completion_tokens or max_tokens", d.q.MaxTokensField)
+	}
+	switch req.ToolChoice {
+	case "", "auto", "none", "required":
+		body.ToolChoice = req.ToolChoice
+	default:
+		return nil, fmt.Errorf("encode: tool choice %q: want auto, none or required", req.ToolChoice)
+	}
+	msgs, err := d.messages(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	body.Messages = msgs
+	if len(req.Tools) > 0 {
+		body.Tools = make([]tool, len(req.Tools))
+		for i, t := range req.Tools {
+			body.Tools[i] = tool{Type: "function", Function: function{Name: t.Name, Description: t.Description, Parameters: t.Parameters}}
+		}
+	}
+	if req.Stream {
+		body.Stream = true
+		if !d.q.NoStreamUsage {
+			body.StreamOptions = &streamOptions{IncludeUsage: true}
+		}
+		body.ToolStream = d.q.ToolStream && len(req.Tools) > 0
+	}
+
+	b, err := marshal(&body)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	if b, err = llm.AddMissing(b, req.Extra); err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	if b, err = llm.MergePatch(b, p.Body); err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	if d.q.AutoToolChoiceWhenThinking {
+		if b, err = autoToolChoice(b); err != nil {
+			return nil, fmt.Errorf("encode: %w", err)
+		}
+	}
+	h := http.Header{"Content-Type": {"application/json"}}
+	if req.Stream {
+		h.Set("Accept", "text/event-stream")
+	}
+	for k, vs := range p.Header {
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	return &llm.Encoded{Path: "/chat/completions", Header: h, Body: b}, nil
+}
+
+// autoToolChoice applies Quirks.AutoToolChoiceWhenThinking to the final body.
+func autoToolChoice(b []byte) ([]byte, error) {
+	if !bytes.Contains(b, []byte(`"tool_choice"`)) {
+		return b, nil
+	}
+	var v struct {
+		ToolChoice json.RawMessage `json:"tool_choice"`
+		Thinking   struct {
+			Type string `json:"type"`
+		} `json:"thinking"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	switch string(v.ToolChoice) {
+	case "", "null", `"auto"`, `"none"`:
+		return b, nil
+	}
+	if v.Thinking.Type == "disabled" {
+		return b, nil
+	}
+	return llm.MergePatch(b, []byte(`{"tool_choice":"auto"}`))
+}
+
+// marshal encodes v compactly, without escaping <, > and & (model text is full of them).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func (d *dialect) messages(req *llm.Request) ([]message, error) {
+	out := make([]message, 0, len(req.Messages)+1)
+	if req.System != "" {
+		role := d.q.SystemRole
+		if role == "" {
+			role = "system"
+		}
+		out = append(out, message{Role: role, Content: req.System})
+	}
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		switch m.Role {
+		case llm.RoleUser:
+			out = append(out, message{Role: "user", Content: userContent(m.Parts)})
+		case llm.RoleAssistant:
+			msg, err := d.assistant(m)
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			out = append(out, msg)
+		case llm.RoleTool:
+			// The tool role takes text only: anything else a tool returned (an image) follows
+			// the results in a user message.
+			var rest []llm.Part
+			for _, p := range m.Parts {
+				if p.Kind == llm.KindToolResult {
+					out = append(out, message{Role: "tool", ToolCallID: p.CallID, Content: p.Text})
+				} else if p.Kind == llm.KindText || p.Kind == llm.KindImage {
+					rest = append(rest, p)
+				}
+			}
+			if len(rest) > 0 {
+				out = append(out, message{Role: "user", Content: userContent(rest)})
+			}
+		default:
+			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+		}
+	}
+	return out, nil
+}
+
+// userContent is a plain string for one text part, else content parts.
+func userContent(parts []llm.Part) any {
+	if len(parts) == 1 && parts[0].Kind == llm.KindText {
+		return parts[0].Text
+	}
+	cs := make([]contentPart, 0, len(parts))
+	for _, p := range parts {
+		switch p.Kind {
+		case llm.KindText:
+			if p.Text != "" {
+				cs = append(cs, contentPart{Type: "text", Text: p.Text})
+			}
+		case llm.KindImage:
+			cs = append(cs, contentPart{Type: "image_url", ImageURL: &imageURL{URL: p.ImageURL}})
+		}
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	return cs
+}
+
+func (d *dialect) assistant(m *llm.Message) (message, error) {
+	msg := message{Role: "assistant"}
+	var text string
+	var ownContent, otherText string
+	for _, p := range m.Parts {
+		switch p.Kind {
+		case llm.KindText:
+			text += p.Text
+		case llm.KindToolCall:
+			msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: p.CallID, Type: "function", Function: callFunction{Name: p.Name, Arguments: argsText(p.Args)}})
+		case llm.KindReasoning:
+			own := p.Dialect == Name && len(p.Raw) > 0
+			switch {
+			case own && p.Raw[0] == '[':
+				if d.q.ReasoningDetails {
+					msg.ReasoningDetails = p.Raw
+				}
+			case own && p.Raw[0] == '"':
+				ownContent = string(p.Raw)
+			case !own && p.Text != "":
+				otherText += p.Text
+			}
+		}
+	}
+	if d.q.ReasoningContent && len(msg.ToolCalls) > 0 {
+		// Reasoning another dialect produced is sent as its text: a thinking provider refuses
+		// a tool-call turn without reasoning_content, so after a model switch its shown text
+		// is better than nothing.
+		switch {
+		case ownContent != "":
+			msg.ReasoningContent = json.RawMessage(ownContent)
+		case otherText != "":
+			raw, err := json.Marshal(otherText)
+			if err != nil {
+				return msg, err
+			}
+			msg.ReasoningContent = raw
+		}
+	}
+	if text != "" || len(msg.ToolCalls) == 0 {
+		msg.Content = text
+	}
+	return msg, nil
+}
+
+// argsText is the `arguments` string of a tool call: the JSON object as the model sent it, or
+// the model's own text when Args holds it as a JSON string (see callArgs).
+func argsText(args json.RawMessage) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	if args[0] == '"' {
+		var s string
+		if json.Unmarshal(args, &s) == nil {
+			return s
+		}
+	}
+	return string(args)
+}
+
+// callArgs turns the arguments text a model sent into Part.Args, which is always valid JSON:
+// the text itself when it is a JSON object; "{}" when it is empty; else the text as a JSON
+// string. No tool's parameters (an object schema) accept a string, so the tool call fails
+// validation with the model's own text in view and the loop can tell the model so, and the
+// call is sent back to the provider as the model wrote it.
+func callArgs(text string) json.RawMessage {
+	t := bytes.TrimSpace([]byte(text))
+	if len(t) == 0 {
+		return json.RawMessage("{}")
+	}
+	if t[0] == '{' && json.Valid(t) {
+		return json.RawMessage(text)
+	}
+	s, _ := json.Marshal(text)
+	return s
+}

@@ -1,0 +1,341 @@
+package openaichat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/nodmix/nodmix/internal/llm"
+)
+
+// maxBody caps a whole (non-streamed) response.
+const maxBody = 64 << 20
+
+// Decode reads a completion, or a stream of chunks ending in `data: [DONE]`. See llm.Dialect.
+//
+// A stream is complete only with its [DONE]: one that ends without it yields llm.ErrTruncated
+// even after a finish_reason, since the usage chunk comes after the finish_reason and a cut
+// there is still a cut (OpenAI, DeepSeek, Moonshot, Z.AI and OpenRouter all send [DONE]).
+func (d *dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
+	if !stream {
+		return func(yield func(llm.Event, error) bool) {
+			ev, err := d.decodeWhole(r)
+			if err != nil {
+				yield(llm.Event{}, err)
+				return
+			}
+			yield(ev, nil)
+		}
+	}
+	return func(yield func(llm.Event, error) bool) {
+		a := assembler{q: &d.q}
+		// A chunk that does not parse is an error only once another event follows it: the
+		// last event of a cut stream is delivered unterminated, and that is a truncation.
+		var bad error
+		var c response
+		for sse, err := range llm.ReadSSE(r, 0) {
+			if err != nil {
+				yield(llm.Event{}, err)
+				return
+			}
+			if bad != nil {
+				yield(llm.Event{}, bad)
+				return
+			}
+			if sse.Done() {
+				yield(a.done(), nil)
+				return
+			}
+			// One response value serves every chunk; decoding into a slice reuses its elements
+			// as they are, so they are cleared first.
+			clear(c.Choices)
+			c = response{Choices: c.Choices[:0]}
+			if err := unmarshal(sse.Data, &c); err != nil {
+				bad = fmt.Errorf("decode chunk: %w", err)
+				continue
+			}
+			if c.Error != nil || sse.Event == "error" {
+				yield(llm.Event{}, streamError(c.Error, sse.Data))
+				return
+			}
+			if !a.chunk(&c, yield) {
+				return
+			}
+		}
+		yield(llm.Event{}, llm.ErrTruncated)
+	}
+}
+
+func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	if err != nil {
+		return llm.Event{}, fmt.Errorf("read response: %w", err)
+	}
+	if len(b) > maxBody {
+		return llm.Event{}, fmt.Errorf("response larger than %d bytes", maxBody)
+	}
+	var c response
+	if err := unmarshal(b, &c); err != nil {
+		var se *json.SyntaxError
+		if len(strings.TrimSpace(string(b))) == 0 || errors.As(err, &se) && se.Offset >= int64(len(b)) {
+			return llm.Event{}, llm.ErrTruncated
+		}
+		return llm.Event{}, fmt.Errorf("decode response: %w", err)
+	}
+	if c.Error != nil {
+		return llm.Event{}, streamError(c.Error, b)
+	}
+	a := assembler{q: &d.q}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue
+		}
+		m := &ch.Message
+		a.text.WriteString(m.Content)
+		a.text.WriteString(m.Refusal)
+		a.addReasoning(m.ReasoningContent, m.Reasoning)
+		if d.q.ReasoningDetails && len(m.ReasoningDetails) > 0 && string(m.ReasoningDetails) != "null" {
+			// Whole, the array is kept exactly as it came.
+			a.wholeDetails = m.ReasoningDetails
+			if m.ReasoningContent == "" && m.Reasoning == "" {
+				a.rtext.WriteString(detailsText(m.ReasoningDetails))
+			}
+		}
+		for j := range m.ToolCalls {
+			a.call(&m.ToolCalls[j], nil)
+		}
+		if ch.FinishReason != nil {
+			a.finish = *ch.FinishReason
+		}
+		if ch.Usage != nil {
+			a.usage = ch.Usage
+		}
+	}
+	if c.Usage != nil {
+		a.usage = c.Usage
+	}
+	if len(c.Choices) == 0 {
+		return llm.Event{}, errors.New("decode response: no choices")
+	}
+	return a.done(), nil
+}
+
+// unmarshal decodes b into v. A field of an unexpected type is skipped, not an error: providers
+// vary, and what nodmix reads of a chunk must not fail on what it does not.
+func unmarshal(b []byte, v any) error {
+	err := json.Unmarshal(b, v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return nil
+	}
+	return err
+}
+
+func streamError(e *apiError, data []byte) error {
+	if e == nil {
+		// An `event: error` whose data is not {"error": …}.
+		var flat apiError
+		_ = json.Unmarshal(data, &flat)
+		if flat.Message == "" {
+			flat.Message = llm.ErrorMessage(data)
+		}
+		if flat.Message == "" {
+			flat.Message = strings.TrimSpace(string(data))
+		}
+		e = &flat
+	}
+	se := &llm.StreamError{Type: e.Type, Message: e.Message}
+	if se.Type == "" && len(e.Code) > 0 && string(e.Code) != "null" {
+		var s string
+		if json.Unmarshal(e.Code, &s) != nil {
+			s = string(e.Code)
+		}
+		se.Type = s
+	}
+	return se
+}
+
+// assembler builds the response message from chunks (or one whole completion).
+type assembler struct {
+	q            *Quirks
+	text         strings.Builder
+	rtext        strings.Builder // reasoning text, shown
+	details      details         // streamed reasoning_details, merged
+	wholeDetails json.RawMessage // a whole completion's reasoning_details
+	calls        []*call
+	byIndex      map[int]int // the provider's tool call index → position in calls
+	finish       string
+	usage        *usage
+}
+
+type call struct {
+	id, name  string
+	args      strings.Builder
+	announced bool
+}
+
+// chunk takes one stream chunk and yields its deltas; it returns false when the consumer stopped.
+func (a *assembler) chunk(c *response, yield func(llm.Event, error) bool) bool {
+	if c.Usage != nil {
+		a.usage = c.Usage
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 { // n > 1 is not asked for; only the first choice is read
+			continue
+		}
+		if ch.Usage != nil {
+			a.usage = ch.Usage
+		}
+		dl := &ch.Delta
+		if r := dl.ReasoningContent + dl.Reasoning; r != "" {
+			a.addReasoning(dl.ReasoningContent, dl.Reasoning)
+			if !yield(llm.Event{Kind: llm.EventReasoning, Text: r}, nil) {
+				return false
+			}
+		}
+		if a.q.ReasoningDetails && len(dl.ReasoningDetails) > 0 {
+			t, err := a.details.add(dl.ReasoningDetails)
+			if err != nil {
+				yield(llm.Event{}, fmt.Errorf("decode chunk: reasoning_details: %w", err))
+				return false
+			}
+			if t != "" && dl.ReasoningContent == "" && dl.Reasoning == "" {
+				a.rtext.WriteString(t)
+				if !yield(llm.Event{Kind: llm.EventReasoning, Text: t}, nil) {
+					return false
+				}
+			}
+		}
+		if t := dl.Content + dl.Refusal; t != "" {
+			a.text.WriteString(t)
+			if !yield(llm.Event{Kind: llm.EventText, Text: t}, nil) {
+				return false
+			}
+		}
+		for j := range dl.ToolCalls {
+			if !a.call(&dl.ToolCalls[j], yield) {
+				return false
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			a.finish = *ch.FinishReason
+		}
+	}
+	return true
+}
+
+func (a *assembler) addReasoning(content, reasoning string) {
+	a.rtext.WriteString(content)
+	a.rtext.WriteString(reasoning)
+}
+
+// call takes one tool call delta. Calls are told apart by their index; a delta with no index
+// continues the last call unless it brings a new id, and a known index that brings a different
+// id starts a new call (servers that number every call 0).
+func (a *assembler) call(cd *callDelta, yield func(llm.Event, error) bool) bool {
+	pos := -1
+	switch {
+	case cd.Index != nil:
+		if p, ok := a.byIndex[*cd.Index]; ok && (cd.ID == "" || a.calls[p].id == "" || a.calls[p].id == cd.ID) {
+			pos = p
+		}
+	case len(a.calls) > 0:
+		last := len(a.calls) - 1
+		if cd.ID == "" || a.calls[last].id == "" || a.calls[last].id == cd.ID {
+			pos = last
+		}
+	}
+	if pos < 0 {
+		pos = len(a.calls)
+		a.calls = append(a.calls, &call{})
+		if cd.Index != nil {
+			if a.byIndex == nil {
+				a.byIndex = map[int]int{}
+			}
+			a.byIndex[*cd.Index] = pos
+		}
+	}
+	c := a.calls[pos]
+	if c.id == "" {
+		c.id = cd.ID
+	}
+	if c.name == "" {
+		c.name = cd.Function.Name
+	}
+	var delta string
+	if args := cd.Function.Arguments; len(args) > 0 && string(args) != "null" {
+		if args[0] != '"' || json.Unmarshal(args, &delta) != nil {
+			delta = string(args) // an object sent as itself
+		}
+	}
+	c.args.WriteString(delta)
+	if yield == nil {
+		return true
+	}
+	if !c.announced && c.name != "" {
+		c.announced = true
+		if !yield(llm.Event{Kind: llm.EventToolCall, Index: pos, CallID: c.id, Name: c.name}, nil) {
+			return false
+		}
+		// Arguments that came before the name go out with the announcement.
+		delta = c.args.String()
+	}
+	if c.announced && delta != "" {
+		return yield(llm.Event{Kind: llm.EventToolArgs, Index: pos, Text: delta}, nil)
+	}
+	return true
+}
+
+// done assembles the final event: reasoning, then text, then tool calls, as Chat Completions
+// orders them.
+func (a *assembler) done() llm.Event {
+	msg := &llm.Message{Role: llm.RoleAssistant}
+	rtext := a.rtext.String()
+	switch {
+	case len(a.wholeDetails) > 0:
+		msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindReasoning, Text: rtext, Raw: a.wholeDetails, Dialect: Name})
+	case len(a.details.items) > 0:
+		msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindReasoning, Text: rtext, Raw: a.details.raw(), Dialect: Name})
+	case rtext != "":
+		raw, _ := json.Marshal(rtext)
+		msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindReasoning, Text: rtext, Raw: raw, Dialect: Name})
+	}
+	if t := a.text.String(); t != "" {
+		msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindText, Text: t})
+	}
+	for i, c := range a.calls {
+		id := c.id
+		if id == "" {
+			id = "call_" + strconv.Itoa(i)
+		}
+		msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindToolCall, CallID: id, Name: c.name, Args: callArgs(c.args.String())})
+	}
+	ev := llm.Event{Kind: llm.EventDone, Message: msg, Finish: a.finish}
+	switch {
+	case a.finish == "function_call":
+		ev.Finish = "tool_calls"
+	case a.finish == "stop" && len(a.calls) > 0:
+		// Some servers say "stop" after tool calls; the loop reads the calls either way.
+		ev.Finish = "tool_calls"
+	}
+	if u := a.usage; u != nil {
+		cached := u.PromptTokensDetails.CachedTokens
+		if cached == 0 {
+			cached = max(u.PromptCacheHitTokens, u.CachedTokens)
+		}
+		ev.Usage = &llm.Usage{
+			InputTokens:     u.PromptTokens,
+			OutputTokens:    u.CompletionTokens,
+			ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
+			CacheReadTokens: cached,
+			TotalTokens:     u.TotalTokens,
+		}
+	}
+	return ev
+}
