@@ -4,8 +4,12 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/nodmix/nodmix/internal/cli"
@@ -18,13 +22,53 @@ func main() {
 		os.Exit(sandbox.ChildMain(context.Background(), os.Stdin, os.Stdout, os.Stderr))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Execute(ctx, cli.Env{
-		Args:   os.Args[1:],
-		Stdin:  os.Stdin,
-		Stdout: os.Stdout,
-		Stderr: os.Stderr,
-		Getenv: os.Getenv,
+	code := run(os.Stderr, func() int {
+		return cli.Execute(ctx, cli.Env{
+			Args:   os.Args[1:],
+			Stdin:  os.Stdin,
+			Stdout: os.Stdout,
+			Stderr: os.Stderr,
+			Getenv: os.Getenv,
+		})
 	})
 	stop()
 	os.Exit(code)
+}
+
+// run returns what execute returns. A panic that escapes it (a bug: nodmix never panics on what a
+// user or a provider sends) becomes one line on stderr, naming where it happened, and exit code 1
+// instead of a goroutine dump. Panics in other goroutines cannot be caught here and still crash.
+func run(stderr io.Writer, execute func() int) (code int) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		msg := fmt.Sprint(r)
+		if at := panicSite(); at != "" {
+			msg += " (at " + at + ")"
+		}
+		fmt.Fprintf(stderr, "nodmix: internal error: %s; please report it\n", strings.Join(strings.Fields(msg), " "))
+		code = cli.ExitFailure
+	}()
+	return execute()
+}
+
+// panicSite is the function and line that panicked: the first frame below the runtime's own on
+// the panicking goroutine's stack, which is still in place while a deferred recover runs.
+func panicSite() string {
+	pcs := make([]uintptr, 32)
+	n := runtime.Callers(3, pcs) // skip Callers, panicSite and the deferred function
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if f.Function != "" && !strings.HasPrefix(f.Function, "runtime.") {
+			fn := f.Function[strings.LastIndexByte(f.Function, '/')+1:]
+			file := f.File[strings.LastIndexByte(f.File, '/')+1:]
+			return fmt.Sprintf("%s %s:%d", fn, file, f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -12,19 +14,76 @@ import (
 )
 
 // loadConfig opens the config file nodmix uses (it may not exist yet). A file that parses but does
-// not validate is still returned for editing: an edit is refused only if it adds an error, so
-// `config set`/`unset` can repair it.
+// not validate, itself or in its plugin sections, is still returned for editing, with a warning:
+// an edit is refused only if it adds an error, so `config set`/`unset` can repair it.
 func (g *globals) loadConfig() (*config.File, error) {
+	// The plugin checks start nothing and send nothing, so there is nothing to cancel.
+	e, err := g.openConfig(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return e.File, nil
+}
+
+// configEdit is the config file open for an edit, with the plugin-section errors it had when it
+// was loaded. config.File validates the file's own rules; plugin sections are validated by their
+// plugins, which the config package cannot reach, so the command does it before saving.
+type configEdit struct {
+	*config.File
+	had map[string]bool
+}
+
+// openConfig is loadConfig keeping what an edit needs to tell new plugin errors from old ones.
+func (g *globals) openConfig(ctx context.Context) (*configEdit, error) {
 	path, err := config.Path(g.env.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	f, err := config.Load(path)
-	if f != nil && err != nil {
-		fmt.Fprintf(g.env.Stderr, "nodmix: warning: %s does not validate yet:\n%v\n", path, err)
-		return f, nil
+	if f == nil {
+		return nil, err
 	}
-	return f, err
+	if err != nil {
+		fmt.Fprintf(g.env.Stderr, "nodmix: warning: %s does not validate yet:\n%v\n", path, err)
+	}
+	errs := pluginErrors(ctx, f.Config(), g.env.lookupEnv)
+	if len(errs) > 0 {
+		fmt.Fprintf(g.env.Stderr, "nodmix: warning: the plugin sections of %s do not validate yet:\n%v\n", path, errors.Join(errs...))
+	}
+	e := &configEdit{File: f, had: map[string]bool{}}
+	for _, err := range errs {
+		e.had[err.Error()] = true
+	}
+	return e, nil
+}
+
+// save writes the edited file unless the edit breaks a plugin section (an unknown plugin id, an
+// unknown key, a value out of range) that was fine before, exactly as `config validate` would
+// report it. A refused edit leaves the file as it was.
+func (e *configEdit) save(ctx context.Context, lookupEnv func(string) (string, bool)) error {
+	var added []error
+	for _, err := range pluginErrors(ctx, e.Config(), lookupEnv) {
+		if !e.had[err.Error()] {
+			added = append(added, err)
+		}
+	}
+	if len(added) > 0 {
+		return errors.Join(added...)
+	}
+	return e.Save()
+}
+
+// pluginErrors runs the checks of `config validate` on the plugin sections and returns each
+// failure on its own.
+func pluginErrors(ctx context.Context, cfg *config.Config, lookupEnv func(string) (string, bool)) []error {
+	err := app.ValidatePlugins(ctx, cfg, lookupEnv)
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
+	}
+	return nil
 }
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -48,7 +107,7 @@ func newConfigCmd(g *globals) *cobra.Command {
 			Short: "Print the value at a dotted path (secrets masked)",
 			Args:  exactArgs(1, "PATH"),
 			RunE: func(c *cobra.Command, args []string) error {
-				f, err := g.loadConfig()
+				f, err := g.openConfig(c.Context())
 				if err != nil {
 					return err
 				}
@@ -60,34 +119,20 @@ func newConfigCmd(g *globals) *cobra.Command {
 				return nil
 			},
 		},
-		&cobra.Command{
-			Use:   "set PATH VALUE",
-			Short: "Set a value (JSON5: true, 8, \"x\", {mode: \"tools\"}; anything else is a string)",
-			Args:  exactArgs(2, "PATH", "VALUE"),
-			RunE: func(c *cobra.Command, args []string) error {
-				f, err := g.loadConfig()
-				if err != nil {
-					return err
-				}
-				if err := f.Set(args[0], []byte(args[1])); err != nil {
-					return err
-				}
-				return f.Save()
-			},
-		},
+		newConfigSetCmd(g),
 		&cobra.Command{
 			Use:   "unset PATH",
 			Short: "Remove a value",
 			Args:  exactArgs(1, "PATH"),
 			RunE: func(c *cobra.Command, args []string) error {
-				f, err := g.loadConfig()
+				f, err := g.openConfig(c.Context())
 				if err != nil {
 					return err
 				}
 				if err := f.Unset(args[0]); err != nil {
 					return err
 				}
-				return f.Save()
+				return f.save(c.Context(), g.env.lookupEnv)
 			},
 		},
 		&cobra.Command{
@@ -114,6 +159,32 @@ func newConfigCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+func newConfigSetCmd(g *globals) *cobra.Command {
+	set := &cobra.Command{
+		Use:   "set PATH VALUE",
+		Short: "Set a value (JSON5: true, 8, -1, \"x\", {mode: \"tools\"}; anything else is a string)",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef("%s: needs 2 argument(s): [PATH VALUE] (flags go before PATH)", c.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			f, err := g.openConfig(c.Context())
+			if err != nil {
+				return err
+			}
+			if err := f.Set(args[0], []byte(args[1])); err != nil {
+				return err
+			}
+			return f.save(c.Context(), g.env.lookupEnv)
+		},
+	}
+	// Flags end at PATH, so a VALUE such as -1 is a value and not a shorthand flag.
+	set.Flags().SetInterspersed(false)
+	return set
+}
+
 func newPluginsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "plugins", Short: "List, enable and disable the bundled plugins"}
 	var asJSON bool
@@ -122,7 +193,7 @@ func newPluginsCmd(g *globals) *cobra.Command {
 		Short: "List the bundled plugins, their state and their tools",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			f, err := g.loadConfig()
+			f, err := g.openConfig(c.Context())
 			if err != nil {
 				return err
 			}
@@ -170,14 +241,14 @@ func newPluginsCmd(g *globals) *cobra.Command {
 				if _, err := reg.Lookup(args[0]); err != nil {
 					return usageError{err}
 				}
-				f, err := g.loadConfig()
+				f, err := g.openConfig(c.Context())
 				if err != nil {
 					return err
 				}
 				if err := f.SetPluginEnabled(args[0], on); err != nil {
 					return err
 				}
-				if err := f.Save(); err != nil {
+				if err := f.save(c.Context(), g.env.lookupEnv); err != nil {
 					return err
 				}
 				state := "disabled"
