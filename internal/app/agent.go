@@ -250,6 +250,11 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	if req.Levels != nil {
 		req.Levels(p.levels)
 	}
+	// A turn right after start-up must see the tools of servers that are still connecting, as a
+	// search does; the wait is bounded and costs nothing once they have connected.
+	wctx, cancel := context.WithTimeout(ctx, serverWait)
+	a.serversSettled(wctx)
+	cancel()
 	r := a.runner()
 	if req.Ephemeral {
 		r.Sessions = session.NewMemory()

@@ -7,12 +7,15 @@ import (
 	"github.com/nodmix/nodmix/internal/llm/anthropic"
 	"github.com/nodmix/nodmix/internal/llm/gemini"
 	"github.com/nodmix/nodmix/internal/llm/ollama"
+	"github.com/nodmix/nodmix/internal/llm/openaichat"
 )
 
 // Dialect returns the built-in dialect for an api value, configured for the provider's quirks
 // (kept here as data: which provider needs what of a shared wire format).
 func Dialect(api, provider string) (llm.Dialect, error) {
 	switch api {
+	case openaichat.Name:
+		return openaichat.New(quirksFor(provider)), nil
 	case anthropic.Name:
 		o := anthropic.Options{}
 		if provider == "minimax" {
@@ -26,4 +29,21 @@ func Dialect(api, provider string) (llm.Dialect, error) {
 		return ollama.New(), nil
 	}
 	return nil, fmt.Errorf("api %q is not available", api)
+}
+
+// chatQuirks are the Chat Completions differences of the OpenAI-compatible providers. A custom
+// entry (any other id) gets the zero value but for max_tokens, which every server knows.
+var chatQuirks = map[string]openaichat.Quirks{
+	"openai":     {MaxTokensField: "max_completion_tokens"},
+	"deepseek":   {MaxTokensField: "max_tokens", ReasoningContent: true},
+	"openrouter": {MaxTokensField: "max_tokens", ReasoningDetails: true},
+	"moonshot":   {MaxTokensField: "max_tokens", ReasoningContent: true, AutoToolChoiceWhenThinking: true},
+	"zai":        {MaxTokensField: "max_tokens", ReasoningContent: true, ToolStream: true},
+}
+
+func quirksFor(provider string) openaichat.Quirks {
+	if q, ok := chatQuirks[provider]; ok {
+		return q
+	}
+	return openaichat.Quirks{MaxTokensField: "max_tokens"}
 }
