@@ -32,7 +32,7 @@ func (x toolExec) Execute(ctx context.Context, call catalog.Call) (*catalog.Resu
 }
 
 func (d *downstream) callTool(ctx context.Context, name string, args json.RawMessage) (*catalog.Result, error) {
-	c, err := d.session()
+	c, err := d.await(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -17,12 +17,18 @@ type ServerConfig struct {
 	Name    string
 	Command string // stdio: the program to run
 	Args    []string
-	Env     map[string]string // added to the environment nodmix runs with
+	Env     map[string]string // the server's own variables, added to the default set
 	Cwd     string
 	URL     string // streamable HTTP endpoint
 	Headers map[string]string
 	Timeout time.Duration // per call; 0 means DefaultCallTimeout
-	Enabled bool
+	// ConnectTimeout bounds one connection attempt (start, initialize, first listing) and so how
+	// long a call waits for a server that is still connecting; 0 means Options.ConnectTimeout.
+	ConnectTimeout time.Duration
+	// InheritEnv gives a command server nodmix's whole environment instead of the small default
+	// set (HOME, LOGNAME, PATH, SHELL, TERM, USER and the locale) plus Env.
+	InheritEnv bool
+	Enabled    bool
 }
 
 // ErrInvalidConfig is wrapped by every configuration error.
@@ -49,6 +55,10 @@ func (c ServerConfig) Validate() error {
 		return fmt.Errorf("%w: %s.headers: headers apply to url servers only", ErrInvalidConfig, path)
 	case c.Timeout < 0:
 		return fmt.Errorf("%w: %s.timeoutMs: must not be negative", ErrInvalidConfig, path)
+	case c.ConnectTimeout < 0:
+		return fmt.Errorf("%w: %s.connectTimeoutMs: must not be negative", ErrInvalidConfig, path)
+	case c.URL != "" && c.InheritEnv:
+		return fmt.Errorf("%w: %s.inheritEnv: applies to command servers only", ErrInvalidConfig, path)
 	}
 	if c.URL != "" {
 		if _, err := parseEndpoint(c.URL); err != nil {
@@ -117,4 +127,11 @@ type Options struct {
 	TerminateGrace time.Duration // how long a stdio server may take to exit after its stdin closes
 	HTTPKeepAlive  time.Duration // ping interval for url servers, to notice expired sessions; <0 off
 	Backoff        Backoff
+
+	// Manifests, if set, keeps each server's last good tool listing between runs: its tools are
+	// listed from the start, before it has connected.
+	Manifests Manifests
+	// Environ is the environment command servers take their default set (or, with InheritEnv,
+	// everything) from; nil means os.Environ.
+	Environ func() []string
 }

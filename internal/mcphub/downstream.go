@@ -48,8 +48,11 @@ type downstream struct {
 	http    *http.Transport // url servers: owned, so that Close can drop its idle connections
 	poked   chan struct{}   // list_changed arrived; capacity 1
 	pending atomic.Uint32   // kinds to list again
-	// attemptCmd is the process of the current attempt; only the run goroutine touches it.
-	attemptCmd *exec.Cmd
+	// attemptCmd and attemptStderr belong to the current attempt; only the run goroutine
+	// touches them.
+	attemptCmd     *exec.Cmd
+	attemptStderr  *lineLogger
+	connectTimeout time.Duration
 
 	mu        sync.Mutex
 	state     State
@@ -60,9 +63,15 @@ type downstream struct {
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
 	lastErr   error
+	stderr    []string // a stdio server's last stderr lines, when it is down
 	retryAt   time.Time
+	readyAt   time.Time // when the current or last connection became ready
 	attempted bool
 	restarts  int
+	// cached: the tools come from the server's manifest and it has not connected in this run.
+	cached       bool
+	savedTools   []byte // the listing last loaded or saved, as toolsJSON
+	savedThisRun bool
 }
 
 func newDownstream(h *Hub, cfg ServerConfig) *downstream {
@@ -76,6 +85,10 @@ func newDownstream(h *Hub, cfg ServerConfig) *downstream {
 	}
 	if d.timeout <= 0 {
 		d.timeout = DefaultCallTimeout
+	}
+	d.connectTimeout = cfg.ConnectTimeout
+	if d.connectTimeout <= 0 {
+		d.connectTimeout = h.connectTimeout
 	}
 	d.log = slog.New(scrubHandler{h.log.Handler(), d.scrub}).With("server", cfg.Name)
 	log := d.log
@@ -128,16 +141,20 @@ func (d *downstream) run(ctx context.Context) {
 		defer d.http.CloseIdleConnections()
 	}
 	log := d.log
-	b := d.h.backoff
+	b, clk := d.h.backoff, d.h.clock
 	delay := b.Initial
 	for {
 		d.setState(StateConnecting)
 		c, err := d.connect(ctx)
 		if err == nil {
 			log.Info("mcp server ready", "transport", d.cfg.Transport())
-			up := time.Now()
 			err = d.serve(ctx, c)
-			if time.Since(up) >= b.StableAfter {
+			// A server that stayed up has recovered: its next crash is retried after the first
+			// wait again, however long the waits before this connection had grown.
+			d.mu.Lock()
+			up := d.readyAt
+			d.mu.Unlock()
+			if clk.Now().Sub(up) >= b.StableAfter {
 				delay = b.Initial
 			}
 		}
@@ -146,12 +163,12 @@ func (d *downstream) run(ctx context.Context) {
 		}
 		d.fail(err, delay)
 		log.Warn("mcp server down", "err", err, "retry_in", delay)
-		t := time.NewTimer(delay)
+		wait, stop := clk.After(delay)
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			stop()
 			return
-		case <-t.C:
+		case <-wait:
 		}
 		delay = min(delay*2, b.Max)
 	}
@@ -159,8 +176,9 @@ func (d *downstream) run(ctx context.Context) {
 
 // connect makes one connection attempt under the connect deadline: initialize, then list.
 func (d *downstream) connect(ctx context.Context) (*conn, error) {
-	cctx, cancel := context.WithTimeout(ctx, d.h.connectTimeout)
+	cctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
 	defer cancel()
+	d.attemptStderr = nil
 	t, err := d.h.dial(cctx, d)
 	if err != nil {
 		return nil, d.scrub.err(fmt.Errorf("start: %w", err))
@@ -179,7 +197,7 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 		// The SDK has ended the server; what it started may still run.
 		_ = procgroup.Kill(group)
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return nil, fmt.Errorf("no answer to initialize within %s", d.h.connectTimeout)
+			return nil, fmt.Errorf("no answer to initialize within %s", d.connectTimeout)
 		}
 		return nil, d.scrub.err(fmt.Errorf("initialize: %w", err))
 	}
@@ -189,11 +207,12 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	if err != nil {
 		c.close()
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return nil, fmt.Errorf("no complete listing within %s", d.h.connectTimeout)
+			return nil, fmt.Errorf("no complete listing within %s", d.connectTimeout)
 		}
 		return nil, d.scrub.err(fmt.Errorf("list: %w", err))
 	}
 	d.apply(l, c)
+	d.saveManifest(ctx, l.tools)
 	return c, nil
 }
 
@@ -255,7 +274,7 @@ func (d *downstream) serve(ctx context.Context, c *conn) error {
 			if k == 0 {
 				continue
 			}
-			lctx, cancel := context.WithTimeout(ctx, d.h.connectTimeout)
+			lctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
 			l, err := d.list(lctx, cs, k)
 			cancel()
 			if err != nil {
@@ -264,6 +283,9 @@ func (d *downstream) serve(ctx context.Context, c *conn) error {
 				continue
 			}
 			d.apply(l, nil)
+			if l.have&kindTools != 0 {
+				d.saveManifest(ctx, l.tools)
+			}
 		}
 	}
 }
@@ -272,9 +294,13 @@ func (d *downstream) fail(err error, delay time.Duration) {
 	if err == nil {
 		err = errors.New("stopped")
 	}
+	var tail []string
+	if d.attemptStderr != nil {
+		tail = d.attemptStderr.tail()
+	}
 	d.mu.Lock()
-	d.state, d.conn, d.lastErr = StateDown, nil, err
-	d.retryAt = time.Now().Add(delay)
+	d.state, d.conn, d.lastErr, d.stderr = StateDown, nil, err, tail
+	d.retryAt = d.h.clock.Now().Add(delay)
 	d.attempted = true
 	d.restarts++
 	d.mu.Unlock()
@@ -376,11 +402,16 @@ func (d *downstream) apply(l lists, ready *conn) {
 	var toolsChanged, otherChanged bool
 	d.mu.Lock()
 	if ready != nil {
-		d.state, d.conn, d.lastErr, d.attempted = StateReady, ready, nil, true
+		d.state, d.conn, d.lastErr, d.stderr, d.attempted = StateReady, ready, nil, nil, true
+		d.readyAt = d.h.clock.Now()
+		// Tools listed from the cache are no longer marked as waiting for their server.
+		toolsChanged = d.cached
+		d.cached = false
 	}
 	if l.have&kindTools != 0 {
 		entries := d.entries(l.tools)
-		toolsChanged = !sameEntries(d.tools, entries)
+		// A tool the cache listed and the server no longer has goes here.
+		toolsChanged = toolsChanged || !sameEntries(d.tools, entries)
 		d.tools = entries
 	}
 	if l.have&kindPrompts != 0 {
@@ -392,10 +423,12 @@ func (d *downstream) apply(l lists, ready *conn) {
 		d.resources, d.templates = l.resources, l.templates
 	}
 	d.mu.Unlock()
-	d.h.bump()
+	// The catalog first, then whoever waits on the hub: a wait for a server that ends finds its
+	// tools in the catalog already.
 	if toolsChanged {
 		d.h.notify()
 	}
+	d.h.bump()
 	if otherChanged {
 		d.h.firePassthrough()
 	}
@@ -472,7 +505,8 @@ func (d *downstream) status() ServerStatus {
 	}
 	st.PID = d.pid
 	if d.state == StateDown {
-		st.RetryInMs = max(0, time.Until(d.retryAt)).Milliseconds()
+		st.RetryInMs = max(0, d.retryAt.Sub(d.h.clock.Now())).Milliseconds()
+		st.Stderr = d.stderr
 	}
 	if d.lastErr != nil {
 		st.LastError = d.scrub.replace(d.lastErr.Error())
@@ -489,7 +523,30 @@ func (d *downstream) session() (*conn, error) {
 	}
 	e := &UnavailableError{Server: d.cfg.Name, State: d.state, Err: d.lastErr}
 	if d.state == StateDown {
-		e.RetryIn = max(0, time.Until(d.retryAt))
+		e.RetryIn = max(0, d.retryAt.Sub(d.h.clock.Now()))
+		e.Stderr = d.stderr
 	}
 	return nil, e
+}
+
+// await returns the live session, waiting while the server is connecting: a call made right
+// after start-up, to a tool its cached manifest listed, waits for the server instead of failing.
+// The attempt under way ends by its connect deadline, so the wait is bounded by it (and by ctx).
+func (d *downstream) await(ctx context.Context) (*conn, error) {
+	for {
+		ch := d.h.Changed()
+		c, err := d.session()
+		if err == nil {
+			return c, nil
+		}
+		var ue *UnavailableError
+		if !errors.As(err, &ue) || ue.State != StateConnecting {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("mcp server %q: waiting for it to connect: %w", d.cfg.Name, context.Cause(ctx))
+		case <-ch:
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,8 +22,10 @@ type fakeNet struct {
 	servers  map[string]*mcp.Server
 	sessions map[string][]*mcp.ServerSession
 	dials    map[string]int
-	silent   map[string]bool // never answers initialize
-	garbage  map[string]bool // writes a non-JSON line instead of answering
+	silent   map[string]bool          // never answers initialize
+	garbage  map[string]bool          // writes a non-JSON line instead of answering
+	refuse   map[string]error         // dial fails with this error
+	gate     map[string]chan struct{} // dial waits until the channel is closed
 }
 
 func newFakeNet() *fakeNet {
@@ -32,14 +35,29 @@ func newFakeNet() *fakeNet {
 		dials:    map[string]int{},
 		silent:   map[string]bool{},
 		garbage:  map[string]bool{},
+		refuse:   map[string]error{},
+		gate:     map[string]chan struct{}{},
 	}
 }
 
 func (f *fakeNet) dial(ctx context.Context, d *downstream) (mcp.Transport, error) {
 	name := d.cfg.Name
 	f.mu.Lock()
+	gate := f.gate[name]
+	f.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.dials[name]++
+	if err := f.refuse[name]; err != nil {
+		return nil, err
+	}
 	switch {
 	case f.silent[name]:
 		pr, _ := io.Pipe()
@@ -209,4 +227,104 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	defer func() { _ = recover() }() // a log line after the test ended must not panic
 	w.t.Log(string(bytes.TrimRight(p, "\n")))
 	return len(p), nil
+}
+
+// fakeClock is a clock that moves only when the test says so.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+	added  chan struct{} // a timer was added; capacity 1
+}
+
+type fakeTimer struct {
+	at time.Time
+	c  chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), added: make(chan struct{}, 1)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) (<-chan time.Time, func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{at: c.now.Add(d), c: make(chan time.Time, 1)}
+	c.timers = append(c.timers, t)
+	select {
+	case c.added <- struct{}{}:
+	default:
+	}
+	return t.c, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.timers = slices.DeleteFunc(c.timers, func(x *fakeTimer) bool { return x == t })
+	}
+}
+
+// Advance moves the time on and fires the timers that are due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool {
+		if t.at.After(c.now) {
+			return false
+		}
+		t.c <- c.now
+		return true
+	})
+}
+
+// waitTimer waits until somebody waits on the clock.
+func (c *fakeClock) waitTimer(t *testing.T) {
+	t.Helper()
+	for {
+		c.mu.Lock()
+		n := len(c.timers)
+		c.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		select {
+		case <-c.added:
+		case <-time.After(30 * time.Second):
+			t.Fatal("nobody waited on the clock")
+		}
+	}
+}
+
+// memManifests is a Manifests in memory.
+type memManifests struct {
+	mu    sync.Mutex
+	data  map[string][]byte
+	saves int
+}
+
+func newMemManifests() *memManifests { return &memManifests{data: map[string][]byte{}} }
+
+func (m *memManifests) LoadManifest(_ context.Context, server string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data[server], nil
+}
+
+func (m *memManifests) SaveManifest(_ context.Context, server string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.data[server] = slices.Clone(data)
+	m.saves++
+	return nil
+}
+
+func (m *memManifests) saveCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.saves
 }

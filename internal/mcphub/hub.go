@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ type UnavailableError struct {
 	State   State
 	RetryIn time.Duration // for StateDown: time until the next attempt
 	Err     error         // the last error of the server, or the one that lost the call
+	Stderr  []string      // for StateDown: the last lines a stdio server wrote to stderr
 }
 
 func (e *UnavailableError) Error() string {
@@ -53,6 +55,14 @@ func (e *UnavailableError) Error() string {
 	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
+	}
+	if len(e.Stderr) > 0 {
+		// What the server said before it died is usually the reason: a missing module, a key.
+		b.WriteString("\nits last stderr lines:")
+		for _, l := range e.Stderr {
+			b.WriteString("\n  ")
+			b.WriteString(l)
+		}
 	}
 	return b.String()
 }
@@ -78,6 +88,9 @@ type ServerStatus struct {
 	PID       int    `json:"pid,omitempty"` // stdio: the process of the current or last attempt
 	RetryInMs int64  `json:"retryInMs,omitempty"`
 	LastError string `json:"lastError,omitempty"`
+	// Stderr holds, while a stdio server is down, the last lines it wrote to stderr (secrets
+	// masked), oldest first.
+	Stderr []string `json:"stderr,omitempty"`
 }
 
 // Hub owns the connections to the downstream servers. It is safe for concurrent use. Every
@@ -92,6 +105,9 @@ type Hub struct {
 	httpKeepAlive  time.Duration
 	backoff        Backoff
 	dial           dialFunc
+	clock          clock
+	manifests      Manifests
+	environ        func() []string
 
 	servers []*downstream // sorted by name; fixed after New
 	byName  map[string]*downstream
@@ -121,6 +137,9 @@ func New(opts Options) *Hub {
 		terminateGrace: opts.TerminateGrace,
 		httpKeepAlive:  opts.HTTPKeepAlive,
 		backoff:        opts.Backoff.withDefaults(),
+		clock:          realClock{},
+		manifests:      opts.Manifests,
+		environ:        opts.Environ,
 		byName:         map[string]*downstream{},
 		changed:        make(chan struct{}),
 		watchers:       map[int]func(){},
@@ -146,6 +165,9 @@ func New(opts Options) *Hub {
 	if h.httpKeepAlive == 0 {
 		h.httpKeepAlive = DefaultHTTPKeepAlive
 	}
+	if h.environ == nil {
+		h.environ = os.Environ
+	}
 	h.dial = dialConfig
 	for _, cfg := range opts.Servers {
 		d := newDownstream(h, cfg)
@@ -168,9 +190,10 @@ func New(opts Options) *Hub {
 	return h
 }
 
-// Start connects every enabled server, each in its own goroutine with its own deadline, and
-// returns at once: a slow or broken server never delays the others. ctx bounds the life of the
-// connections (not just their start); Close ends them too.
+// Start lists the tools of every server's cached manifest (see Options.Manifests), then connects
+// every enabled server, each in its own goroutine with its own deadline, and returns at once: a
+// slow or broken server never delays the others. ctx bounds the life of the connections (not
+// just their start); Close ends them too.
 func (h *Hub) Start(ctx context.Context) error {
 	h.mu.Lock()
 	switch {
@@ -182,6 +205,15 @@ func (h *Hub) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	h.started = true
+	h.mu.Unlock()
+	if h.loadManifests(ctx) {
+		h.notify()
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
 	ctx, h.cancel = context.WithCancel(ctx)
 	for _, d := range h.servers {
 		if d.runnable() {
@@ -261,17 +293,20 @@ func (h *Hub) bump() {
 // Settled waits until every enabled server has finished its first connection attempt, whether it
 // succeeded or not. One-shot commands call it before they read Tools.
 func (h *Hub) Settled(ctx context.Context) error {
+	return h.waitAll(ctx, false)
+}
+
+// Listed waits until the tools of every enabled server are known: listed from its cached
+// manifest, or its first connection attempt has ended. Searches wait for it, so that they use
+// cached tools at once and wait only for servers never seen before.
+func (h *Hub) Listed(ctx context.Context) error {
+	return h.waitAll(ctx, true)
+}
+
+func (h *Hub) waitAll(ctx context.Context, cacheCounts bool) error {
 	for {
 		ch := h.Changed()
-		pending := false
-		for _, d := range h.servers {
-			d.mu.Lock()
-			if d.runnable() && !d.attempted && d.state != StateClosed {
-				pending = true
-			}
-			d.mu.Unlock()
-		}
-		if !pending {
+		if len(h.pending(cacheCounts)) == 0 {
 			return nil
 		}
 		select {
@@ -280,6 +315,44 @@ func (h *Hub) Settled(ctx context.Context) error {
 		case <-ch:
 		}
 	}
+}
+
+// Unsettled names the enabled servers whose first connection attempt has not ended, in name
+// order, so that whoever waits for them can say for which.
+func (h *Hub) Unsettled() []string { return h.pending(false) }
+
+func (h *Hub) pending(cacheCounts bool) []string {
+	var out []string
+	for _, d := range h.servers {
+		d.mu.Lock()
+		if d.runnable() && !d.attempted && d.state != StateClosed && !(cacheCounts && d.cached) {
+			out = append(out, d.cfg.Name)
+		}
+		d.mu.Unlock()
+	}
+	return out
+}
+
+// FromCache reports whether the server's tools are the ones its cached manifest listed and it
+// has not connected yet in this run: the MCP face marks such tools for clients.
+func (h *Hub) FromCache(server string) bool {
+	d, ok := h.byName[server]
+	if !ok {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cached
+}
+
+// ConnectTimeout is the deadline of one connection attempt of the server (its connectTimeoutMs,
+// else the hub's), or 0 for an unknown server.
+func (h *Hub) ConnectTimeout(server string) time.Duration {
+	d, ok := h.byName[server]
+	if !ok {
+		return 0
+	}
+	return d.connectTimeout
 }
 
 // WaitState waits until the named server is in one of the states.

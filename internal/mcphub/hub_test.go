@@ -33,6 +33,8 @@ func TestValidate(t *testing.T) {
 		{"args on url", ServerConfig{Name: "x", URL: "http://h/", Args: []string{"a"}}, "args, env and cwd apply to command servers only"},
 		{"headers on command", ServerConfig{Name: "x", Command: "a", Headers: map[string]string{"a": "b"}}, "mcp.servers.x.headers: headers apply to url servers only"},
 		{"negative timeout", ServerConfig{Name: "x", Command: "a", Timeout: -1}, "mcp.servers.x.timeoutMs: must not be negative"},
+		{"negative connect timeout", ServerConfig{Name: "x", Command: "a", ConnectTimeout: -1}, "mcp.servers.x.connectTimeoutMs: must not be negative"},
+		{"inheritEnv on url", ServerConfig{Name: "x", URL: "http://h/", InheritEnv: true}, "mcp.servers.x.inheritEnv: applies to command servers only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,8 +359,12 @@ func TestSilentServerDoesNotDelayOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A call to a server that is still connecting waits for it, within the caller's deadline.
 	d, _ := h.server("stuck")
-	if _, err := d.callTool(t.Context(), "x", nil); err == nil || err.Error() != `mcp server "stuck": connecting` {
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err = d.callTool(ctx, "x", nil)
+	if !errors.Is(err, context.DeadlineExceeded) || err.Error() != `mcp server "stuck": waiting for it to connect: context deadline exceeded` {
 		t.Errorf("call to a connecting server: %v", err)
 	}
 }

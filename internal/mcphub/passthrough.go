@@ -83,7 +83,7 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	if err != nil {
 		return nil, err
 	}
-	c, err := d.session()
+	c, err := d.await(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (h *Hub) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceRe
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownResource, uri)
 	}
-	c, err := d.session()
+	c, err := d.await(ctx)
 	if err != nil {
 		return nil, err
 	}

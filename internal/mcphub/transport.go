@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -73,19 +73,11 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	// ends it (stdin closed, then SIGTERM, then SIGKILL after TerminateGrace).
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
-	if len(cfg.Env) > 0 {
-		env := os.Environ()
-		keys := make([]string, 0, len(cfg.Env))
-		for k := range cfg.Env {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			env = append(env, k+"="+cfg.Env[k])
-		}
-		cmd.Env = env
-	}
-	cmd.Stderr = newLineLogger(d.log.With("stream", "stderr"))
+	// Only a small default set of nodmix's variables, never its keys (unless inheritEnv).
+	cmd.Env = serverEnv(h.environ(), cfg, runtime.GOOS)
+	stderr := newLineLogger(d.log.With("stream", "stderr"), d.scrub)
+	d.attemptStderr = stderr
+	cmd.Stderr = stderr
 	// A grandchild that keeps stderr open must not hold up Wait forever.
 	cmd.WaitDelay = h.terminateGrace
 	procgroup.Own(cmd) // ended as a group: see conn.close
@@ -111,17 +103,27 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(req)
 }
 
-// lineLogger turns a server's stderr into log records, one per line. Lines are capped so that a
-// server printing a huge blob cannot flood the log.
+// lineLogger turns a server's stderr into log records, one per line, and keeps the last lines
+// for the status and the error of a server that died. Lines are capped so that a server printing
+// a huge blob cannot flood the log.
 type lineLogger struct {
-	log *slog.Logger // scrubs secrets
-	mu  sync.Mutex
-	buf []byte
+	log   *slog.Logger // scrubs secrets
+	scrub *scrubber    // for the kept lines
+	mu    sync.Mutex
+	buf   []byte
+	last  []string // ring of the last maxTailLines lines
+	next  int
 }
 
-const maxLogLine = 4096
+const (
+	maxLogLine   = 4096
+	maxTailLines = 20  // a Node stack trace's message is about 13 lines from its end
+	maxTailLine  = 512 // bytes of one kept line
+)
 
-func newLineLogger(log *slog.Logger) *lineLogger { return &lineLogger{log: log} }
+func newLineLogger(log *slog.Logger, scrub *scrubber) *lineLogger {
+	return &lineLogger{log: log, scrub: scrub}
+}
 
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
@@ -151,6 +153,40 @@ func (l *lineLogger) emit(line []byte) {
 		line = append(line[:maxLogLine:maxLogLine], "…"...)
 	}
 	l.log.Info("mcp server output", "line", string(line))
+	kept := tailLine(l.scrub.replace(string(line)))
+	if len(l.last) < maxTailLines {
+		l.last = append(l.last, kept)
+	} else {
+		l.last[l.next] = kept
+		l.next = (l.next + 1) % maxTailLines
+	}
+}
+
+func tailLine(s string) string {
+	if len(s) > maxTailLine {
+		return strings.ToValidUTF8(s[:maxTailLine], "") + "…"
+	}
+	return s
+}
+
+// tail returns the last lines written, oldest first, secrets masked, with a last line that has
+// no newline yet (a process that died in mid-line).
+func (l *lineLogger) tail() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.last)+1)
+	out = append(out, l.last[l.next:]...)
+	out = append(out, l.last[:l.next]...)
+	if partial := bytes.TrimRight(l.buf, "\r"); len(partial) > 0 {
+		if len(out) == maxTailLines {
+			out = out[1:]
+		}
+		out = append(out, tailLine(l.scrub.replace(string(partial))))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // scrubber removes a server's secrets (env and header values, the URL's query and user info) from
