@@ -176,6 +176,7 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 		t.Input = append(closing, t.Input...)
 	}
 	if len(t.Input) > 0 {
+		t.Input = nameResults(history, t.Input)
 		if _, err := r.Sessions.Append(ctx, t.Session, base, t.Input); err != nil {
 			return nil, r.storeErr(t.Session, err)
 		}
@@ -560,6 +561,37 @@ func unanswered(history, input []llm.Message) []llm.Message {
 		if !answered[c.CallID] {
 			out = append(out, llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: c.CallID, Name: c.Name,
 				Text: "No result: the client did not answer this call.", IsError: true}}})
+		}
+	}
+	return out
+}
+
+// nameResults fills in the tool name of results that carry only a call id (OpenAI's tool
+// messages have none; Gemini and Ollama need it), from the calls they answer.
+func nameResults(history, input []llm.Message) []llm.Message {
+	var names map[string]string
+	out := input
+	for i, m := range input {
+		for j, p := range m.Parts {
+			if p.Kind != llm.KindToolResult || p.Name != "" {
+				continue
+			}
+			if names == nil {
+				names = map[string]string{}
+				for _, msgs := range [][]llm.Message{history, input} {
+					for _, h := range msgs {
+						for _, c := range h.ToolCalls() {
+							names[c.CallID] = c.Name
+						}
+					}
+				}
+				out = append([]llm.Message(nil), input...)
+			}
+			if n, ok := names[p.CallID]; ok {
+				parts := append([]llm.Part(nil), out[i].Parts...)
+				parts[j].Name = n
+				out[i] = llm.Message{Role: m.Role, Parts: parts}
+			}
 		}
 	}
 	return out

@@ -52,10 +52,14 @@ type TurnRequest struct {
 	Session string
 	// Ephemeral runs the turn on a transcript that is not kept (a stateless API call).
 	Ephemeral bool
-	Agent     string // agents.list[].id; "" for the defaults
-	Model     string // "provider/model"; "" resolves (session, agent, defaults)
-	System    string
-	Input     []llm.Message
+	// Conversation says Input is the client's whole conversation (OpenAI clients resend it every
+	// time): for a session that already has a transcript, only what follows the conversation's
+	// last assistant message is new.
+	Conversation bool
+	Agent        string // agents.list[].id; "" for the defaults
+	Model        string // "provider/model"; "" resolves (session, agent, defaults)
+	System       string
+	Input        []llm.Message
 	// ClientTools become client:client:<name> tools of this turn.
 	ClientTools []llm.Tool
 	Stream      bool
@@ -211,6 +215,11 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 		}
 		if agentID == "" {
 			agentID = stored
+		}
+	}
+	if req.Conversation && !req.Ephemeral {
+		if tr, err := a.Store.Transcript(ctx, req.Session); err == nil && len(tr) > 0 {
+			req.Input = afterLastAssistant(req.Input)
 		}
 	}
 	t := a.agentTurn(req, rm)
@@ -424,4 +433,14 @@ func sortedKeys(m map[string]config.Provider) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// afterLastAssistant is the part of a conversation that follows its last assistant message.
+func afterLastAssistant(in []llm.Message) []llm.Message {
+	for i := len(in) - 1; i >= 0; i-- {
+		if in[i].Role == llm.RoleAssistant {
+			return in[i+1:]
+		}
+	}
+	return in
 }

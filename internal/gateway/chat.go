@@ -249,7 +249,7 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, kept := sessionFor(r, cr.User)
-	tr.Session, tr.Ephemeral = key, !kept
+	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	if kept {
 		w.Header().Set(SessionHeader, key)
 	}

@@ -218,7 +218,7 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, kept := sessionFor(r, rr.User)
-	tr.Session, tr.Ephemeral = key, !kept
+	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	if kept {
 		w.Header().Set(SessionHeader, key)
 	}
