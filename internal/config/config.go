@@ -84,11 +84,14 @@ type WebSearch struct {
 	MaxResults int           // 1..20, or 0 when not set
 }
 
-// Exec bounds the exec and bash built-ins.
+// Exec bounds the exec and bash built-ins and sets what their commands get in their environment.
 type Exec struct {
 	Timeout        time.Duration
 	MaxTimeout     time.Duration
 	MaxOutputBytes int
+	// Env sets variables for every command, after the ones nodmix withholds as its secrets
+	// (SecretEnv) are removed: how a command is given one of them on purpose.
+	Env map[string]Secret
 }
 
 // MCP configures downstream MCP servers.

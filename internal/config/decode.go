@@ -387,6 +387,14 @@ func (d *decoder) exec(p string, n *json5.Node, e *Exec) {
 			d.duration(p, v, 1, maxTimeoutSeconds, time.Second, &e.MaxTimeout)
 		}},
 		field{"maxOutputBytes", func(p string, v *json5.Node) { d.integer(p, v, 1, maxOutputBytes, &e.MaxOutputBytes) }},
+		field{"env", func(p string, v *json5.Node) {
+			e.Env = d.secretMap(p, v, func(key string) string {
+				if envName.MatchString(key) {
+					return ""
+				}
+				return "must be an environment variable name (letters, digits and _, not starting with a digit)"
+			})
+		}},
 	)
 	if e.Timeout <= e.MaxTimeout {
 		return

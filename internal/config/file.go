@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/nodmix/nodmix/internal/config/json5"
 )
@@ -266,9 +267,16 @@ func (f *File) Save() error {
 	return nil
 }
 
+// staleTemp is the age past which a temporary file of writeAtomic is taken to be left over
+// from a writer that was killed between creating and renaming it; a live writer holds its
+// file for milliseconds.
+const staleTemp = time.Minute
+
 func writeAtomic(target string, data []byte, mode fs.FileMode) (err error) {
 	dir := filepath.Dir(target)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
+	prefix := "." + filepath.Base(target) + ".tmp-"
+	removeStaleTemps(dir, prefix, time.Now().Add(-staleTemp))
+	tmp, err := os.CreateTemp(dir, prefix+"*")
 	if err != nil {
 		return err
 	}
@@ -299,4 +307,22 @@ func writeAtomic(target string, data []byte, mode fs.FileMode) (err error) {
 		_ = d.Close()
 	}
 	return nil
+}
+
+// removeStaleTemps removes the temporary files of earlier writes (name starting with prefix)
+// last modified before cutoff. It is best effort: a file it cannot remove stays for the next
+// write to try again, and the write itself goes ahead.
+func removeStaleTemps(dir, prefix string, cutoff time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }

@@ -250,9 +250,9 @@ func isSecretPath(path []string) bool {
 }
 
 // masker returns a ReplaceFunc for json5.AppendJSON that shows every string or number lying
-// under a secret path as Mask, except inside a SecretRef, which is shown as it is. root is a
-// tree whose place in the whole config is prefix, and sub is the path under root of the value
-// being rendered.
+// under a secret path as Mask, except inside a SecretRef, which is shown as it is, and a server
+// URL as RedactURL does. root is a tree whose place in the whole config is prefix, and sub is
+// the path under root of the value being rendered.
 func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 	return func(rel []string, n *json5.Node) ([]byte, bool) {
 		if n.Kind != json5.String && n.Kind != json5.Number {
@@ -260,6 +260,13 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 		}
 		local := append(slices.Clone(sub), rel...)
 		full := append(slices.Clone(prefix), local...)
+		if n.Kind == json5.String && isURLPath(full) {
+			if r := RedactURL(n.Str); r != n.Str {
+				b, _ := json.Marshal(r)
+				return b, true
+			}
+			return nil, false
+		}
 		for k := 1; k <= len(local); k++ {
 			if !isSecretPath(full[:len(prefix)+k]) {
 				continue
