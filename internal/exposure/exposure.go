@@ -71,9 +71,17 @@ type Engine struct {
 	// (MCP elicitation).
 	Askers SessionAskers
 	// Ready, if set, waits (bounded by ctx) until sources that are still starting have listed
-	// their tools. Searches wait for it so that a model's first search right after start-up does
-	// not miss the tools of a server that is still connecting; listing never waits.
+	// their tools; a listing kept from an earlier run counts. Searches wait for it so that a
+	// model's first search right after start-up does not miss the tools of a server that is still
+	// connecting, and so does a call to a name that is not there yet. A session's first tool
+	// list waits for it too, but only until ListWait after the first such list: a client that
+	// lists once, right after initialize, sees the servers' tools.
 	Ready func(ctx context.Context)
+	// ListWait bounds the first tool lists' wait for Ready; 0 means DefaultListWait.
+	ListWait time.Duration
+	// ToolMeta, if set, returns the _meta an MCP client sees on a listed tool, or nil: tools
+	// listed from a server's cached manifest are marked until it has connected.
+	ToolMeta func(t *catalog.Tool) map[string]any
 
 	mu   sync.Mutex
 	subs map[string]map[int]func()
@@ -82,6 +90,26 @@ type Engine struct {
 	allowedMu   sync.Mutex
 	allowedFrom *catalog.Snapshot // the catalog snapshot allowed was filtered from
 	allowed     *catalog.Snapshot
+
+	listOnce sync.Once
+	listBy   time.Time // set by listOnce: first lists wait for Ready until then
+}
+
+// DefaultListWait is how long the first tool lists after start-up wait for sources that are
+// still starting and have no cached listing. It is short: a server slower than that still
+// arrives, with notifications/tools/list_changed, and is listed from its cache on the next run.
+const DefaultListWait = 5 * time.Second
+
+// listDeadline is when first tool lists stop waiting for Ready: ListWait after the first one.
+func (e *Engine) listDeadline() time.Time {
+	e.listOnce.Do(func() {
+		w := e.ListWait
+		if w <= 0 {
+			w = DefaultListWait
+		}
+		e.listBy = time.Now().Add(w)
+	})
+	return e.listBy
 }
 
 // Mode is the engine's current exposure mode.
@@ -228,6 +256,7 @@ func (e *Engine) subscribe(session string, fn func()) func() {
 type View struct {
 	e       *Engine
 	session string
+	listed  atomic.Bool // WaitTools ran once
 }
 
 // Session is the view's session id.
@@ -246,8 +275,42 @@ func (v *View) Tools() []catalog.Tool {
 	return vis
 }
 
-// readyWait bounds how long a search waits for sources that are still starting.
+// WaitTools is called before the session's tools are listed to a client. On the first list, in
+// the modes that list the catalog's tools (direct and discovery), it waits for sources that are
+// still starting and have no cached listing, up to the engine's list deadline or until ctx ends.
+func (v *View) WaitTools(ctx context.Context) {
+	if v.e.Ready == nil || v.listed.Swap(true) {
+		return
+	}
+	if m := v.e.Mode(); m == ToolSearchTools || m == ToolSearchCode {
+		return // the control tools do not depend on the sources
+	}
+	by := v.e.listDeadline()
+	if !time.Now().Before(by) {
+		return
+	}
+	ctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	v.e.Ready(ctx)
+}
+
+// ToolMeta returns the _meta of a listed tool (see Engine.ToolMeta), or nil.
+func (v *View) ToolMeta(t *catalog.Tool) map[string]any {
+	if v.e.ToolMeta == nil {
+		return nil
+	}
+	return v.e.ToolMeta(t)
+}
+
+// readyWait bounds how long a search, or a call to a name not there yet, waits for sources that
+// are still starting.
 const readyWait = 15 * time.Second
+
+func (v *View) waitReady(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, readyWait)
+	defer cancel()
+	v.e.Ready(rctx)
+}
 
 // searchTools are the control tools whose answer depends on the whole catalog, by name and by id.
 var searchTools = func() map[string]bool {
@@ -269,15 +332,23 @@ func (v *View) Call(ctx context.Context, name string, args json.RawMessage) (*ca
 // telemetry records.
 func (v *View) CallFrom(ctx context.Context, surface, name string, args json.RawMessage) (*catalog.Result, error) {
 	if v.e.Ready != nil && searchTools[name] {
-		rctx, cancel := context.WithTimeout(ctx, readyWait)
-		v.e.Ready(rctx)
-		cancel()
+		v.waitReady(ctx)
 	}
 	run, vis, err := v.e.Run(ctx, v.session)
 	if err != nil {
 		return nil, err
 	}
-	if m := v.e.Mode(); m == ToolSearchTools || m == ToolSearchCode {
+	m := v.e.Mode()
+	if _, ok := run.Lookup(name); !ok && v.e.Ready != nil && !searchTools[name] && (m == Direct || m == Discovery) {
+		// Maybe a tool of a server that is still connecting and has no cached listing: a client
+		// may call a tool it knows right after initialize.
+		v.waitReady(ctx)
+		if run, vis, err = v.e.Run(ctx, v.session); err != nil {
+			return nil, err
+		}
+		m = v.e.Mode()
+	}
+	if m == ToolSearchTools || m == ToolSearchCode {
 		// Only the control tools are exposed; the rest is reached through them.
 		ok := false
 		for _, t := range vis {
