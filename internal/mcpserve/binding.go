@@ -154,6 +154,9 @@ func (b *binding) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
+			if w, ok := b.sess.(ToolWaiter); ok {
+				w.WaitTools(ctx)
+			}
 			// Always through syncTools: it waits for a sync in progress, whose list may predate
 			// the latest activation, before deciding whether another is needed.
 			b.syncTools()
@@ -237,13 +240,18 @@ func (b *binding) syncTools() {
 	}
 	var tools []*mcp.Tool
 	seen := map[string]bool{}
+	annotate, _ := b.sess.(ToolAnnotator)
 	for _, t := range b.sess.Tools() {
 		if seen[t.Name] || t.Name == "" {
 			b.log.Warn("session lists a tool name twice or empty; keeping the first", "tool", t.Name, "id", t.ID)
 			continue
 		}
 		seen[t.Name] = true
-		tools = append(tools, &mcp.Tool{Name: t.Name, Title: t.Label, Description: t.Description, InputSchema: objectSchema(t.Schema())})
+		mt := &mcp.Tool{Name: t.Name, Title: t.Label, Description: t.Description, InputSchema: objectSchema(t.Schema())}
+		if annotate != nil {
+			mt.Meta = annotate.ToolMeta(&t)
+		}
+		tools = append(tools, mt)
 	}
 	// The middleware sends tools/call to the session before the SDK's handler is reached.
 	b.tools = syncSet(b, tools, b.tools,

@@ -54,6 +54,19 @@ type Elicitor interface {
 	UseElicitation(ask ElicitFunc) (cancel func())
 }
 
+// ToolWaiter is implemented by a Session whose first tool list may wait for sources that are
+// still starting: tools/list calls WaitTools, which returns within a bound of its own or when ctx
+// ends, before it answers.
+type ToolWaiter interface {
+	WaitTools(ctx context.Context)
+}
+
+// ToolAnnotator is implemented by a Session that puts _meta on the tools it lists (nil for none),
+// e.g. to mark tools whose server has not connected yet.
+type ToolAnnotator interface {
+	ToolMeta(t *catalog.Tool) map[string]any
+}
+
 // Prompts passes prompts through (the hub implements it, with namespaced names). The values it
 // returns are not modified by mcpserve. Implementations must be safe for concurrent use.
 type Prompts interface {
