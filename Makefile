@@ -12,9 +12,11 @@ build:
 run: build
 	$(BIN) gateway
 
-# A discovery search over the example catalog, printed as the renderer shows it.
+# A discovery search over the example catalog, then one agent turn against the bundled scripted
+# model (no account needed): it calls the exec tool and answers with its output.
 demo: build
 	$(BIN) tools search "open an issue in a github repository" --catalog examples/catalog.jsonl
+	$(BIN) agent --model scripted/demo -m 'run exec {"command": ["echo", "hello from a tool call"]}'
 
 # Real MCP servers and the official TypeScript SDK client for the end-to-end tests.
 e2e-deps:
