@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -60,7 +61,15 @@ type Options struct {
 	WaitDelay time.Duration
 	// Environ returns the base environment of commands; nil means os.Environ.
 	Environ func() []string
-	Log     *slog.Logger
+	// Withhold names variables of the base environment that commands do not get: the ones
+	// nodmix reads its own secrets from (API keys, tokens), which a model could otherwise print
+	// with `echo $TAVILY_API_KEY`.
+	Withhold []string
+	// Env, when set, returns NAME=VALUE pairs every command gets on top of the base environment
+	// (withheld names included: this is how one is passed on purpose). It is called for each
+	// command, so a key that changes is picked up; an error stops the command from starting.
+	Env func() ([]string, error)
+	Log *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -83,11 +92,49 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (o *Options) environ() []string {
+// environ is the environment of a command before its call's own env: the base environment
+// without the withheld variables, then Env.
+func (o *Options) environ() ([]string, error) {
+	base := os.Environ
 	if o.Environ != nil {
-		return o.Environ()
+		base = o.Environ
 	}
-	return os.Environ()
+	env := base()
+	if len(o.Withhold) > 0 {
+		env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+			name, _, _ := strings.Cut(kv, "=")
+			return slices.Contains(o.Withhold, name)
+		})
+	}
+	if o.Env == nil {
+		return env, nil
+	}
+	extra, err := o.Env()
+	if err != nil {
+		return nil, err
+	}
+	return mergeEnv(env, extra), nil
+}
+
+// mergeEnv applies overrides (KEY=VALUE) to base; later keys win, base order is kept.
+func mergeEnv(base, overrides []string) []string {
+	if len(overrides) == 0 {
+		return base
+	}
+	over := make(map[string]string, len(overrides))
+	for _, kv := range overrides {
+		k, _, _ := strings.Cut(kv, "=")
+		over[k] = kv
+	}
+	out := make([]string, 0, len(base)+len(overrides))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := over[k]; ok {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, overrides...)
 }
 
 // Tools returns the catalog entries of exec and bash (essential, built-in, owner "core").
@@ -192,6 +239,18 @@ func (e *executor) Execute(ctx context.Context, call catalog.Call) (*catalog.Res
 		"exit_code", rep.ExitCode, "timed_out", rep.TimedOut, "output_bytes", rep.OutputBytes,
 		"duration", out.duration)
 	return rep.result(), nil
+}
+
+// outcome is how one run ended.
+type outcome struct {
+	snap     snapshot
+	exitCode int    // -1 when the process has no exit code (signal, spawn failure)
+	signal   string // e.g. "SIGKILL", when a signal ended the process
+	timedOut bool
+	canceled bool
+	pipeHeld bool  // a process that outlived the command kept the output pipe open
+	spawnErr error // the command could not be started
+	duration time.Duration
 }
 
 // Report is the Structured content of an exec or bash result.

@@ -8,24 +8,11 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/procgroup"
 )
-
-// outcome is how one run ended.
-type outcome struct {
-	snap     snapshot
-	exitCode int    // -1 when the process has no exit code (signal, spawn failure)
-	signal   string // e.g. "SIGKILL", when a signal ended the process
-	timedOut bool
-	canceled bool
-	pipeHeld bool  // a process that outlived the command kept the output pipe open
-	spawnErr error // the command could not be started
-	duration time.Duration
-}
 
 // run starts req in its own process group, with stdin from the null device and stdout and stderr
 // on one pipe (so their order is kept), and waits for it. On timeout or cancellation of ctx the
@@ -46,13 +33,17 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 			return outcome{exitCode: -1, spawnErr: fmt.Errorf("cwd: %q: %s", req.cwd, reason), duration: time.Since(start)}
 		}
 	}
+	env, err := o.environ()
+	if err != nil {
+		return outcome{exitCode: -1, spawnErr: err, duration: time.Since(start)}
+	}
 	runCtx, cancel := context.WithTimeout(ctx, req.timeout)
 	defer cancel()
 
 	capt := newCapture(o.MaxOutputBytes)
 	cmd := osexec.CommandContext(runCtx, req.argv[0], req.argv[1:]...)
 	cmd.Dir = req.cwd
-	cmd.Env = mergeEnv(o.environ(), req.env)
+	cmd.Env = mergeEnv(env, req.env)
 	cmd.Stdout = capt
 	cmd.Stderr = capt // the same writer: os/exec gives the child one pipe for both
 	procgroup.Own(cmd)
@@ -60,7 +51,7 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process.Pid) }
 	cmd.WaitDelay = o.WaitDelay
 
-	err := cmd.Start()
+	err = cmd.Start()
 	if err != nil {
 		return outcome{exitCode: -1, spawnErr: spawnError(req, err), duration: time.Since(start)}
 	}
@@ -96,27 +87,6 @@ func spawnError(req *request, err error) error {
 	default:
 		return fmt.Errorf("cannot start %q: %w", req.argv[0], err)
 	}
-}
-
-// mergeEnv applies overrides (KEY=VALUE) to base; later keys win, base order is kept.
-func mergeEnv(base, overrides []string) []string {
-	if len(overrides) == 0 {
-		return base
-	}
-	over := make(map[string]string, len(overrides))
-	for _, kv := range overrides {
-		k, _, _ := strings.Cut(kv, "=")
-		over[k] = kv
-	}
-	out := make([]string, 0, len(base)+len(overrides))
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := over[k]; ok {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, overrides...)
 }
 
 var signalNames = map[syscall.Signal]string{
