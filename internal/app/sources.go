@@ -13,7 +13,9 @@ import (
 	"github.com/nodmix/nodmix/internal/mcphub"
 	"github.com/nodmix/nodmix/internal/plugin"
 	"github.com/nodmix/nodmix/internal/plugins"
+	"github.com/nodmix/nodmix/internal/plugins/tavily"
 	"github.com/nodmix/nodmix/internal/plugins/tokenjuice"
+	"github.com/nodmix/nodmix/internal/provider"
 	"github.com/nodmix/nodmix/internal/session"
 )
 
@@ -30,6 +32,10 @@ func (a *App) addSources(ctx context.Context, opts Options) error {
 		MaxTimeout:     cfg.Tools.Exec.MaxTimeout,
 		MaxOutputBytes: cfg.Tools.Exec.MaxOutputBytes,
 		Log:            a.Log,
+		// A model's commands keep the user's environment but not nodmix's keys; tools.exec.env
+		// passes one on purpose.
+		Withhold: slices.Concat(cfg.SecretEnv(), provider.KeyEnvs(), []string{tavily.EnvAPIKey}),
+		Env:      func() ([]string, error) { return cfg.Tools.Exec.Environ(a.lookupEnv) },
 	})
 	builtins = append(builtins, websearch.Tool(websearch.Select(a.Config.Tools.Web.Search.Provider, a.webSearchProvider)))
 	a.Catalog.Add(catalog.Static(builtins))

@@ -98,7 +98,7 @@ func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
 		m := &ch.Message
 		a.text.WriteString(m.Content)
 		a.text.WriteString(m.Refusal)
-		a.addReasoning(m.ReasoningContent, m.Reasoning)
+		a.rtext.WriteString(reasoningOf(m))
 		if d.q.ReasoningDetails && len(m.ReasoningDetails) > 0 && string(m.ReasoningDetails) != "null" {
 			// Whole, the array is kept exactly as it came.
 			a.wholeDetails = m.ReasoningDetails
@@ -193,8 +193,8 @@ func (a *assembler) chunk(c *response, yield func(llm.Event, error) bool) bool {
 			a.usage = ch.Usage
 		}
 		dl := &ch.Delta
-		if r := dl.ReasoningContent + dl.Reasoning; r != "" {
-			a.addReasoning(dl.ReasoningContent, dl.Reasoning)
+		if r := reasoningOf(dl); r != "" {
+			a.rtext.WriteString(r)
 			if !yield(llm.Event{Kind: llm.EventReasoning, Text: r}, nil) {
 				return false
 			}
@@ -230,9 +230,13 @@ func (a *assembler) chunk(c *response, yield func(llm.Event, error) bool) bool {
 	return true
 }
 
-func (a *assembler) addReasoning(content, reasoning string) {
-	a.rtext.WriteString(content)
-	a.rtext.WriteString(reasoning)
+// reasoningOf is a delta's (or message's) reasoning text. Servers moving from
+// reasoning_content to reasoning send both with the same text; the first wins.
+func reasoningOf(d *delta) string {
+	if d.ReasoningContent != "" {
+		return d.ReasoningContent
+	}
+	return d.Reasoning
 }
 
 // call takes one tool call delta. Calls are told apart by their index; a delta with no index
