@@ -30,6 +30,11 @@ type binding struct {
 	stop       chan struct{}
 	done       chan struct{} // the sync goroutine ended
 
+	// quit ends the requests in progress: closing an SDK session waits for them, so whoever
+	// ends a session (shutdown, DELETE, eviction) cancels them first with stopCalls.
+	quit      context.Context
+	stopCalls context.CancelFunc
+
 	cancelTools func()
 	cancelOther func()
 
@@ -66,6 +71,7 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 		resources: map[string][32]byte{},
 		templates: map[string][32]byte{},
 	}
+	b.quit, b.stopCalls = context.WithCancel(context.Background())
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if s.opts.Prompts != nil {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
@@ -132,6 +138,7 @@ func (b *binding) run() {
 // close ends the binding: unsubscribes, stops the sync goroutine and closes the core session.
 func (b *binding) close() error {
 	b.closeOnce.Do(func() {
+		b.stopCalls()
 		b.cancelTools()
 		b.cancelOther()
 		b.elicitMu.Lock()
@@ -150,8 +157,12 @@ func (b *binding) close() error {
 // middleware brings the lists up to date before the client reads them (a tool activated by the
 // previous call must be listed by the next tools/list, not 10ms later), and sends tools/call to
 // the session directly: the session, not the SDK's copy of the list, decides what can be called.
+// Every request ends when the binding quits.
 func (b *binding) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(b.quit, cancel)()
 		switch method {
 		case "tools/list":
 			if w, ok := b.sess.(ToolWaiter); ok {

@@ -1,10 +1,12 @@
 package mcpserve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -14,7 +16,8 @@ import (
 )
 
 // Handler serves MCP over streamable HTTP at whatever path it is mounted on. Each MCP session
-// (Mcp-Session-Id) gets its own view of the catalog from Sessions.Open.
+// (Mcp-Session-Id) gets its own view of the catalog from Sessions.Open; at most
+// Options.MaxSessions are open at once.
 func (s *Server) Handler() http.Handler {
 	return &httpHandler{
 		srv: s,
@@ -35,45 +38,206 @@ type httpHandler struct {
 // getServer callback, which may be called more than once per request.
 type newSessionKey struct{}
 
+const sessionHeader = "Mcp-Session-Id"
+
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.startsSession(r) {
+	if id := r.Header.Get(sessionHeader); id != "" {
+		h.serveSession(w, r, id)
+		return
+	}
+	switch post := h.inspect(r); post.kind {
+	case postInitialize:
+		h.startSession(w, r)
+	case postBatchedInitialize:
+		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: initialize must be sent alone, not in a batch")
+	case postBeforeInitialize:
+		writeJSONRPCError(w, http.StatusBadRequest, post.id, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("invalid request: %s before initialize (no Mcp-Session-Id: start a session with initialize)", post.what))
+	default:
 		h.sdk.ServeHTTP(w, r)
+	}
+}
+
+// serveSession serves a request of an open session, keeping the session's activity for the cap.
+func (h *httpHandler) serveSession(w http.ResponseWriter, r *http.Request, id string) {
+	switch r.Method {
+	case http.MethodPost:
+		if batchedInitialize(r, h.srv.opts.MaxMessageBytes) {
+			writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: initialize must be sent alone, not in a batch")
+			return
+		}
+	case http.MethodDelete:
+		// The SDK's Close waits for the session's calls in progress: end them first.
+		h.srv.stopCalls(id)
+	}
+	done := h.srv.touch(id, r.Method == http.MethodPost)
+	defer done()
+	h.sdk.ServeHTTP(w, r)
+}
+
+func (h *httpHandler) startSession(w http.ResponseWriter, r *http.Request) {
+	if err := h.srv.reserve(); err != nil {
+		status := http.StatusServiceUnavailable
+		if errors.Is(err, ErrTooManySessions) {
+			w.Header().Set("Retry-After", "1")
+			h.srv.log.Warn("mcp session refused", "err", err)
+		}
+		writeJSONRPCError(w, status, nil, jsonrpc.CodeInternalError, err.Error())
 		return
 	}
 	b, err := h.srv.newBinding(r.Context(), newID())
 	if err != nil {
+		h.srv.release()
 		h.srv.log.Warn("mcp session not opened", "err", err)
 		status := http.StatusInternalServerError
 		if errors.Is(err, ErrClosed) {
 			status = http.StatusServiceUnavailable
 		}
-		writeJSONRPCError(w, status, jsonrpc.CodeInternalError, err.Error())
+		writeJSONRPCError(w, status, nil, jsonrpc.CodeInternalError, err.Error())
 		return
 	}
 	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), newSessionKey{}, b)))
 	h.srv.adopt(b)
 }
 
-// startsSession reports whether r is an initialize request that will start a session: a POST
-// without a session id whose body is an initialize call. Other requests (a 2026-07-28 client's
-// server/discover probe, anything refused) must not open a core session. The body is read up to
-// the size limit and put back for the SDK, which enforces the limit itself.
-func (h *httpHandler) startsSession(r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
-		return false
+type postKind int
+
+const (
+	postOther             postKind = iota // for the SDK: notifications, pings, new-protocol probes, anything refused
+	postInitialize                        // starts a session
+	postBatchedInitialize                 // refused: a session starts with initialize alone
+	postBeforeInitialize                  // refused: a call without a session
+)
+
+type postInfo struct {
+	kind postKind
+	id   any    // the call's id, for postBeforeInitialize of a single call
+	what string // "method \"tools/list\"", or "a batch of calls"
+}
+
+// inspect classifies a request without a session id. Only a POST whose body is an initialize
+// call opens a session; other requests (a 2026-07-28 client's server/discover probe, anything
+// refused) must not open a core session. The SDK would answer a call without a session with
+// error code 0 and would let a batch holding initialize open a session outside the cap, so
+// these are refused here. The body is read up to the size limit and put back for the SDK,
+// which enforces the limit itself.
+func (h *httpHandler) inspect(r *http.Request) postInfo {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return postInfo{}
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return false
+		return postInfo{}
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, int64(h.srv.opts.MaxMessageBytes)+1))
 	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
 	if err != nil || len(data) > h.srv.opts.MaxMessageBytes {
+		return postInfo{}
+	}
+	newProtocol := r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(data, &batch) != nil {
+			return postInfo{}
+		}
+		calls := false
+		for _, raw := range batch {
+			m := readHead(raw)
+			if m.Method == "initialize" {
+				return postInfo{kind: postBatchedInitialize}
+			}
+			calls = calls || m.isCall() && !newProtocol && !m.allowedFirst()
+		}
+		if calls {
+			return postInfo{kind: postBeforeInitialize, what: "a batch of calls"}
+		}
+		return postInfo{}
+	}
+	m := readHead(data)
+	switch {
+	case m.Method == "initialize":
+		return postInfo{kind: postInitialize}
+	case m.isCall() && !newProtocol && !m.allowedFirst():
+		return postInfo{kind: postBeforeInitialize, id: m.id(), what: fmt.Sprintf("method %q", m.Method)}
+	}
+	return postInfo{}
+}
+
+// head is what inspect reads of a message.
+type head struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+func readHead(data []byte) head {
+	var m head
+	_ = json.Unmarshal(data, &m)
+	return m
+}
+
+func (m head) isCall() bool {
+	return m.Method != "" && len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
+}
+
+// allowedFirst reports whether the call may come before initialize: ping, as the specification
+// allows, and the requests of the per-request protocol (2026-07-28), which the SDK answers.
+func (m head) allowedFirst() bool {
+	if m.Method == "ping" || m.Method == "server/discover" {
+		return true
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	_, ok := p.Meta["io.modelcontextprotocol/protocolVersion"]
+	return ok
+}
+
+func (m head) id() any {
+	var v any
+	_ = json.Unmarshal(m.ID, &v)
+	switch v.(type) {
+	case string, float64:
+		return v
+	}
+	return nil
+}
+
+// batchedInitialize reports whether a session's POST is a batch holding initialize. Only the
+// body's first non-space byte is read unless it opens an array; the body is put back.
+func batchedInitialize(r *http.Request, maxBytes int) bool {
+	if r.Body == nil {
 		return false
 	}
-	var head struct {
-		Method string `json:"method"`
+	body := r.Body
+	br := bufio.NewReaderSize(body, 512)
+	r.Body = readCloser{br, body}
+	var first byte
+	for n := 1; n <= 512 && first == 0; n++ {
+		p, err := br.Peek(n)
+		if err != nil {
+			return false
+		}
+		if c := p[n-1]; c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			first = c
+		}
 	}
-	return json.Unmarshal(data, &head) == nil && head.Method == "initialize"
+	if first != '[' {
+		return false
+	}
+	data, _ := io.ReadAll(io.LimitReader(br, int64(maxBytes)+1))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), br), body}
+	var batch []json.RawMessage
+	if json.Unmarshal(data, &batch) != nil {
+		return false
+	}
+	for _, raw := range batch {
+		if readHead(raw).Method == "initialize" {
+			return true
+		}
+	}
+	return false
 }
 
 type readCloser struct {
@@ -88,34 +252,137 @@ func (s *Server) sdkServer(r *http.Request) *mcp.Server {
 	return s.probe
 }
 
+// httpSessions are the HTTP sessions that count against Options.MaxSessions. Guarded by
+// Server.mu.
+type httpSessions struct {
+	byID    map[string]*httpSession
+	opening int    // initialize requests holding a place under the cap
+	clock   uint64 // orders activity: a higher value is more recent
+}
+
+type httpSession struct {
+	b    *binding
+	ss   *mcp.ServerSession
+	last uint64 // the clock at the start or end of the latest request
+	busy int    // POSTs in progress
+}
+
+// oldestIdle is the session without a POST in progress that was active least recently, or nil.
+func (hs *httpSessions) oldestIdle() *httpSession {
+	var old *httpSession
+	for _, x := range hs.byID {
+		if x.busy == 0 && (old == nil || x.last < old.last) {
+			old = x
+		}
+	}
+	return old
+}
+
+// reserve takes a place under the cap for a new session, evicting the session idle longest when
+// the cap is reached. The caller gives the place back with adopt or release.
+func (s *Server) reserve() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	hs := &s.http
+	var victim *httpSession
+	if limit := s.opts.MaxSessions; limit > 0 && len(hs.byID)+hs.opening >= limit {
+		if victim = hs.oldestIdle(); victim == nil {
+			s.mu.Unlock()
+			return fmt.Errorf("%w: all %d are busy, try again later", ErrTooManySessions, limit)
+		}
+		delete(hs.byID, victim.b.id)
+	}
+	hs.opening++
+	s.mu.Unlock()
+	if victim != nil {
+		s.log.Info("mcp session evicted: the session cap is reached and it was idle longest", "session", victim.b.id, "maxSessions", s.opts.MaxSessions)
+		victim.b.stopCalls()
+		_ = victim.ss.Close() // its watcher in adopt closes the binding
+	}
+	return nil
+}
+
+// release gives back a place reserve took, for a session that was never opened.
+func (s *Server) release() {
+	s.mu.Lock()
+	s.http.opening--
+	s.mu.Unlock()
+}
+
+// touch records a request of session id (a POST is busy until done is called).
+func (s *Server) touch(id string, post bool) (done func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x := s.http.byID[id]
+	if x == nil {
+		return func() {}
+	}
+	s.http.clock++
+	x.last = s.http.clock
+	if post {
+		x.busy++
+	}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.http.clock++
+		x.last = s.http.clock
+		if post {
+			x.busy--
+		}
+	}
+}
+
+// stopCalls ends the calls in progress of HTTP session id, if it is open.
+func (s *Server) stopCalls(id string) {
+	s.mu.Lock()
+	x := s.http.byID[id]
+	s.mu.Unlock()
+	if x != nil {
+		x.b.stopCalls()
+	}
+}
+
 // adopt ties a binding to the life of its MCP session, or ends it when the request did not leave
-// a session behind (a refused request, a failed initialize).
+// a session behind (a refused request, a failed initialize). It gives back the place reserve
+// took: the session holds one of its own from then on.
 func (s *Server) adopt(b *binding) {
 	var ss *mcp.ServerSession
 	for x := range b.mcp.Sessions() {
 		ss = x
 	}
-	if ss == nil {
-		_ = b.close()
-		return
-	}
 	s.mu.Lock()
+	s.http.opening--
 	closed := s.closed
-	if !closed {
+	if ss != nil && !closed {
+		s.http.clock++
+		s.http.byID[b.id] = &httpSession{b: b, ss: ss, last: s.http.clock}
 		s.wg.Go(func() {
 			_ = ss.Wait()
+			s.mu.Lock()
+			if x := s.http.byID[b.id]; x != nil && x.b == b {
+				delete(s.http.byID, b.id)
+			}
+			s.mu.Unlock()
 			_ = b.close()
 		})
 	}
 	s.mu.Unlock()
-	if closed {
+	switch {
+	case ss == nil:
+		_ = b.close()
+	case closed:
+		b.stopCalls()
 		_ = ss.Close()
 		_ = b.close()
 	}
 }
 
-func writeJSONRPCError(w http.ResponseWriter, status int, code int64, message string) {
+func writeJSONRPCError(w http.ResponseWriter, status int, id any, code int64, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(newErrorResponse(nil, code, message))
+	_ = json.NewEncoder(w).Encode(newErrorResponse(id, code, message))
 }

@@ -130,7 +130,12 @@ func TestHTTPBadRequests(t *testing.T) {
 		{"malformed json", `{"jsonrpc":`, nil, http.StatusBadRequest, ""},
 		{"unknown session", init, map[string]string{"Mcp-Session-Id": "nope"}, http.StatusNotFound, "session not found"},
 		{"initialize refused", init, map[string]string{"Accept": "text/plain"}, http.StatusBadRequest, "Accept must contain"},
-		{"not initialize", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, http.StatusOK, "invalid during session initialization"},
+		{"not initialize", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, http.StatusBadRequest,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: method \"tools/list\" before initialize`},
+		{"batched initialize", "[" + init + "]", nil, http.StatusBadRequest, `"code":-32600,"message":"invalid request: initialize must be sent alone, not in a batch"`},
+		{"batched initialize in a session", " \n[" + init + "]", map[string]string{"Mcp-Session-Id": "any"}, http.StatusBadRequest, "initialize must be sent alone"},
+		{"batch of calls", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, nil, http.StatusBadRequest, `"code":-32600,"message":"invalid request: a batch of calls before initialize`},
+		{"ping before initialize", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, nil, http.StatusOK, `"id":3,"result":{}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

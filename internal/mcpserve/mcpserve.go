@@ -100,6 +100,11 @@ type Options struct {
 	// SessionTimeout closes HTTP sessions idle for that long, since many clients never end their
 	// session themselves. Default 30 minutes; negative keeps sessions until the client ends them.
 	SessionTimeout time.Duration
+	// MaxSessions caps the HTTP sessions open at once. A new session at the cap evicts the one
+	// that has been idle longest (no request in progress; an open event stream alone is idle);
+	// when every session is busy, it is refused with 503. Default 1000; negative: no cap.
+	// Stdio sessions do not count.
+	MaxSessions int
 	// SessionID is the id Serve opens its session with; empty means a random one.
 	SessionID string
 }
@@ -108,10 +113,16 @@ type Options struct {
 const (
 	DefaultMaxMessageBytes = 4 << 20
 	DefaultSessionTimeout  = 30 * time.Minute
+	DefaultMaxSessions     = 1000
 )
 
-// ErrClosed is returned by Serve after Close.
-var ErrClosed = errors.New("mcp server closed")
+// Sentinel errors.
+var (
+	// ErrClosed is returned by Serve after Close.
+	ErrClosed = errors.New("mcp server closed")
+	// ErrTooManySessions refuses a new HTTP session when every session under the cap is busy.
+	ErrTooManySessions = errors.New("too many MCP sessions")
+)
 
 // Server is nodmix as an MCP server. One Server serves any number of stdio connections (Serve)
 // and HTTP sessions (Handler). It is safe for concurrent use; Close ends every session and waits
@@ -128,6 +139,7 @@ type Server struct {
 	mu       sync.Mutex
 	closed   bool
 	bindings map[*binding]struct{}
+	http     httpSessions
 }
 
 // New returns a Server that opens sessions from sessions.
@@ -147,12 +159,16 @@ func New(sessions Sessions, opts Options) *Server {
 	case opts.SessionTimeout < 0:
 		opts.SessionTimeout = 0 // the SDK's "never"
 	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
 	s := &Server{
 		sessions: sessions,
 		opts:     opts,
 		log:      opts.Log,
 		versions: sessionVersions(),
 		bindings: map[*binding]struct{}{},
+		http:     httpSessions{byID: map[string]*httpSession{}},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -204,6 +220,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	select {
 	case <-ended:
 	case <-ctx.Done():
+		b.stopCalls() // the SDK's Close waits for calls in progress
 		_ = ss.Close()
 	}
 	return nil
@@ -220,6 +237,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	for _, b := range bs {
+		b.stopCalls()
 		for ss := range b.mcp.Sessions() {
 			_ = ss.Close()
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -83,6 +84,11 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error != nil {
+		coded := *resp
+		coded.Error = withCode(resp.Error)
+		msg = &coded
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encoding message: %w", err)
@@ -104,14 +110,16 @@ func (c *lineConn) writeLine(data []byte) error {
 	return err
 }
 
-// Close stops the connection. The read goroutine ends when the input does: at once when the
-// input could be closed, else at its next line or EOF.
+// Close stops the connection without waiting for the read goroutine: a read from a terminal or
+// an inherited pipe cannot be interrupted (closing os.Stdin does not end a read in progress),
+// and shutdown must not wait for a client that keeps its end open. The goroutine ends when the
+// input does: at once for an input whose Close ends reads (io.Pipe, a socket), else at its next
+// line or EOF, or with the process.
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		if cl, ok := c.in.(io.Closer); ok {
 			_ = cl.Close()
-			<-c.readDone
 		}
 	})
 	return nil
@@ -163,10 +171,39 @@ func (c *lineConn) readLoop() {
 	}
 }
 
+// errBeforeInitialize is how the SDK refuses a call that comes before initialize; it sends it
+// without an error code (0), which JSON-RPC does not allow.
+const errBeforeInitialize = "is invalid during session initialization"
+
+// withCode returns err as a JSON-RPC error that has a code. The SDK sends a handler's plain
+// error with code 0: a call before initialize becomes invalid request (-32600, what the
+// specification's "not initialized" is in JSON-RPC terms), anything else internal error.
+func withCode(err error) error {
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) && wire.Code != 0 {
+		return err
+	}
+	coded := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	if wire != nil {
+		coded.Data = wire.Data
+	}
+	if strings.HasSuffix(coded.Message, errBeforeInitialize) {
+		coded.Code = jsonrpc.CodeInvalidRequest
+	}
+	return coded
+}
+
+// maxJSONDepth is the nesting the SDK's decoder accepts (it refuses deeper params over HTTP, and
+// over stdio would echo all of them back in its error): deeper lines are refused as too deep.
+const maxJSONDepth = 1000
+
 // decodeLine decodes one line. When it is not a message, it returns the id to answer with (when
 // one could be read), the JSON-RPC error code and the reason.
 func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why string) {
 	data := bytes.TrimSpace(line)
+	if nestedDeeper(data, maxJSONDepth) {
+		return nil, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: JSON nested deeper than %d levels", maxJSONDepth)
+	}
 	if !json.Valid(data) {
 		return nil, nil, jsonrpc.CodeParseError, "parse error: not valid JSON"
 	}
@@ -188,6 +225,37 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why strin
 		return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
 	}
 	return m, nil, 0, ""
+}
+
+// nestedDeeper reports whether data opens more than limit arrays or objects at once, counting
+// brackets outside strings. A line with fewer brackets in all is not scanned.
+func nestedDeeper(data []byte, limit int) bool {
+	if bytes.Count(data, []byte{'['})+bytes.Count(data, []byte{'{'}) <= limit {
+		return false
+	}
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
 }
 
 // decodeMessage is jsonrpc.DecodeMessage with the standard library: the SDK's decoder allocates

@@ -159,6 +159,40 @@ func TestDecodeLine(t *testing.T) {
 	}
 }
 
+// TestDecodeLineDepth: JSON nested deeper than the SDK decodes is refused as too deep, not as
+// invalid JSON (and not with all of it echoed back); depth is checked first.
+func TestDecodeLineDepth(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	tooDeep := "invalid request: JSON nested deeper than 1000 levels"
+	tests := []struct {
+		name, line string
+		code       int64
+		why        string
+	}{
+		{"deep valid", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":` + deep(1001) + `}}`, jsonrpc.CodeInvalidRequest, tooDeep},
+		{"deep and truncated", `{"jsonrpc":"2.0","id":1,"params":` + strings.Repeat("{\"a\":", 1001), jsonrpc.CodeInvalidRequest, tooDeep},
+		{"brackets in a string", `{"a":"` + strings.Repeat("[", 20000) + `"`, jsonrpc.CodeParseError, "parse error: not valid JSON"},
+		{"escaped quote", `{"a":"\"` + strings.Repeat("[", 20000) + `"`, jsonrpc.CodeParseError, "parse error: not valid JSON"},
+	}
+	for _, tt := range tests {
+		msg, _, code, why := decodeLine([]byte(tt.line))
+		if msg != nil || code != tt.code || why != tt.why {
+			t.Errorf("%s: decodeLine = %v, %d, %q; want %d, %q", tt.name, msg, code, why, tt.code, tt.why)
+		}
+	}
+	// At the limit it is a message, and the SDK decodes its params.
+	atLimit := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":` + deep(998) + `}}`
+	if msg, _, _, why := decodeLine([]byte(atLimit)); msg == nil {
+		t.Errorf("a message nested 1,000 deep was refused: %s", why)
+	}
+	if _, err := jsonrpc.DecodeMessage([]byte(atLimit)); err != nil {
+		t.Errorf("the SDK refuses a message at the limit: %v", err)
+	}
+	if _, err := jsonrpc.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":` + deep(999) + `}}`)); err == nil {
+		t.Error("the SDK decodes a message over the limit: maxJSONDepth is out of date")
+	}
+}
+
 // FuzzDecodeLine checks that every line is either a message or a clear error, never both or
 // neither, and never a panic.
 func FuzzDecodeLine(f *testing.F) {
@@ -211,7 +245,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) {
+		if !json.Valid(data) || nestedDeeper(data, maxJSONDepth) {
 			return // decodeLine refuses these before decoding
 		}
 		mine, errMine := decodeMessage(data)
