@@ -8,6 +8,7 @@ import (
 	"github.com/nodmix/nodmix/internal/llm/gemini"
 	"github.com/nodmix/nodmix/internal/llm/ollama"
 	"github.com/nodmix/nodmix/internal/llm/openaichat"
+	"github.com/nodmix/nodmix/internal/llm/openairesp"
 )
 
 // Dialect returns the built-in dialect for an api value, configured for the provider's quirks
@@ -16,6 +17,8 @@ func Dialect(api, provider string) (llm.Dialect, error) {
 	switch api {
 	case openaichat.Name:
 		return openaichat.New(quirksFor(provider)), nil
+	case openairesp.Name:
+		return openairesp.New(), nil
 	case anthropic.Name:
 		o := anthropic.Options{}
 		if provider == "minimax" {
@@ -28,7 +31,7 @@ func Dialect(api, provider string) (llm.Dialect, error) {
 	case ollama.Name:
 		return ollama.New(), nil
 	}
-	return nil, fmt.Errorf("api %q is not available", api)
+	return nil, fmt.Errorf("api %q is not one of openai-completions, openai-responses, anthropic-messages, google-generative-ai, ollama", api)
 }
 
 // chatQuirks are the Chat Completions differences of the OpenAI-compatible providers. A custom

@@ -132,6 +132,10 @@ func encode(body obj, res resolved, lv *level, t Target) http.Header {
 			r := obj{"effort": lv.value}
 			if thinkingOn {
 				r["summary"] = "auto"
+				// nodmix keeps the transcript itself (nothing is stored at OpenAI), so a
+				// tool loop sends the reasoning items back: they must come encrypted.
+				body["store"] = false
+				body["include"] = []any{"reasoning.encrypted_content"}
 			}
 			body["reasoning"] = r
 		} else {

@@ -222,7 +222,7 @@ func TestMapSpecifics(t *testing.T) {
 			Target{Provider: "openai", Model: "gpt-5.2", Params: map[string]any{"serviceTier": "flex", "service_tier": "default"}}, "", false,
 			`{"service_tier":"flex"}`},
 		{"OpenAI fast is priority",
-			Target{Provider: "openai", Model: "gpt-5.2"}, High, true, `{"reasoning":{"effort":"high","summary":"auto"},"service_tier":"priority"}`},
+			Target{Provider: "openai", Model: "gpt-5.2"}, High, true, `{"include":["reasoning.encrypted_content"],"reasoning":{"effort":"high","summary":"auto"},"service_tier":"priority","store":false}`},
 		{"OpenAI off omitted where none is unsupported",
 			Target{Provider: "openai", Model: "gpt-5"}, Off, false, "-"},
 		{"MiniMax rename only for M2.x",
