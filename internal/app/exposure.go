@@ -61,7 +61,8 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 	a.Engine.Controls = a.toolSearchControls
 	a.Engine.Askers = a
 	if a.Hub != nil {
-		a.Engine.Ready = a.serversSettled // the engine bounds a search's wait
+		a.Engine.Ready = a.serversListed // the engine bounds each wait
+		a.Engine.ToolMeta = a.toolMeta
 	}
 }
 

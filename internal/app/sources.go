@@ -79,12 +79,17 @@ func (a *App) addSources(ctx context.Context, opts Options) error {
 			return err
 		}
 		var notify func()
-		hub := mcphub.New(mcphub.Options{
+		hopts := mcphub.Options{
 			Servers:    servers,
 			Log:        a.Log,
 			Notify:     func() { notify() },
 			ClientName: "nodmix",
-		})
+		}
+		if a.persistent {
+			// Each server's last listing, so that its tools are there before it connects.
+			hopts.Manifests = manifestStore{a.Store}
+		}
+		hub := mcphub.New(hopts)
 		notify = a.Catalog.Add(hub)
 		hub.Start(ctx)
 		a.Hub = hub
@@ -147,7 +152,7 @@ func hubServers(cfg *config.Config, lookupEnv func(string) (string, bool)) ([]mc
 		s := cfg.MCP.Servers[name]
 		sc := mcphub.ServerConfig{
 			Name: name, Command: s.Command, Args: s.Args, Cwd: s.Cwd, URL: s.URL,
-			Timeout: s.Timeout, Enabled: s.Enabled,
+			Timeout: s.Timeout, ConnectTimeout: s.ConnectTimeout, InheritEnv: s.InheritEnv, Enabled: s.Enabled,
 		}
 		var err error
 		if sc.Env, err = resolveSecrets(s.Env, lookupEnv); err != nil {

@@ -52,6 +52,7 @@ type downstream struct {
 	// touches them.
 	attemptCmd     *exec.Cmd
 	attemptStderr  *lineLogger
+	attemptGroup   atomic.Int64 // the process group of the attempt's command, once started
 	connectTimeout time.Duration
 
 	mu        sync.Mutex
@@ -179,6 +180,15 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
 	defer cancel()
 	d.attemptStderr = nil
+	d.attemptGroup.Store(0)
+	// At the deadline the server is killed at once: the SDK's graceful close would hold whoever
+	// waits for this attempt TerminateGrace longer than connectTimeoutMs says.
+	stop := context.AfterFunc(cctx, func() {
+		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			_ = procgroup.Kill(int(d.attemptGroup.Load()))
+		}
+	})
+	defer stop()
 	t, err := d.h.dial(cctx, d)
 	if err != nil {
 		return nil, d.scrub.err(fmt.Errorf("start: %w", err))

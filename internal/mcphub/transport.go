@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,7 +83,25 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	cmd.WaitDelay = h.terminateGrace
 	procgroup.Own(cmd) // ended as a group: see conn.close
 	d.attemptCmd = cmd
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: h.terminateGrace}, nil
+	ct := &mcp.CommandTransport{Command: cmd, TerminateDuration: h.terminateGrace}
+	return &startedTransport{Transport: ct, cmd: cmd, group: &d.attemptGroup}, nil
+}
+
+// startedTransport records the process group of a command server once the SDK has started it,
+// so that the connect deadline can end it at once (see downstream.connect). The SDK starts the
+// process in Connect, on the goroutine that connects, before it sends initialize.
+type startedTransport struct {
+	mcp.Transport
+	cmd   *exec.Cmd
+	group *atomic.Int64
+}
+
+func (t *startedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err == nil && t.cmd.Process != nil {
+		t.group.Store(int64(t.cmd.Process.Pid))
+	}
+	return c, err
 }
 
 // headerTransport adds the configured headers to every request to a url server.
