@@ -13,6 +13,9 @@ import (
 // Own does nothing here: without Unix process groups only the process itself can be ended.
 func Own(*exec.Cmd) {}
 
+// Start starts cmd; the caller owns the process and must Wait for it.
+func Start(cmd *exec.Cmd) error { return cmd.Start() }
+
 // Kill kills the process pid (its children are out of reach here).
 func Kill(pid int) error {
 	if pid <= 0 {

@@ -46,12 +46,12 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 	cmd.Env = mergeEnv(env, req.env)
 	cmd.Stdout = capt
 	cmd.Stderr = capt // the same writer: os/exec gives the child one pipe for both
-	procgroup.Own(cmd)
-	// The whole group: grandchildren die with the command.
+	// The whole group: grandchildren die with the command. Started through procgroup, the
+	// command also dies with nodmix on Linux, even if nodmix is killed outright.
 	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process.Pid) }
 	cmd.WaitDelay = o.WaitDelay
 
-	err = cmd.Start()
+	err = procgroup.Start(cmd)
 	if err != nil {
 		return outcome{exitCode: -1, spawnErr: spawnError(req, err), duration: time.Since(start)}
 	}
