@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nodmix/nodmix/internal/config"
 	"github.com/nodmix/nodmix/internal/procgroup"
 )
 
@@ -38,19 +39,9 @@ func parseEndpoint(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// redactURL keeps what identifies the endpoint and drops what may be a credential.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(invalid url)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	u.Fragment = ""
-	return u.String()
-}
+// redactURL keeps what identifies the endpoint and drops what may be a credential. It is
+// config.RedactURL, so the hub's status, logs and errors show a URL as `config get` does.
+func redactURL(raw string) string { return config.RedactURL(raw) }
 
 // target describes the server for status output without any secret.
 func (c ServerConfig) target() string {
