@@ -181,13 +181,10 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	defer cancel()
 	d.attemptStderr = nil
 	d.attemptGroup.Store(0)
-	// At the deadline the server is killed at once: the SDK's graceful close would hold whoever
-	// waits for this attempt TerminateGrace longer than connectTimeoutMs says.
-	stop := context.AfterFunc(cctx, func() {
-		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			_ = procgroup.Kill(int(d.attemptGroup.Load()))
-		}
-	})
+	// At the deadline, or when the hub closes, a server still connecting is killed at once: it
+	// holds no state yet, and the SDK's graceful close would hold whoever waits for this attempt
+	// TerminateGrace longer than connectTimeoutMs says. (stop runs before cancel.)
+	stop := context.AfterFunc(cctx, func() { _ = procgroup.Kill(int(d.attemptGroup.Load())) })
 	defer stop()
 	t, err := d.h.dial(cctx, d)
 	if err != nil {

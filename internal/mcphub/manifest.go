@@ -26,6 +26,9 @@ type Manifests interface {
 // manifestVersion changes when the stored shape does; an older manifest is ignored.
 const manifestVersion = 1
 
+// saveTimeout bounds one write of a manifest (the store may be busy with another process).
+const saveTimeout = 5 * time.Second
+
 // manifest is what is stored: the tools as the server listed them, and what started the server.
 type manifest struct {
 	Version int         `json:"version"`
@@ -125,7 +128,10 @@ func (d *downstream) saveManifest(ctx context.Context, tools []*mcp.Tool) {
 	}
 	data, err := encodeManifest(d.cfg, tools, d.h.clock.Now())
 	if err == nil {
-		err = m.SaveManifest(ctx, d.cfg.Name, data)
+		// A listing made just before the hub closes is still worth keeping.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+		err = m.SaveManifest(sctx, d.cfg.Name, data)
+		cancel()
 	}
 	if err != nil {
 		d.log.Warn("mcp server: saving its tool manifest failed", "err", err)

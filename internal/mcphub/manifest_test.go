@@ -48,9 +48,8 @@ func TestManifestSavedAndListedNextRun(t *testing.T) {
 		t.Fatalf("tools before the first connection, without a manifest: %v", got)
 	}
 	waitState(t, h1, "srv", StateReady)
-	if store.saveCount() != 1 {
-		t.Fatalf("manifest saves after connecting = %d, want 1", store.saveCount())
-	}
+	// The save follows the installation of the listing, on the server's goroutine.
+	waitFor(t, h1, "the manifest saved", func() bool { return store.saveCount() == 1 })
 	if h1.FromCache("srv") {
 		t.Error("a connected server's tools are not from the cache")
 	}
@@ -106,9 +105,8 @@ func TestManifestSavedAndListedNextRun(t *testing.T) {
 	if h2.FromCache("srv") {
 		t.Error("FromCache after connecting")
 	}
-	if store.saveCount() != 2 {
-		t.Errorf("saves = %d, want 2 (one per run keeps the manifest fresh)", store.saveCount())
-	}
+	// One save per run keeps the manifest fresh in the store.
+	waitFor(t, h2, "the second run's save", func() bool { return store.saveCount() == 2 })
 }
 
 func TestManifestToolGoneOnReconnect(t *testing.T) {
@@ -128,12 +126,14 @@ func TestManifestToolGoneOnReconnect(t *testing.T) {
 	close(gate)
 	waitState(t, h, "srv", StateReady)
 	waitFor(t, h, "Notify for the removed tool", func() bool { return notified.Load() > n })
+	waitFor(t, h, "the manifest saved", func() bool { return store.saveCount() == 2 })
 	if diff := cmp.Diff([]string{"mcp:srv:echo"}, toolIDs(h)); diff != "" {
 		t.Errorf("tools after connecting (-want +got):\n%s", diff)
 	}
 	var m manifest
-	if err := json.Unmarshal(store.data["srv"], &m); err != nil || len(m.Tools) != 1 || m.Tools[0].Name != "echo" {
-		t.Errorf("saved manifest = %s (%v), want only echo", store.data["srv"], err)
+	data, _ := store.LoadManifest(t.Context(), "srv")
+	if err := json.Unmarshal(data, &m); err != nil || len(m.Tools) != 1 || m.Tools[0].Name != "echo" {
+		t.Errorf("saved manifest = %s (%v), want only echo", data, err)
 	}
 }
 
