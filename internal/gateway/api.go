@@ -50,6 +50,7 @@ func (api *API) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", api.chat)
 	mux.HandleFunc("POST /v1/responses", api.responses)
 	mux.HandleFunc("GET /v1/models", api.models)
+	api.routeSessions(mux)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
