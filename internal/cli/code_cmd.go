@@ -30,7 +30,7 @@ func newToolsCodeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			a.WaitForServers(c.Context())
+			a.AwaitServers(c.Context(), g.note)
 			a.SetAsker(g.terminalAsker())
 			if sess == "" {
 				sess = "cli"

@@ -35,6 +35,9 @@ func (g *globals) openServing(c *cobra.Command, mode string) (*app.App, error) {
 	return app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Mode: m})
 }
 
+// note tells the user of a one-shot command, on stderr, what holds it up.
+func (g *globals) note(line string) { fmt.Fprintln(g.env.Stderr, line) }
+
 // mcpServer builds nodmix's MCP server over the app's exposure engine. A non-empty sessionID is
 // the id of the stdio session (a stable id keeps discovery selections across client restarts).
 func mcpServer(a *app.App, sessionID string) *mcpserve.Server {
@@ -78,7 +81,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			a.WaitForServers(c.Context())
+			a.AwaitServers(c.Context(), g.note)
 			var st []mcphub.ServerStatus
 			if a.Hub != nil {
 				st = a.Hub.Status()
@@ -98,7 +101,19 @@ func newMCPCmd(g *globals) *cobra.Command {
 			for _, s := range st {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Transport, s.State, s.Tools, truncate(sanitize(s.LastError), 80))
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			// A server that died usually said why on stderr.
+			for _, s := range st {
+				if len(s.Stderr) > 0 {
+					fmt.Fprintf(c.OutOrStdout(), "\n%s: last stderr lines\n", s.Name)
+					for _, l := range s.Stderr {
+						fmt.Fprintf(c.OutOrStdout(), "  %s\n", sanitize(l))
+					}
+				}
+			}
+			return nil
 		},
 	}
 	servers.Flags().BoolVar(&asJSON, "json", false, "print JSON")

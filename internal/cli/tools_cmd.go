@@ -41,7 +41,7 @@ func (g *globals) openApp(ctx context.Context, file string, persistent bool, mod
 		return nil, err
 	}
 	if file == "" {
-		a.WaitForServers(ctx)
+		a.AwaitServers(ctx, g.note)
 	}
 	return a, nil
 }
