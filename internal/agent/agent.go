@@ -123,6 +123,8 @@ type Result struct {
 	Usage       llm.Usage
 	Steps       int
 	Finish      string
+	// Tools are the tool calls nodmix ran in this turn, in order, with their results.
+	Tools []ToolRun
 }
 
 // Errors a face distinguishes.
@@ -221,15 +223,19 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 			}
 		}
 		out := []llm.Message{*msg}
+		var runs []ToolRun
 		if len(mine) > 0 {
-			out = append(out, r.runCalls(ctx, t, mine)...)
+			var results []llm.Message
+			results, runs = r.runCalls(ctx, t, mine)
+			out = append(out, results...)
+			res.Tools = append(res.Tools, runs...)
 		}
 		// What was said is kept even when the turn is being cancelled: a call is never stored
 		// without its result.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		_, err = r.Sessions.Append(sctx, t.Session, base, out)
 		if err == nil {
-			r.count(sctx, t, usage, len(tools), toolBytes, mine)
+			r.count(sctx, t, usage, len(tools), toolBytes, runs)
 		}
 		cancel()
 		if err != nil {
@@ -364,8 +370,9 @@ func requestSize(req *llm.Request) int {
 // runCalls runs a step's tool calls concurrently and returns their results in call order, one
 // tool message each. A cancelled turn still answers every call (with the cancellation), so the
 // transcript never holds a call without its result.
-func (r *Runner) runCalls(ctx context.Context, t Turn, calls []llm.Part) []llm.Message {
+func (r *Runner) runCalls(ctx context.Context, t Turn, calls []llm.Part) ([]llm.Message, []ToolRun) {
 	out := make([]llm.Message, len(calls))
+	runs := make([]ToolRun, len(calls))
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Add(1)
@@ -375,13 +382,14 @@ func (r *Runner) runCalls(ctx context.Context, t Turn, calls []llm.Part) []llm.M
 			r.observe(t, Event{Kind: EventToolStart, Call: &part})
 			res := r.callTool(ctx, t.Session, c)
 			r.observe(t, Event{Kind: EventToolEnd, Call: &part, Result: res})
+			runs[i] = ToolRun{Call: c, Result: res}
 			out[i] = llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{
 				Kind: llm.KindToolResult, CallID: c.CallID, Name: c.Name, Text: resultText(res), IsError: res.IsError,
 			}}}
 		}()
 	}
 	wg.Wait()
-	return out
+	return out, runs
 }
 
 // callTool turns every failure into a result the model reads.
@@ -451,17 +459,20 @@ func addUsage(dst, u *llm.Usage) {
 }
 
 // count adds a step to the session's counters: the token economy the web page shows.
-func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBytes int, calls []llm.Part) {
+func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBytes int, runs []ToolRun) {
 	delta := map[string]int64{"model_calls": 1, "schema_count": int64(nTools), "schema_bytes": int64(toolBytes), "direct_schema_bytes": int64(t.DirectSchemaBytes)}
 	if u != nil {
 		delta["input_tokens"] = int64(u.InputTokens)
 		delta["output_tokens"] = int64(u.OutputTokens)
 	}
-	for _, c := range calls {
+	for _, run := range runs {
 		delta["tool_calls"]++
-		switch c.Name {
+		switch run.Call.Name {
 		case "tool_search", "tool_describe", "tool_call", "tool_search_code", "search_tool_bm25":
-			delta[c.Name]++
+			delta[run.Call.Name]++
+		}
+		if tj, ok := tokenjuiceOf(run.Result); ok {
+			delta["tokenjuice_saved_chars"] += int64(tj.RawChars - tj.CompactChars)
 		}
 	}
 	_, err := r.Sessions.Update(ctx, t.Session, func(in *session.Info) error {
