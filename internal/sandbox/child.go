@@ -73,6 +73,14 @@ func serveChild(ctx context.Context, in io.Reader, out, errOut io.Writer, setLim
 	close(stop)
 	<-watched
 
+	if !res.OK {
+		// Thrown text is bounded like a result: `throw new Error("E".repeat(7e6))` must come
+		// back as an error the model can read, not as a message too large for the protocol.
+		if res.Error == "" {
+			res.Error = msgEmptyThrow
+		}
+		res.Error = boundText(res.Error, rt.lim.MaxResultBytes)
+	}
 	if res.Kind == wireInternal {
 		fmt.Fprintln(errOut, res.Error)
 	}
@@ -97,6 +105,11 @@ func (o *childOut) send(m message) {
 		return
 	}
 	b, err := encodeMessage(m)
+	if err != nil && m.Type == msgResult {
+		// A result the wire cannot carry still ends the run with a result rather than with the
+		// child dying on an encoder's message.
+		b, err = encodeMessage(failureMessage(failure{wireInternal, "tool_search_code internal error: encode result: " + err.Error()}))
+	}
 	if err != nil {
 		o.err = err
 		return

@@ -20,7 +20,11 @@
 // child's Go memory limit, a heap watchdog that interrupts the code when the live heap stays over
 // Limits.MemoryBytes, on Linux an address-space cap that makes a single giant allocation crash
 // the child, and a parent-side resident-size backstop. Console output, the result and bridge
-// arguments are capped in bytes, bridge calls in number.
+// arguments are capped in bytes, bridge calls in number; the result and bridge arguments may nest
+// at most [MaxValueDepth] levels. The text of a thrown error is bounded like a result
+// (Limits.MaxResultBytes) and ends with a note of how much is shown. The run's limits apply from
+// its first message on. A failure of the sandbox itself (not of the code) reaches the model as
+// one fixed "tool_search_code internal error" message; its detail goes to nodmix's log.
 //
 // # Differences from the reference
 //

@@ -307,6 +307,9 @@ func (rt *jsRuntime) bridgeArgs(method string, call goja.FunctionCall) (json.Raw
 		if !ok {
 			text = "null"
 		}
+		if !jsonDepthWithin(text, MaxValueDepth) {
+			return nil, rt.newError(bridgeArgsDepthMessage())
+		}
 		v = callArgs{ID: &id, Args: json.RawMessage(text)}
 	default:
 		return nil, rt.newError(msgUnsupported)
@@ -394,6 +397,9 @@ func (rt *jsRuntime) settledResult(fulfilled bool, v goja.Value) (m message) {
 	}
 	if len(text) > rt.lim.MaxResultBytes {
 		return failureMessage(failure{wireLimit, resultSizeMessage(rt.lim.MaxResultBytes)})
+	}
+	if !jsonDepthWithin(text, MaxValueDepth) {
+		return failureMessage(failure{wireLimit, resultDepthMessage()})
 	}
 	return message{Type: msgResult, OK: true, Value: json.RawMessage(text)}
 }

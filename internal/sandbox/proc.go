@@ -108,8 +108,11 @@ func (c *child) readLoop(stdout io.Reader) {
 	defer close(c.read)
 	defer close(c.msgs)
 	br := bufio.NewReaderSize(stdout, 64<<10)
+	// The cap is read as each line arrives, not when the read starts: the reader is already
+	// waiting for the first message of a run when the run raises the cap from handshakeLine.
+	limit := func() int { return int(c.maxLine.Load()) }
 	for {
-		line, err := readLine(br, int(c.maxLine.Load()))
+		line, err := readLineLimit(br, limit)
 		if err != nil {
 			c.readErr = err
 			return
@@ -175,6 +178,12 @@ func (c *child) exitMessage() string {
 // exitError explains a child that stopped talking in the middle of a run. Crashes whose cause
 // is known (the address-space cap, Go stack exhaustion) get the message of the limit they hit.
 func (c *child) exitError(lim Limits) error {
+	if errors.Is(c.readErr, errMessageTooLarge) {
+		// The child bounds everything it sends; a line over the cap is what a value the bounds
+		// missed looks like, so the model reads it as the limit it is.
+		c.close()
+		return codeErr(KindLimit, "%s", resultSizeMessage(lim.MaxResultBytes))
+	}
 	if c.readErr != nil && !errors.Is(c.readErr, io.EOF) {
 		c.close()
 		return fmt.Errorf("sandbox: read from child: %w", c.readErr)

@@ -149,10 +149,16 @@ func encodeMessage(m message) ([]byte, error) {
 // misbehaving peer cannot make the reader buffer without bound. A final unterminated line is
 // dropped: it is what a killed writer leaves behind.
 func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	return readLineLimit(r, func() int { return max })
+}
+
+// readLineLimit is readLine with a cap that may change while the reader waits: limit is asked
+// each time data arrives, so a cap raised after the read began applies to the line it reads.
+func readLineLimit(r *bufio.Reader, limit func() int) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > max+1 {
+		if len(buf)+len(chunk) > limit()+1 {
 			return nil, errMessageTooLarge
 		}
 		buf = append(buf, chunk...)
@@ -182,4 +188,33 @@ type describeArgs struct {
 type callArgs struct {
 	ID   *string         `json:"id"`
 	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// jsonDepthWithin reports whether the nesting of the JSON text stays within max levels of arrays and
+// objects. The text is valid JSON (goja's JSON.stringify made it).
+func jsonDepthWithin(text string, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > max {
+				return false
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return true
 }

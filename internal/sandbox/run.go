@@ -118,7 +118,7 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 				}
 			case msgResult:
 				finished = true
-				return res, resultError(m, res)
+				return res, resultError(m, res, lim, log)
 			default:
 				return res, fmt.Errorf("sandbox: unexpected %q message from child", m.Type)
 			}
@@ -145,12 +145,19 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 	}
 }
 
-// resultError maps the child's result message onto Result.Value or a CodeError.
-func resultError(m message, res *Result) error {
+// resultError maps the child's result message onto Result.Value or a CodeError. The child
+// bounds the text of a failure; the parent bounds it again rather than trust it. The text of an
+// internal failure is nodmix's own (Go errors, panics) and goes to the log, not to the model.
+func resultError(m message, res *Result, lim Limits, log *slog.Logger) error {
 	if m.OK {
 		res.Value = m.Value
 		return nil
 	}
+	if m.Kind == wireInternal {
+		log.Warn("sandbox: internal error", "detail", boundText(m.Error, 4096))
+		return &CodeError{Kind: KindInternal, Message: msgInternal}
+	}
+	m.Error = boundText(m.Error, lim.MaxResultBytes)
 	kind := KindThrown
 	switch m.Kind {
 	case wireLimit:

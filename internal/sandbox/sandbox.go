@@ -28,6 +28,21 @@ const (
 	msgChildExitPrefix = "tool_search_code child exited with "
 )
 
+// nodmix's own messages, where the reference has none.
+const (
+	// msgEmptyThrow replaces the text of a thrown value that converts to "" (throw ""), which
+	// would otherwise reach the model as an empty error.
+	msgEmptyThrow = "tool_search_code threw a value whose text is empty"
+	// msgInternal is what the model reads when the sandbox itself failed on the code (a bug of
+	// nodmix, not of the code); the detail goes to nodmix's log, not to the model.
+	msgInternal = "tool_search_code internal error: the sandbox failed on this code; nodmix's log has the details"
+)
+
+// MaxValueDepth bounds how deeply the JSON of a result or of bridge arguments may nest. JSON
+// decoders refuse documents nested past a few thousand levels (Go's at 10,000, Python's at about
+// 1,000), and a result travels inside a few more levels of envelope to the client.
+const MaxValueDepth = 512
+
 // MaxCodeBytes bounds the code of one run; model-written bridge code is a few hundred bytes.
 const MaxCodeBytes = 1 << 20
 
@@ -170,4 +185,29 @@ func resultSizeMessage(n int) string {
 
 func bridgeArgsMessage(n int) string {
 	return fmt.Sprintf("tool_search_code bridge arguments exceeded %d bytes", n)
+}
+
+func resultDepthMessage() string {
+	return fmt.Sprintf("tool_search_code result nests deeper than %d levels", MaxValueDepth)
+}
+
+func bridgeArgsDepthMessage() string {
+	return fmt.Sprintf("tool_search_code bridge arguments nest deeper than %d levels", MaxValueDepth)
+}
+
+// boundText cuts text to at most max bytes, like a result is bounded, ending with a note that
+// says how much of it is shown. The cut falls on a character boundary.
+func boundText(text string, max int) string {
+	if len(text) <= max {
+		return text
+	}
+	note := func(kept int) string {
+		return fmt.Sprintf(" […truncated: %d of %d bytes shown]", kept, len(text))
+	}
+	room := max - len(note(max))
+	if room <= 0 {
+		return truncateUTF8(text, max)
+	}
+	kept := truncateUTF8(text, room)
+	return kept + note(len(kept))
 }
