@@ -50,7 +50,10 @@ type Economy struct {
 	CodeRuns     int64 `json:"codeRuns"`  // tool_search_code
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
-	// Tokenjuice is read from the transcript, so only a single session's row has it.
+	// TokenjuiceSavedChars is how many characters of tool output tokenjuice kept from the model.
+	TokenjuiceSavedChars int64 `json:"tokenjuiceSavedChars"`
+	// Tokenjuice details the compacted results, read from their markers in the transcript, so
+	// only a single session's row has it.
 	Tokenjuice *TokenjuiceSavings `json:"tokenjuice,omitempty"`
 }
 
@@ -439,6 +442,7 @@ func (a *App) economy(c map[string]int64) Economy {
 		DirectSchemaBytes: c["direct_schema_bytes"], ToolCalls: c["tool_calls"],
 		Searches: c["tool_search"] + c["search_tool_bm25"], Describes: c["tool_describe"], Calls: c["tool_call"],
 		CodeRuns: c["tool_search_code"], InputTokens: c["input_tokens"], OutputTokens: c["output_tokens"],
+		TokenjuiceSavedChars: c["tokenjuice_saved_chars"],
 	}
 	e.SavedSchemaBytes = e.DirectSchemaBytes - e.SchemaBytes
 	if a.Engine != nil {

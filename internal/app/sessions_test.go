@@ -267,7 +267,7 @@ func TestEconomyFromCounters(t *testing.T) {
 	_, err := a.Store.Update(ctx, "s", func(in *session.Info) error {
 		in.Counters = map[string]int64{"model_calls": 2, "schema_count": 6, "schema_bytes": 1200, "direct_schema_bytes": 50000,
 			"tool_calls": 5, "tool_search": 2, "search_tool_bm25": 1, "tool_describe": 1, "tool_call": 1, "tool_search_code": 0,
-			"input_tokens": 900, "output_tokens": 40}
+			"input_tokens": 900, "output_tokens": 40, "tokenjuice_saved_chars": 10700}
 		return nil
 	})
 	if err != nil {
@@ -286,6 +286,7 @@ func TestEconomyFromCounters(t *testing.T) {
 	}
 	want := Economy{ModelCalls: 2, SchemaCount: 6, SchemaBytes: 1200, DirectSchemaBytes: 50000, SavedSchemaBytes: 48800,
 		CatalogTools: a.Engine.Allowed().Len(), ToolCalls: 5, Searches: 3, Describes: 1, Calls: 1, InputTokens: 900, OutputTokens: 40,
+		TokenjuiceSavedChars: 10700,
 		Tokenjuice: &TokenjuiceSavings{Results: 2, RawChars: 12300, CompactChars: 1600, SavedChars: 10700}}
 	if diff := cmp.Diff(want, d.Economy); diff != "" {
 		t.Errorf("economy (-want +got):\n%s", diff)
