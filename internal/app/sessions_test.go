@@ -287,7 +287,7 @@ func TestEconomyFromCounters(t *testing.T) {
 	want := Economy{ModelCalls: 2, SchemaCount: 6, SchemaBytes: 1200, DirectSchemaBytes: 50000, SavedSchemaBytes: 48800,
 		CatalogTools: a.Engine.Allowed().Len(), ToolCalls: 5, Searches: 3, Describes: 1, Calls: 1, InputTokens: 900, OutputTokens: 40,
 		TokenjuiceSavedChars: 10700,
-		Tokenjuice: &TokenjuiceSavings{Results: 2, RawChars: 12300, CompactChars: 1600, SavedChars: 10700}}
+		Tokenjuice:           &TokenjuiceSavings{Results: 2, RawChars: 12300, CompactChars: 1600, SavedChars: 10700}}
 	if diff := cmp.Diff(want, d.Economy); diff != "" {
 		t.Errorf("economy (-want +got):\n%s", diff)
 	}
