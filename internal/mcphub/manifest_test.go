@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +216,31 @@ func TestConfigPrintKeepsSecretsOut(t *testing.T) {
 	if configPrint(c) == configPrint(d) {
 		t.Error("another command line must make the manifest stale")
 	}
+}
+
+// FuzzDecodeManifest: whatever the store holds, decoding never panics, a manifest it accepts
+// turns into catalog entries, and it survives a round trip.
+func FuzzDecodeManifest(f *testing.F) {
+	cfg := ServerConfig{Name: "srv", Command: "node", Args: []string{"server.js"}, Enabled: true}
+	good, _ := encodeManifest(cfg, []*mcp.Tool{{Name: "echo", Description: "Echoes.", InputSchema: map[string]any{"type": "object"}}}, time.Unix(0, 0))
+	f.Add(good)
+	f.Add([]byte(`{"version":1,"server":"srv","config":"` + configPrint(cfg) + `","tools":[{"name":""},{"name":"a"},{"name":"a"},null]}`))
+	f.Add([]byte(`{"version":1,"server":"srv","config":"` + configPrint(cfg) + `","tools":null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tools, err := decodeManifest(cfg, data)
+		if err != nil {
+			return
+		}
+		tools = slices.DeleteFunc(tools, func(x *mcp.Tool) bool { return x == nil })
+		h := New(Options{Servers: []ServerConfig{cfg}})
+		_ = h.servers[0].entries(tools)
+		again, err := encodeManifest(cfg, tools, time.Unix(0, 0))
+		if err != nil {
+			return // a schema the encoder refuses (e.g. a NaN) is dropped, not kept
+		}
+		if _, err := decodeManifest(cfg, again); err != nil {
+			t.Fatalf("round trip: %v\n%s", err, again)
+		}
+	})
 }
