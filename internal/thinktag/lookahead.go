@@ -1,7 +1,5 @@
 package thinktag
 
-import "strings"
-
 // lookahead reads on from an opening tag that follows pending backtick runs, to find out whether
 // one of them is closed before the paragraph ends: then the tag is inside a code span. It reads
 // the raw text in pieces, as a stream delivers it, and keeps its place between them.
@@ -37,7 +35,7 @@ func (l *lookahead) feed(s string, spans []int) {
 		c := s[i]
 		switch l.st {
 		case laBody:
-			j := strings.IndexAny(s[i:], "`\n")
+			j := index(s[i:], &runOrLine)
 			if j < 0 {
 				return
 			}
@@ -97,7 +95,7 @@ func (l *lookahead) feed(s string, spans []int) {
 				l.st = laBody
 			}
 		case laInfo:
-			j := strings.IndexAny(s[i:], "`\n")
+			j := index(s[i:], &runOrLine)
 			if j < 0 {
 				return
 			}

@@ -1,6 +1,9 @@
 package thinktag
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Each step reads from s[i], moves the filter's state on and returns where reading goes on; a
 // step that returns false needs text after s to decide and has changed nothing that matters.
@@ -39,7 +42,7 @@ func (f *Filter) text(s string, i int, eof bool) (int, bool) {
 		return f.angle(s, i, eof)
 	default:
 		j := len(s)
-		if k := strings.IndexAny(s[i:], "`\\\n<"); k >= 0 {
+		if k := index(s[i:], &textSpecial); k >= 0 {
 			j = i + k
 		}
 		f.bs = 0
@@ -99,7 +102,7 @@ func (f *Filter) lineStart(s string, i int, eof bool) (int, bool) {
 // fence unless a backtick follows on the line. Text that is visible either way is delivered; an
 // opening tag waits for the verdict, as a tag is content in a fence's info string.
 func (f *Filter) candidateInfo(s string, i int, eof bool) (int, bool) {
-	if k := strings.IndexAny(s[i:], "`\n\\<"); k != 0 {
+	if k := index(s[i:], &textSpecial); k != 0 {
 		j := len(s)
 		if k > 0 {
 			j = i + k
@@ -133,7 +136,7 @@ func (f *Filter) candidateInfo(s string, i int, eof bool) (int, bool) {
 		f.emit(s, i, i+n)
 		return i + n, true
 	}
-	k := strings.IndexAny(s[i:], "`\n")
+	k := index(s[i:], &runOrLine)
 	switch {
 	case k < 0 && !eof:
 		f.wait = waitLine
@@ -161,7 +164,8 @@ func (f *Filter) openFence(c byte, n int) {
 
 // endRun takes a finished run of n backticks. A run as long as a pending one closes it (when the
 // runs before it are literal) and with it every later one; otherwise it may open a span itself,
-// one backtick shorter when the first is escaped.
+// one backtick shorter when the first is escaped. A length already pending is not added again:
+// the older run would take any closing run first, so the lengths stay distinct and few.
 func (f *Filter) endRun(n int, esc bool) {
 	for k, m := range f.spans {
 		if m == n {
@@ -172,7 +176,7 @@ func (f *Filter) endRun(n int, esc bool) {
 	if esc {
 		n--
 	}
-	if n > 0 {
+	if n > 0 && !slices.Contains(f.spans, n) {
 		f.spans = append(f.spans, n)
 	}
 }
@@ -336,3 +340,29 @@ func hasInk(s string) bool {
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
+
+// byteSet is a set of bytes, for scanning text at a byte a step without building the set on
+// every call as strings.IndexAny does.
+type byteSet [256]bool
+
+func makeByteSet(chars string) (set byteSet) {
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
+	}
+	return set
+}
+
+var (
+	textSpecial = makeByteSet("`\\\n<") // what text mode decides on; anything else is delivered as is
+	runOrLine   = makeByteSet("`\n")
+)
+
+// index returns the index of the first byte of s in set, or -1.
+func index(s string, set *byteSet) int {
+	for i := 0; i < len(s); i++ {
+		if set[s[i]] {
+			return i
+		}
+	}
+	return -1
+}

@@ -104,7 +104,7 @@ func (f *Filter) Write(delta string) (visible string) {
 	}
 	switch f.wait {
 	case waitLine:
-		if strings.IndexAny(delta, "`\n") < 0 {
+		if index(delta, &runOrLine) < 0 {
 			f.hold = append(f.hold, delta...)
 			return ""
 		}
