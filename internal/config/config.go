@@ -149,6 +149,9 @@ type PluginEntry struct {
 type Gateway struct {
 	Listen string // host:port
 	Auth   GatewayAuth
+	// MaxSessions caps the MCP sessions open over HTTP at once (1–100000); 0 means the
+	// default of the MCP server, 1000.
+	MaxSessions int
 }
 
 // GatewayAuth holds the gateway's bearer token.

@@ -120,6 +120,8 @@ func TestValidationRules(t *testing.T) {
 		{"gateway listen port", `{gateway: {listen: "localhost:99999"}}`, []string{"gateway.listen: must be host:port (for example 127.0.0.1:8787)"}},
 		{"gateway token empty", `{gateway: {auth: {token: ""}}}`, []string{"gateway.auth.token: must not be empty"}},
 		{"gateway token type", `{gateway: {auth: {token: 12345}}}`, []string{`gateway.auth.token: must be a string or a SecretRef: {"$env": "NAME"} or {"$file": "/path"}`}},
+		{"gateway maxSessions", `{gateway: {maxSessions: 0}}`, []string{"gateway.maxSessions: must be an integer from 1 to 100000"}},
+		{"gateway maxSessions type", `{gateway: {maxSessions: "many"}}`, []string{"gateway.maxSessions: must be an integer from 1 to 100000"}},
 		{"null is not a value for typed keys", `{tools: {allow: null}}`, []string{"tools.allow: must be an array of strings"}},
 		{
 			"every error is reported, sorted by path",

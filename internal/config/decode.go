@@ -565,5 +565,6 @@ func (d *decoder) gateway(p string, n *json5.Node, g *Gateway) {
 				d.secret(p, v, &g.Auth.Token)
 			}})
 		}},
+		field{"maxSessions", func(p string, v *json5.Node) { d.integer(p, v, 1, 100000, &g.MaxSessions) }},
 	)
 }
