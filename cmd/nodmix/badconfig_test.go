@@ -116,22 +116,32 @@ func helpOf(t *testing.T, path []string) string {
 	return string(out)
 }
 
-// placeholderArgs fills the positional placeholders of a usage line ("tools describe ID [flags]")
-// with "x", leaving out flags, their values and optional or alternative groups.
+// placeholderArgs fills the required parts of a usage line ("agent -m MESSAGE [--session KEY]",
+// "tools describe ID [flags]"): a placeholder becomes "x", a required flag is given with its value
+// (a placeholder again, or the word written there); optional and alternative groups are left out.
 func placeholderArgs(l leaf) []string {
 	words := strings.Fields(strings.TrimPrefix(l.usage, l.path))
+	isPlaceholder := func(w string) bool {
+		return w == strings.ToUpper(w) && strings.Trim(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == ""
+	}
 	var args []string
 	depth := 0
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		switch {
-		case strings.HasPrefix(w, "[") || strings.HasPrefix(w, "("):
-			depth += strings.Count(w, "[") + strings.Count(w, "(") - strings.Count(w, "]") - strings.Count(w, ")")
-		case depth > 0:
+		case depth > 0 || strings.HasPrefix(w, "[") || strings.HasPrefix(w, "("):
 			depth += strings.Count(w, "[") + strings.Count(w, "(") - strings.Count(w, "]") - strings.Count(w, ")")
 		case strings.HasPrefix(w, "-"):
-			i++ // the flag's value
-		case w == strings.ToUpper(w) && strings.Trim(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "":
+			args = append(args, w)
+			if i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") && !strings.HasPrefix(words[i+1], "[") {
+				i++
+				if v := words[i]; isPlaceholder(v) {
+					args = append(args, "x")
+				} else {
+					args = append(args, v)
+				}
+			}
+		case isPlaceholder(w):
 			args = append(args, "x")
 		}
 	}
