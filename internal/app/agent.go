@@ -268,9 +268,15 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	if req.Ephemeral {
 		r.Sessions = session.NewMemory()
 	}
-	res, err := r.Run(ctx, p.turn)
+	t := p.turn
+	vt := &visibleText{next: t.Observe}
+	if t.Observe != nil {
+		t.Observe = vt.observe
+	}
+	res, err := r.Run(ctx, t)
 	out := &TurnResult{Levels: p.levels, Notice: p.notice}
 	if res != nil {
+		visibleResult(res)
 		out.Result = *res
 	}
 	return out, err

@@ -105,3 +105,14 @@ func (a *App) levelsFor(l directive.Layers, t thinking.Target) (directive.Resolv
 	}
 	return r, patch, nil
 }
+
+// ToolProgressDetail is agents.list[].toolProgressDetail, else agents.defaults', else "explain".
+func (a *App) ToolProgressDetail(agentID string) string {
+	if s, ok := a.Config.Agents.Agent(agentID); ok && s.ToolProgressDetail != "" {
+		return s.ToolProgressDetail
+	}
+	if d := a.Config.Agents.Default.ToolProgressDetail; d != "" {
+		return d
+	}
+	return "explain"
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/spf13/cobra"
 )
@@ -25,6 +26,7 @@ type turnJSON struct {
 	Usage       llm.Usage   `json:"usage"`
 	ClientCalls []llm.Part  `json:"client_calls,omitempty"`
 	Tools       []toolEvent `json:"tools,omitempty"`
+	Trace       []string    `json:"trace,omitempty"`
 }
 
 type toolEvent struct {
@@ -72,17 +74,14 @@ func newAgentCmd(g *globals) *cobra.Command {
 			out, errw := c.OutOrStdout(), c.ErrOrStderr()
 			var mu sync.Mutex
 			var tools []toolEvent
-			streamed := false
+			var levels directive.Resolved
+			sh := &shaper{out: out, detail: a.ToolProgressDetail(agentID)}
 			req.Stream = !asJSON
+			req.Levels = func(l directive.Resolved) { levels = l }
 			req.Observe = func(ev agent.Event) {
 				mu.Lock()
 				defer mu.Unlock()
 				switch ev.Kind {
-				case agent.EventText:
-					if !asJSON {
-						io.WriteString(out, ev.Text)
-						streamed = true
-					}
 				case agent.EventToolStart:
 					fmt.Fprintf(errw, "→ %s %s\n", ev.Call.Name, clipText(string(ev.Call.Args), 200))
 				case agent.EventToolEnd:
@@ -91,25 +90,38 @@ func newAgentCmd(g *globals) *cobra.Command {
 						fmt.Fprintf(errw, "✗ %s: %s\n", ev.Call.Name, clipText(ev.Result.Text(), 200))
 					}
 				}
+				if !asJSON {
+					sh.event(ev, levels)
+				}
 			}
 			res, err := a.Turn(c.Context(), req)
 			mu.Lock()
 			defer mu.Unlock()
-			if streamed && (res == nil || !strings.HasSuffix(res.Text, "\n")) {
-				io.WriteString(out, "\n")
+			if res != nil && res.Notice != "" {
+				fmt.Fprintln(errw, res.Notice)
 			}
 			if err != nil {
+				sh.end()
 				return err
 			}
 			if asJSON {
 				j := turnJSON{Model: res.Model, Text: res.Text, Steps: res.Steps, Finish: res.Finish, Usage: res.Usage, ClientCalls: res.ClientCalls, Tools: tools}
+				if res.Levels.Trace == "on" || res.Levels.Trace == "raw" {
+					j.Trace = agent.TraceLines(res.Tools)
+				}
 				if persistent {
 					j.Session = key
 				}
 				return writeJSON(out, j)
 			}
-			if !streamed && res.Text != "" {
-				fmt.Fprintln(out, res.Text)
+			if !sh.streamed && res.Text != "" {
+				sh.text(res.Text)
+			}
+			sh.end()
+			if res.Levels.Trace == "on" || res.Levels.Trace == "raw" {
+				for _, line := range agent.TraceLines(res.Tools) {
+					fmt.Fprintln(out, line)
+				}
 			}
 			return nil
 		},
@@ -136,4 +148,92 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// shaper prints a turn for a person as the session's levels say: the answer as it streams,
+// reasoning as its own "Thinking" message with /reasoning on, a line per tool call with
+// /verbose on, and the tool's output after it with /verbose full. Calls are serialised by the
+// caller.
+type shaper struct {
+	out      io.Writer
+	detail   string // agents.defaults.toolProgressDetail: explain or raw
+	streamed bool   // answer text has been printed
+	midLine  bool   // the last thing printed did not end a line
+	thinking bool   // a Thinking message is open
+	pending  strings.Builder
+}
+
+func (s *shaper) event(ev agent.Event, l directive.Resolved) {
+	switch ev.Kind {
+	case agent.EventText:
+		s.text(ev.Text)
+	case agent.EventReasoning:
+		if l.Reasoning != "on" && l.Reasoning != "stream" {
+			return
+		}
+		if s.streamed && !s.thinking {
+			// Reasoning found inside an answer already on screen is shown after it, not in
+			// the middle of a sentence.
+			s.pending.WriteString(ev.Text)
+			return
+		}
+		if !s.thinking {
+			s.breakLine()
+			io.WriteString(s.out, "Thinking\n")
+			s.thinking = true
+		}
+		s.write(ev.Text)
+	case agent.EventToolStart:
+		if l.Verbose == "on" || l.Verbose == "full" {
+			s.line(agent.ToolSummary(*ev.Call, s.detail))
+		}
+	case agent.EventToolEnd:
+		run := agent.ToolRun{Call: *ev.Call, Result: ev.Result}
+		switch {
+		case ev.Result.IsError && (l.Verbose == "on" || l.Verbose == "full"):
+			s.line(agent.ToolFailure(run, l.Verbose == "full"))
+		case l.Verbose == "full":
+			s.line(agent.ToolOutput(run))
+		}
+	}
+}
+
+func (s *shaper) text(t string) {
+	if s.thinking {
+		s.breakLine()
+		io.WriteString(s.out, "\n")
+		s.thinking = false
+	}
+	s.write(t)
+	s.streamed = true
+}
+
+func (s *shaper) write(t string) {
+	if t == "" {
+		return
+	}
+	io.WriteString(s.out, t)
+	s.midLine = !strings.HasSuffix(t, "\n")
+}
+
+func (s *shaper) line(t string) {
+	s.breakLine()
+	s.thinking = false
+	io.WriteString(s.out, t+"\n")
+}
+
+func (s *shaper) breakLine() {
+	if s.midLine {
+		io.WriteString(s.out, "\n")
+		s.midLine = false
+	}
+}
+
+// end finishes the last line and shows reasoning held back during the answer.
+func (s *shaper) end() {
+	s.breakLine()
+	if s.pending.Len() > 0 {
+		io.WriteString(s.out, "Thinking\n"+strings.TrimSpace(s.pending.String())+"\n")
+		s.pending.Reset()
+	}
 }

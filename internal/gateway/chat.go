@@ -265,6 +265,7 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		if res.Levels.Reasoning == "on" || res.Levels.Reasoning == "stream" {
 			msg.ReasoningContent = reasoningText(res.Message)
 		}
+		msg.Trace = traceOf(res)
 		writeJSON(w, http.StatusOK, chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: cr.Model,
 			Choices: []chatChoice{{Index: 0, Message: &msg, FinishReason: finishReason(&res.Result)}}, Usage: usageOut(res.Usage)})
 		return
@@ -299,6 +300,10 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(res.ClientCalls) > 0 {
 		sse.event("", chunk(chatOut{ToolCalls: toolCallsOut(res.ClientCalls, true)}, nil))
+	}
+	if trace := traceOf(res); len(trace) > 0 {
+		// /trace on: the plugin trace lines follow the reply.
+		sse.event("", chunk(chatOut{Trace: trace}, nil))
 	}
 	sse.event("", chunk(chatOut{}, finishReason(&res.Result)))
 	if cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage {
@@ -352,10 +357,12 @@ type chatChoice struct {
 }
 
 type chatOut struct {
-	Role             string         `json:"role,omitempty"`
-	Content          *string        `json:"content,omitempty"`
-	ReasoningContent string         `json:"reasoning_content,omitempty"`
-	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+	Role             string  `json:"role,omitempty"`
+	Content          *string `json:"content,omitempty"`
+	ReasoningContent string  `json:"reasoning_content,omitempty"`
+	// Trace holds the /trace lines (nodmix's own field; OpenAI clients ignore it).
+	Trace     []string       `json:"nodmix_trace,omitempty"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 type chatUsage struct {
@@ -430,4 +437,12 @@ func reasoningText(m llm.Message) string {
 		}
 	}
 	return b.String()
+}
+
+// traceOf is a turn's /trace lines, when the session's trace level asks for them.
+func traceOf(res *app.TurnResult) []string {
+	if res.Levels.Trace != "on" && res.Levels.Trace != "raw" {
+		return nil
+	}
+	return agent.TraceLines(res.Tools)
 }
