@@ -10,6 +10,13 @@ import (
 //
 //   - fields scored as in BM25F, each with a weight and its own length normalization,
 //     so a word in the name outweighs one deep in a parameter description;
+//   - a description's lead (its first paragraph, the docstring summary; see splitLead)
+//     apart from the rest: real MCP descriptions go on with argument lists, examples
+//     and notes whose words say little about what the tool is for, so the rest counts
+//     half;
+//   - the tool's own name in the name field: an MCP tool listed as mcp__server__tool
+//     is indexed as tool, so a ranking does not depend on how a catalog names its
+//     tools (the server is still in the id);
 //   - schema property names and parameter text for every source;
 //   - compound words both ways: a word and its case parts are indexed (GitHub: github,
 //     git, hub), adjacent words are also indexed joined on both sides ("git hub" is
@@ -50,11 +57,14 @@ const (
 	fieldServer
 	fieldParams
 	fieldKeys
+	fieldBody // the description after its lead
 	numFields
 )
 
 // nodmixFields weighs the fields. The id repeats the name next to source and server,
-// which doubles the name's weight; the server alone says little about the tool.
+// which doubles the name's weight; the server alone says little about the tool. A
+// description of one paragraph is all lead and scores as one description field did
+// before the body was told apart: the API-style catalogs rank exactly as they did.
 var nodmixFields = [numFields]fieldSpec{
 	fieldName:        {weight: 1, b: 0.75},
 	fieldID:          {weight: 1, b: 0.75},
@@ -63,6 +73,7 @@ var nodmixFields = [numFields]fieldSpec{
 	fieldServer:      {weight: 0, b: 0.75},
 	fieldParams:      {weight: 0.3, b: 0.75},
 	fieldKeys:        {weight: 0.5, b: 0.75},
+	fieldBody:        {weight: 0.5, b: 0.5},
 }
 
 const (
@@ -137,20 +148,33 @@ func (a *nodmixAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
 			emit(f, term.term, term.weight)
 		}
 	}
-	add(fieldName, d.Name)
-	if k := strings.LastIndex(d.Name, "__"); k >= 0 {
-		add(fieldName, d.Name[k+2:]) // server__create_issue: create_issue is a word too
-	}
+	add(fieldName, ownName(d))
 	add(fieldID, d.ID)
 	if d.Label != d.Name {
 		add(fieldLabel, d.Label)
 	}
-	add(fieldDescription, d.Description)
+	lead, body := splitLead(d.Description)
+	add(fieldDescription, lead)
+	add(fieldBody, body)
 	add(fieldServer, d.Server)
 	add(fieldParams, d.ParamText)
 	for _, k := range d.SchemaKeys {
 		add(fieldKeys, k)
 	}
+}
+
+// ownName is the name a tool has of its own: ToolName when set, else the part of the
+// name after its last "__" (server__create_issue: create_issue), else the name. The
+// server prefix is left out: every tool of the server shares it, and it would make the
+// same tool rank differently under mcp__github__create_issue and create_issue.
+func ownName(d *RankDoc) string {
+	if d.ToolName != "" {
+		return d.ToolName
+	}
+	if k := strings.LastIndex(d.Name, "__"); k >= 0 && k+2 < len(d.Name) {
+		return d.Name[k+2:]
+	}
+	return d.Name
 }
 
 // termSink collects weighted terms in order, with scratch buffers for the splitters.

@@ -9,11 +9,14 @@ import (
 
 // RankDoc is one catalog entry as the Tool Search ranker sees it. ParamText is the text
 // of the input schema (SchemaText builds it); SchemaKeys are its top-level property names.
-// Source is carried for the caller, who decides from it what goes into ParamText; no
-// ranker reads it.
+// ToolName is the tool's name without the server prefix its model-facing Name may carry
+// (the MCP tool name of mcp__server__tool); empty when Name has none. The reference
+// ranker ignores it. Source is carried for the caller, who decides from it what goes
+// into ParamText; no ranker reads it.
 type RankDoc struct {
 	ID          string
 	Name        string
+	ToolName    string
 	Label       string
 	Description string
 	Server      string

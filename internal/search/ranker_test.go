@@ -23,6 +23,9 @@ func rankDoc(tool testTool, paramText bool) RankDoc {
 		Source:      tool.Source,
 		SchemaKeys:  SchemaKeys(tool.schema),
 	}
+	if tool.Source == "mcp" {
+		d.ToolName = tool.MCPToolName // as the Tool Search runtime builds it
+	}
 	if paramText {
 		d.ParamText = SchemaText(tool.schema)
 	}

@@ -34,6 +34,9 @@ func rankDoc(t *catalog.Tool, paramText bool) search.RankDoc {
 		Server:      t.Server,
 		Source:      sourceOf(t),
 	}
+	if t.Source == catalog.SourceMCP {
+		d.ToolName = t.MCPToolName // mcp__server__tool is indexed by its tool name
+	}
 	if len(t.InputSchema) == 0 || len(t.InputSchema) > maxIndexedSchema {
 		return d
 	}
