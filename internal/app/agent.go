@@ -40,9 +40,10 @@ type agentState struct {
 // Providers is the provider registry of the config.
 func (a *App) Providers() (*provider.Registry, error) {
 	a.agents.once.Do(func() {
-		a.agents.providers, a.agents.err = provider.New(a.Config, provider.Options{
-			HTTP: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}, LookupEnv: a.lookupEnv, Log: a.Log,
-		})
+		client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		a.agents.providers, a.agents.err = provider.New(a.Config, provider.Options{HTTP: client, LookupEnv: a.lookupEnv, Log: a.Log})
+		// Kept-alive connections to providers end with the app.
+		a.closers = append(a.closers, func() error { client.CloseIdleConnections(); return nil })
 	})
 	return a.agents.providers, a.agents.err
 }
