@@ -249,6 +249,10 @@ func (f *Filter) hidden(s string, i int, eof bool) (int, bool) {
 		f.reasoning.WriteString(s[i : i+j])
 		return i + j, true
 	}
+	if i+1 < len(s) && s[i+1] != '/' {
+		f.reasoning.WriteByte('<') // only a closing tag matters here
+		return i + 1, true
+	}
 	kind, n, more := parseTag(s[i:], eof)
 	if more {
 		return i, false

@@ -1,8 +1,13 @@
 // Package thinktag separates the reasoning that local models write into their answer text as
 // <think>…</think> from the text a person sees, for whole replies and for streams of deltas.
+package thinktag
+
+import "strings"
+
+// Split returns the visible text and the hidden reasoning of a whole reply.
 //
-// The transcript keeps a model's text unchanged; this package decides only what is shown. The rules,
-// applied left to right to the raw reply:
+// The transcript keeps a model's text unchanged; this decides only what is shown. The rules, applied
+// left to right to the raw reply:
 //
 //   - A reasoning tag is <think>, <thinking> or <thought> (any case), optionally followed by a
 //     blank or "/" and attributes, on one line and at most 128 bytes long; </think> and friends close.
@@ -23,11 +28,6 @@
 //
 // The hidden text of the blocks, joined by newlines, is the reasoning that /reasoning on shows.
 // Neither part is trimmed.
-package thinktag
-
-import "strings"
-
-// Split returns the visible text and the hidden reasoning of a whole reply.
 func Split(text string) (visible, reasoning string) {
 	var f Filter
 	visible = f.finish(text)
@@ -42,7 +42,9 @@ func Split(text string) (visible, reasoning string) {
 // Plain text is never held back by more than a partial tag or fence marker. Only when a reasoning
 // tag's meaning depends on text still to come (it follows a backtick run that a later run may close,
 // or sits on a line that may still open a fence) is it held, with what follows, until that is
-// decided. The zero Filter is ready for use. A Filter is not safe for concurrent use.
+// decided. A block that opens the reply shows nothing before it closes: if it never does, Close
+// delivers it as the answer. The zero Filter is ready for use. A Filter is not safe for
+// concurrent use.
 type Filter struct {
 	hold  []byte   // input not yet decided: the unprocessed end of the text
 	wait  waitKind // what hold waits for, so that Write can skip re-reading it
