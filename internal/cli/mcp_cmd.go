@@ -18,6 +18,7 @@ import (
 	"github.com/nodmix/nodmix/internal/mcphub"
 	"github.com/nodmix/nodmix/internal/mcpserve"
 	"github.com/nodmix/nodmix/internal/session"
+	"github.com/nodmix/nodmix/internal/webchat"
 	"github.com/spf13/cobra"
 )
 
@@ -239,7 +240,7 @@ func newGatewayCmd(g *globals) *cobra.Command {
 				Health:  health(a),
 				Servers: func(context.Context) any { return serverStatus(a) },
 			}
-			h := gateway.WithAPI(gateway.NewHandler(routes), &gateway.API{Agent: a, Log: a.Log})
+			h := webchat.Mount(gateway.WithAPI(gateway.NewHandler(routes), &gateway.API{Agent: a, Log: a.Log}))
 			fmt.Fprintf(g.env.Stderr, "nodmix gateway: listening on http://%s (MCP at /mcp, OpenAI-compatible API at /v1, mode %s, %d tools)\n",
 				ln.Addr(), a.Engine.Mode(), a.Engine.Allowed().Len())
 			return gateway.ServeListener(c.Context(), ln, token, h, gateway.Limits{})

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nodmix/nodmix/internal/webchat"
 )
 
 // Sentinel errors.
@@ -266,9 +268,9 @@ func anonymous(r *http.Request) bool {
 	return marked && !ok
 }
 
-// RequireToken wraps h so that every request but GET /healthz needs the bearer token. The
-// scheme is case-insensitive (RFC 7235: "bearer" is "Bearer"); the token is compared in
-// constant time. An empty token lets everything through.
+// RequireToken wraps h so that every request but GET /healthz and the chat page's files
+// (webchat.Public) needs the bearer token. The scheme is case-insensitive (RFC 7235: "bearer"
+// is "Bearer"); the token is compared in constant time. An empty token lets everything through.
 func RequireToken(token string, h http.Handler) http.Handler {
 	if token == "" {
 		return h
@@ -278,6 +280,11 @@ func RequireToken(token string, h http.Handler) http.Handler {
 		ok := subtle.ConstantTimeCompare(bearer(r.Header.Get("Authorization")), want) == 1
 		if r.URL.Path == "/healthz" && r.Method == http.MethodGet {
 			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, ok)))
+			return
+		}
+		if webchat.Public(r) {
+			// The chat page holds no secret: it asks for the token and sends it on its API calls.
+			h.ServeHTTP(w, r)
 			return
 		}
 		if !ok {

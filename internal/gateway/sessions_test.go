@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/gateway"
+	"github.com/nodmix/nodmix/internal/webchat"
 )
 
 // sessionsServer serves the API over a real app whose default model is the scripted one, behind
@@ -310,5 +311,35 @@ func TestSessionsNeedASessionStore(t *testing.T) {
 	r.Body.Close()
 	if r.StatusCode != http.StatusNotImplemented {
 		t.Errorf("sessions on an agent without a store = %d", r.StatusCode)
+	}
+}
+
+// The chat page is served without the token; what it calls is not.
+func TestPageNeedsNoToken(t *testing.T) {
+	h := gateway.RequireToken("s3cret", webchat.Mount(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "api")
+	})))
+	tests := []struct {
+		method, path, auth string
+		code               int
+	}{
+		{"GET", "/", "", 200},
+		{"HEAD", "/", "", 200},
+		{"GET", "/webchat/app.js", "", 200},
+		{"POST", "/", "", 401},
+		{"GET", "/v1/sessions", "", 401},
+		{"GET", "/mcp", "", 401},
+		{"GET", "/v1/sessions", "Bearer s3cret", 200},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest(tt.method, tt.path, nil)
+		if tt.auth != "" {
+			req.Header.Set("Authorization", tt.auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tt.code {
+			t.Errorf("%s %s (%q) = %d, want %d", tt.method, tt.path, tt.auth, rec.Code, tt.code)
+		}
 	}
 }

@@ -377,6 +377,38 @@
     }
   }
 
+  // directiveOnly guesses whether a message is nothing but directives (/think low, /verbose on):
+  // the gateway answers those from the session without a model, and the page asks for that
+  // answer in one piece. A wrong guess costs only the streaming of that one reply.
+  const DIRECTIVES = /^\/(t|think|thinking|v|verbose|trace|fast|reasoning|reason|status)(:\S*)?$/i;
+  function directiveOnly(text) {
+    const words = text.trim().split(/\s+/);
+    let i = 0;
+    while (i < words.length) {
+      if (!DIRECTIVES.test(words[i])) return false;
+      const inline = words[i].includes(':');
+      i++;
+      for (let n = 0; !inline && n < 2 && i < words.length && !words[i].startsWith('/'); n++) i++;
+    }
+    return words.length > 0;
+  }
+
+  async function sendDirective(text) {
+    const ol = $('#transcript');
+    const resp = await request('POST', '/v1/chat/completions', { messages: [{ role: 'user', content: text }] },
+      { 'X-Nodmix-Session': state.key });
+    let data = null;
+    try {
+      data = await resp.json();
+    } catch (_) {
+      data = null;
+    }
+    if (!resp.ok) throw new APIError(resp.status, data);
+    const msg = data.choices && data.choices[0] && data.choices[0].message;
+    const reply = (msg && msg.content) || '';
+    if (reply) ol.append(bubble('assistant', reply, 'system'));
+  }
+
   async function send(text) {
     if (state.busy || !text.trim()) return;
     state.busy = true;
@@ -397,65 +429,73 @@
       answer = null;
     };
     try {
-      const resp = await request('POST', '/v1/chat/completions',
-        { messages: [{ role: 'user', content: text }], stream: true, stream_options: { include_usage: true } },
-        { 'X-Nodmix-Session': state.key, Accept: 'text/event-stream' });
-      if (!resp.ok) {
-        let data = null;
-        try {
-          data = await resp.json();
-        } catch (_) {
-          data = null;
+      if (directiveOnly(text)) {
+        await sendDirective(text);
+      } else {
+        const resp = await request('POST', '/v1/chat/completions',
+          { messages: [{ role: 'user', content: text }], stream: true, stream_options: { include_usage: true } },
+          { 'X-Nodmix-Session': state.key, Accept: 'text/event-stream' });
+        if (!resp.ok) {
+          let data = null;
+          try {
+            data = await resp.json();
+          } catch (_) {
+            data = null;
+          }
+          throw new APIError(resp.status, data);
         }
-        throw new APIError(resp.status, data);
-      }
-      for await (const data of readEvents(resp.body)) {
-        if (data === '[DONE]') break;
-        let ev;
-        try {
-          ev = JSON.parse(data);
-        } catch (_) {
-          continue;
-        }
-        if (ev.error) {
-          closeAnswer();
-          ol.append(bubble('error', ev.error.message || 'the turn failed'));
-          continue;
-        }
-        if (ev.nodmix_tool) {
-          const t = ev.nodmix_tool;
-          closeAnswer();
-          reasoning = null;
-          if (t.phase === 'start') {
-            const li = toolItem(t.call_id, t.name, t.args);
-            tools.set(t.call_id, li);
-            if (v !== 'off') ol.append(li);
-          } else {
-            const li = tools.get(t.call_id) || toolItem(t.call_id, t.name, null);
-            finishTool(li, t.is_error);
-            if (v === 'off' && t.is_error && !li.isConnected) ol.append(li);
+        for await (const data of readEvents(resp.body)) {
+          if (data === '[DONE]') break;
+          let ev;
+          try {
+            ev = JSON.parse(data);
+          } catch (_) {
+            continue;
+          }
+          if (ev.error) {
+            closeAnswer();
+            ol.append(bubble('error', ev.error.message || 'the turn failed'));
+            continue;
+          }
+          if (ev.nodmix_tool) {
+            const t = ev.nodmix_tool;
+            closeAnswer();
+            reasoning = null;
+            if (t.phase === 'start') {
+              const li = toolItem(t.call_id, t.name, t.args);
+              tools.set(t.call_id, li);
+              if (v !== 'off') ol.append(li);
+            } else {
+              const li = tools.get(t.call_id) || toolItem(t.call_id, t.name, null);
+              finishTool(li, t.is_error);
+              if (v === 'off' && t.is_error && !li.isConnected) ol.append(li);
+            }
+            scrollDown();
+            continue;
+          }
+          const d = ev.choices && ev.choices[0] && ev.choices[0].delta;
+          if (!d) continue;
+          if (Array.isArray(d.nodmix_trace)) {
+            closeAnswer();
+            for (const line of d.nodmix_trace) ol.append(bubble('trace', line));
+          }
+          if (d.reasoning_content) {
+            if (!reasoning) {
+              reasoning = reasoningItem('');
+              ol.append(reasoning);
+            }
+            reasoning.querySelector('.body').textContent += d.reasoning_content;
+          }
+          if (d.content) {
+            if (!answer) {
+              answer = bubble('assistant', '', 'streaming');
+              ol.append(answer);
+            }
+            answer.textContent += d.content;
+            if (answer.textContent.startsWith('⚙️')) answer.classList.add('system');
           }
           scrollDown();
-          continue;
         }
-        const d = ev.choices && ev.choices[0] && ev.choices[0].delta;
-        if (!d) continue;
-        if (d.reasoning_content) {
-          if (!reasoning) {
-            reasoning = reasoningItem('');
-            ol.append(reasoning);
-          }
-          reasoning.querySelector('.body').textContent += d.reasoning_content;
-        }
-        if (d.content) {
-          if (!answer) {
-            answer = bubble('assistant', '', 'streaming');
-            ol.append(answer);
-          }
-          answer.textContent += d.content;
-          if (answer.textContent.startsWith('⚙️')) answer.classList.add('system');
-        }
-        scrollDown();
       }
     } catch (e) {
       ol.append(bubble('error', e.message));
@@ -491,7 +531,7 @@
   // against direct exposure, discovery operations, and tokenjuice characters before and after.
   function renderChart(e) {
     // The transcript's markers give raw and kept characters; the counter alone, the saving.
-    const saved = e.tokenjuiceSavedChars || 0;
+    const saved = Math.max(e.tokenjuiceSavedChars || 0, (e.tokenjuice && e.tokenjuice.savedChars) || 0);
     const tj = e.tokenjuice && e.tokenjuice.rawChars ? e.tokenjuice : { rawChars: saved, compactChars: 0 };
     const groups = [
       { title: 'Tool schemas up front (bytes)', bars: [
@@ -548,7 +588,8 @@
       ['Tool calls', fmt(e.toolCalls)],
       ['Searches / describes / calls', `${fmt(e.searches)} / ${fmt(e.describes)} / ${fmt(e.calls)}`],
       ['Code runs', fmt(e.codeRuns)],
-      ['Tokenjuice saved', `${fmt(e.tokenjuiceSavedChars)} chars` + (tj ? ` (${fmt(tj.results)} results)` : '')],
+      ['Tokenjuice saved', `${fmt(Math.max(e.tokenjuiceSavedChars || 0, (tj && tj.savedChars) || 0))} chars` +
+        (tj ? ` (${fmt(tj.results)} result${tj.results === 1 ? '' : 's'})` : '')],
       ['Input / output tokens', `${fmt(e.inputTokens)} / ${fmt(e.outputTokens)}`],
     ];
     const dl = $('#economy-numbers');
