@@ -18,9 +18,13 @@ demo: build
 	$(BIN) tools search "open an issue in a github repository" --catalog examples/catalog.jsonl
 	$(BIN) agent --model scripted/demo -m 'run exec {"command": ["echo", "hello from a tool call"]}'
 
-# Real MCP servers and the official TypeScript SDK client for the end-to-end tests.
+# Real MCP servers and the official TypeScript SDK client for the end-to-end tests; Debian's
+# Chromium for the web chat's browser tests (installed only when it is missing).
 e2e-deps:
 	cd $(E2E) && npm ci --no-audit --no-fund --loglevel=error
+	@if [ ! -x /usr/bin/chromium ]; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	fi
 
 vet:
 	$(GO) vet ./...
@@ -54,6 +58,7 @@ FUZZ := \
 	./internal/plugins/tavily:FuzzNormalizePublished \
 	./internal/plugins/tavily:FuzzSearchArgs \
 	./internal/plugins/tokenjuice:FuzzCompact \
+	./internal/gateway:FuzzParsePatch \
 	./internal/glob:FuzzMatch \
 	./internal/sandbox:FuzzDecodeMessage \
 	./internal/sandbox:FuzzReadLine \

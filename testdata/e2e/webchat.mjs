@@ -1,0 +1,180 @@
+// Drives nodmix's web chat page in headless Chromium (Debian's package) with playwright-core, and
+// prints what it saw as JSON for the Go test to check.
+//
+//   node webchat.mjs chat  BASE_URL SHOTS_DIR   the chat, the picker, the token economy
+//   node webchat.mjs token BASE_URL TOKEN       a gateway with a bearer token
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [mode, base, arg] = process.argv.slice(2);
+const TIMEOUT = 20000;
+
+async function launch() {
+  const profile = mkdtempSync(join(tmpdir(), 'nodmix-chromium-'));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1280, height: 860 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  ctx.setDefaultTimeout(TIMEOUT);
+  return { ctx, close: async () => { await ctx.close(); rmSync(profile, { recursive: true, force: true }); } };
+}
+
+// Every request the page makes must go to the gateway: nothing from a CDN.
+function watchRequests(page, out) {
+  page.on('request', (r) => {
+    const u = r.url();
+    if (!u.startsWith(base) && !u.startsWith('data:')) out.foreign.push(u);
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') out.consoleErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => out.consoleErrors.push(String(e)));
+}
+
+async function ready(page) {
+  await page.waitForSelector('body[data-ready="true"]');
+}
+
+async function pickerState(page) {
+  const sel = page.getByLabel('Thinking level');
+  return {
+    options: await sel.locator('option').allTextContents(),
+    selected: await sel.evaluate((s) => s.options[s.selectedIndex].textContent),
+  };
+}
+
+// send types a message, sends it and waits for the answer that ends the turn.
+async function send(page, text, answerIncludes) {
+  const before = await page.locator('[data-role="assistant"]').count();
+  await page.getByLabel('Message').fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.locator('[data-role="assistant"]').nth(before).waitFor();
+  await page.waitForFunction(([n, want]) => {
+    const all = document.querySelectorAll('[data-role="assistant"]');
+    return Array.from(all).slice(n).some((e) => e.textContent.includes(want)) && !document.querySelector('.streaming');
+  }, [before, answerIncludes]);
+  await page.waitForFunction(() => !document.querySelector('#send').disabled);
+}
+
+async function chat() {
+  const out = { foreign: [], consoleErrors: [] };
+  const { ctx, close } = await launch();
+  const page = ctx.pages()[0] || (await ctx.newPage());
+  watchRequests(page, out);
+  const resp = await page.goto(base + '/');
+  out.csp = resp.headers()['content-security-policy'] || '';
+  await ready(page);
+  out.key = await page.locator('#session-title').textContent();
+  out.pickerFirst = await pickerState(page);
+
+  // Count how often the answer's text changes while it streams: more than once means the page
+  // renders the SSE deltas as they come.
+  await page.evaluate(() => {
+    window.__mutations = 0;
+    new MutationObserver((ms) => {
+      for (const m of ms) {
+        const t = m.target.nodeType === 3 ? m.target.parentElement : m.target;
+        if (t && t.closest && t.closest('[data-role="assistant"]')) window.__mutations++;
+      }
+    }).observe(document.querySelector('#transcript'), { subtree: true, childList: true, characterData: true });
+  });
+
+  await send(page, '/verbose on', 'Verbose logging enabled.');
+  await send(page, 'search echo a message', 'tool_search returned:');
+  await send(page, 'tool_call {"id":"mcp:everything:echo","args":{"message":"hi from the page"}}', 'tool_call returned:');
+  // A noisy command through Tool Search: tokenjuice compacts its output.
+  await send(page, 'tool_call {"id":"nodmix:core:exec","args":{"command":["seq","1","3000"]}}', 'tool_call returned:');
+  out.mutations = await page.evaluate(() => window.__mutations);
+  out.tools = await page.locator('[data-role="tool"]').evaluateAll((els) =>
+    els.map((e) => ({ text: e.querySelector('.tool-summary').textContent, state: e.dataset.state })));
+  out.answers = await page.locator('[data-role="assistant"]').allTextContents();
+
+  // Picking an override writes it at once.
+  const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/sessions/'));
+  await page.getByLabel('Thinking level').selectOption({ label: 'Override: high' });
+  out.patchStatus = (await patched).status();
+  out.pickerAfterPick = await pickerState(page);
+  const stored = await page.request.get(base + '/v1/sessions/' + encodeURIComponent(out.key));
+  out.storedAfterPick = (await stored.json()).overrides;
+
+  await page.reload();
+  await ready(page);
+  out.keyAfterReload = await page.locator('#session-title').textContent();
+  out.pickerAfterReload = await pickerState(page);
+  out.transcriptAfterReload = await page.locator('#transcript > li').count();
+
+  await send(page, '/think low', 'Thinking level set to low.');
+  out.pickerAfterDirective = await pickerState(page);
+
+  await page.screenshot({ path: join(arg, 'webchat.png') });
+  await page.getByRole('button', { name: 'Token economy' }).click();
+  await page.locator('#economy svg').waitFor();
+  out.economy = await page.locator('#economy-numbers').innerText();
+  await page.locator('#economy').screenshot({ path: join(arg, 'webchat-economy.png') });
+
+  // A binary-profile model: the picker shows on.
+  await page.getByLabel('Model').selectOption('zai/glm-4.6');
+  await page.waitForFunction(() => Array.from(document.querySelectorAll('#thinking option')).some((o) => o.textContent === 'Override: on'));
+  out.pickerBinary = await pickerState(page);
+
+  // A new session, then deleting it.
+  await page.getByRole('button', { name: 'New session' }).click();
+  await page.waitForFunction((k) => document.querySelector('#session-title').textContent !== k, out.key);
+  out.newKey = await page.locator('#session-title').textContent();
+  out.pickerNew = await pickerState(page);
+  out.sessionsBeforeDelete = await page.locator('#sessions li').count();
+  await page.getByRole('button', { name: 'Delete session ' + out.newKey }).click();
+  await page.waitForFunction((n) => document.querySelectorAll('#sessions li').length === n - 1, out.sessionsBeforeDelete);
+  out.sessionsAfterDelete = await page.locator('#sessions li').count();
+  out.keyAfterDelete = await page.locator('#session-title').textContent();
+  await close();
+  return out;
+}
+
+async function token() {
+  const out = { foreign: [], consoleErrors: [] };
+  const { ctx, close } = await launch();
+  const page = ctx.pages()[0] || (await ctx.newPage());
+  watchRequests(page, out);
+  const resp = await page.goto(base + '/');
+  out.pageStatus = resp.status();
+  const dialog = page.getByRole('dialog', { name: 'Bearer token' });
+  await dialog.waitFor();
+  out.askedFirst = true;
+  await page.getByLabel('Token').fill('wrong-token');
+  await page.getByRole('button', { name: 'Connect' }).click();
+  await page.locator('#token-error').waitFor({ state: 'visible' });
+  out.refusedShown = true;
+  await page.getByLabel('Token').fill(arg);
+  await page.getByRole('button', { name: 'Connect' }).click();
+  await ready(page);
+  out.stored = await page.evaluate(() => sessionStorage.getItem('nodmix.token') !== null);
+  await page.reload();
+  await ready(page);
+  out.askedAfterReload = await dialog.isVisible();
+  await send(page, 'hello through the token', 'You said: hello through the token');
+  out.answers = await page.locator('[data-role="assistant"]').allTextContents();
+  out.key = await page.locator('#session-title').textContent();
+  // The consoles' 401s are the page learning that it needs the token.
+  out.consoleErrors = out.consoleErrors.filter((e) => !e.includes('401'));
+  await close();
+  return out;
+}
+
+const run = { chat, token }[mode];
+if (!run) {
+  console.error('usage: webchat.mjs chat|token BASE_URL ARG');
+  process.exit(2);
+}
+run().then(
+  (out) => process.stdout.write(JSON.stringify(out) + '\n'),
+  (err) => {
+    console.error(err && err.stack ? err.stack : String(err));
+    process.exit(1);
+  },
+);
