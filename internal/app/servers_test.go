@@ -68,21 +68,25 @@ func TestAwaitServersSaysWhoHoldsItUp(t *testing.T) {
 func TestCachedManifestAcrossRuns(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "server.sh")
 	// A stdio MCP server in sh: answers initialize and tools/list, then waits for stdin to end.
-	// With SLOW set it sleeps first, as a server that starts slowly does.
+	// With SLOW set it sleeps first, as a server that starts slowly does; with RETIRED set it
+	// lists a second tool.
 	body := `#!/bin/sh
 [ -n "$SLOW" ] && sleep "$SLOW"
 while IFS= read -r line; do
   id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
   case "$line" in
   *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$id" ;;
-  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"hello","description":"Says hello.","inputSchema":{"type":"object"}}]}}\n' "$id" ;;
+  *'"tools/list"'*)
+    extra=''
+    [ -n "$RETIRED" ] && extra=',{"name":"retired","inputSchema":{"type":"object"}}'
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"hello","description":"Says hello.","inputSchema":{"type":"object"}}%s]}}\n' "$id" "$extra" ;;
   esac
 done
 `
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	getenv := homeWith(t, `{mcp: {servers: {shell: {command: "`+script+`"}}}}`)
+	getenv := homeWith(t, `{mcp: {servers: {shell: {command: "`+script+`", env: {RETIRED: "1"}}}}}`)
 	open := func() *App {
 		t.Helper()
 		a, err := New(t.Context(), Options{Getenv: getenv, ConnectMCP: true, Persistent: true})
@@ -113,7 +117,7 @@ done
 	var m struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
-	if err := json.Unmarshal(data, &m); err != nil || len(m.Tools) != 1 || m.Tools[0].Name != "hello" {
+	if err := json.Unmarshal(data, &m); err != nil || len(m.Tools) != 2 || m.Tools[0].Name != "hello" {
 		t.Fatalf("manifest = %s (%v)", data, err)
 	}
 	hello := &catalog.Tool{Source: catalog.SourceMCP, Server: "shell"}
@@ -122,8 +126,9 @@ done
 	}
 	_ = a.Close()
 
-	// Second run, the server slow to start (env is not part of what the manifest depends on):
-	// its tool is there at once, from the cache, and marked until the server has connected.
+	// Second run, the server slow to start (env is not part of what the manifest depends on) and
+	// without its second tool: both are there at once, from the cache, and marked until the
+	// server has connected; then the retired one goes, and sessions are told.
 	if err := os.WriteFile(filepath.Join(getenv("NODMIX_HOME"), "nodmix.json5"),
 		[]byte(`{mcp: {servers: {shell: {command: "`+script+`", env: {SLOW: "3"}}}}}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -136,14 +141,39 @@ done
 			listed = append(listed, e.Tool.ID)
 		}
 	}
-	if diff := cmp.Diff([]string{"mcp:shell:hello"}, listed); diff != "" {
+	if diff := cmp.Diff([]string{"mcp:shell:hello", "mcp:shell:retired"}, listed); diff != "" {
 		t.Errorf("MCP tools right after New (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]any{MetaConnected: false}, a.toolMeta(hello)); diff != "" {
 		t.Errorf("mark of a cached tool (-want +got):\n%s", diff)
 	}
+	v, err := a.Engine.Open(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 1)
+	defer v.Subscribe(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})()
 	if err := a.Hub.WaitState(ctx, "shell", mcphub.StateReady); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("the session was not told that its tools changed")
+	}
+	var names []string
+	for _, tool := range v.Tools() {
+		if tool.Source == catalog.SourceMCP {
+			names = append(names, tool.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"mcp__shell__hello"}, names); diff != "" {
+		t.Errorf("the session's MCP tools after the server connected (-want +got):\n%s", diff)
 	}
 	if meta := a.toolMeta(hello); meta != nil {
 		t.Errorf("still marked after connecting: %v", meta)
