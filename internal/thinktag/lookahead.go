@@ -9,7 +9,9 @@ type lookahead struct {
 	end   int
 	k     int
 
-	pos  int // bytes read
+	pos  int     // bytes read
+	stop int     // where the paragraph ended, when it did
+	last runEnds // the end of the last run of each length read
 	st   laState
 	n    int  // spaces at a line start, then the length of the run being read
 	ch   byte // the character of a line's first run
@@ -63,7 +65,7 @@ func (l *lookahead) feed(s string, spans []int) {
 				l.st = laBlank
 				i++
 			case c == '\n':
-				l.done = true
+				l.done, l.stop = true, base+i
 			case c == '`' || c == '~':
 				l.st, l.ch, l.n = laFence, c, 1
 				i++
@@ -75,7 +77,7 @@ func (l *lookahead) feed(s string, spans []int) {
 			case isBlank(c):
 				i++
 			case c == '\n':
-				l.done = true
+				l.done, l.stop = true, base+i
 			default:
 				l.st = laBody
 			}
@@ -85,7 +87,7 @@ func (l *lookahead) feed(s string, spans []int) {
 				l.n++
 				i++
 			case l.n >= 3 && l.ch == '~':
-				l.done = true
+				l.done, l.stop = true, base+i
 			case l.n >= 3:
 				l.st, l.rEnd = laInfo, base+i
 			case l.ch == '`':
@@ -101,7 +103,7 @@ func (l *lookahead) feed(s string, spans []int) {
 			}
 			i += j
 			if s[i] == '\n' {
-				l.done = true // the line opens a fence
+				l.done, l.stop = true, base+i // the line opens a fence
 				continue
 			}
 			l.closeAt(l.n, l.rEnd, spans) // not a fence: its first run is an ordinary one
@@ -116,16 +118,96 @@ func (l *lookahead) finish(spans []int) {
 	case l.st == laRun, l.st == laFence && l.ch == '`' && l.n < 3:
 		l.closeAt(l.n, l.pos, spans)
 	}
-	l.done = true
+	if !l.done {
+		l.done, l.stop = true, l.pos
+	}
 }
 
 // closeAt takes a run of n backticks ending at end: it decides the lookahead if a pending run
 // has that length.
 func (l *lookahead) closeAt(n, end int, spans []int) {
+	l.last.set(n, end)
 	for k, m := range spans {
 		if m == n {
 			l.done, l.found, l.end, l.k = true, true, end, k
 			return
 		}
+	}
+}
+
+// paragraph remembers, for the rest of a paragraph that a lookahead read to its end, the last run
+// of each length in it. A later tag in that paragraph needs no second reading: its pending runs
+// are closed only if a run of their length ends after it. So a paragraph is read ahead at most
+// once however many tags follow unmatched runs in it, and finding a closing run reads only text
+// that is then delivered as code.
+type paragraph struct {
+	from, end int     // offsets in the reply: the tag that looked ahead, the paragraph end
+	last      runEnds // as offsets in the reply
+}
+
+// paragraph records what l read from the tag at offset at, once l found no closing run.
+func (l *lookahead) paragraph(at int) paragraph {
+	p := paragraph{from: at, end: at + l.stop, last: l.last}
+	p.last.shift(at)
+	return p
+}
+
+// literal reports whether the tag at offset at is known to be outside every code span the
+// pending runs could open.
+func (p *paragraph) literal(at int, spans []int) bool {
+	if at <= p.from || at >= p.end {
+		return false
+	}
+	for _, n := range spans {
+		if e, ok := p.last.get(n); ok && e > at {
+			return false
+		}
+	}
+	return true
+}
+
+// runEnds maps a run length to the end of the last run of that length. Text has few distinct
+// lengths, kept inline; a map takes the rest.
+type runEnds struct {
+	n     int
+	small [8]struct{ len, end int }
+	more  map[int]int
+}
+
+func (r *runEnds) set(n, end int) {
+	for i := range r.small[:r.n] {
+		if r.small[i].len == n {
+			r.small[i].end = end
+			return
+		}
+	}
+	if r.n < len(r.small) {
+		r.small[r.n] = struct{ len, end int }{n, end}
+		r.n++
+		return
+	}
+	if r.more == nil {
+		r.more = make(map[int]int)
+	}
+	r.more[n] = end
+}
+
+func (r *runEnds) get(n int) (end int, ok bool) {
+	for _, e := range r.small[:r.n] {
+		if e.len == n {
+			return e.end, true
+		}
+	}
+	end, ok = r.more[n]
+	return end, ok
+}
+
+// shift adds d to every end. It changes a map shared with copies of r.
+func (r *runEnds) shift(d int) {
+	for i := range r.small[:r.n] {
+		r.small[i].end += d
+	}
+	for n := range r.more {
+		r.more[n] += d
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// Each step reads from s[i], moves the filter's state on and returns where reading goes on; a
-// step that returns false needs text after s to decide and has changed nothing that matters.
+// Each step reads from s[i], moves the filter's state on and returns where reading goes on. A step
+// that returns false needs text after s to decide; it keeps nothing but where a lookahead got to,
+// and is taken again from the same place when more text comes.
 
 // text reads visible Markdown.
 func (f *Filter) text(s string, i int, eof bool) (int, bool) {
@@ -197,6 +198,9 @@ func (f *Filter) angle(s string, i int, eof bool) (int, bool) {
 		f.emit(s, i, i+n)
 		return i + n, true
 	}
+	if len(f.spans) > 0 && f.para.literal(f.off+i, f.spans) {
+		f.spans = f.spans[:0]
+	}
 	if len(f.spans) > 0 {
 		// Inside a code span if any pending run has its closing run before the paragraph ends.
 		if !f.look.done {
@@ -211,6 +215,9 @@ func (f *Filter) angle(s string, i int, eof bool) (int, bool) {
 		}
 		look := f.look
 		f.look = lookahead{}
+		if !look.found {
+			f.para = look.paragraph(f.off + i)
+		}
 		if look.found {
 			end := i + look.end
 			f.spans = f.spans[:look.k]

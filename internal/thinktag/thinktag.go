@@ -63,6 +63,8 @@ type Filter struct {
 	bs       int   // backslashes just read
 	spans    []int // lengths of backtick runs that may still open a code span, oldest first
 	look     lookahead
+	para     paragraph // what the last lookahead that reached a paragraph's end saw
+	off      int       // offset in the reply of the text the current call reads
 
 	// Fence mode.
 	fenceCh  byte
@@ -166,6 +168,7 @@ func (f *Filter) feed(s string, eof bool) string {
 			break
 		}
 	}
+	f.off += i
 	f.hold = append(f.hold[:0], s[i:]...)
 	return f.output(s)
 }

@@ -135,6 +135,12 @@ var splitCases = []splitCase{
 	{"empty tag after a run", "`a <think/>b", "`a b", ""},
 	{"empty tag at a line start", "<think/>```\n<think>x</think>", "```\n<think>x</think>", ""},
 	{"unclosed after a run", "`a <think>b", "`a ", "b"},
+	{"tags after unmatched runs", "` a <think>x</think> `` b <think>y</think> ``` c <think>z</think> d",
+		"` a  `` b  ``` c  d", "x\ny\nz"},
+	{"a later run closes after the first lookahead", "` a <think>x</think> `` b <think>y</think> c ``",
+		"` a  `` b <think>y</think> c ``", "x"},
+	{"a new paragraph looks ahead again", "` a <think>x</think>\n\n` b <think>y</think> `",
+		"` a \n\n` b <think>y</think> `", "x"},
 	{"unclosed only in a span-free line", "<think>`a`", "`a`", ""},
 
 	// Reasoning blocks hide backticks and fences from the text around them.
