@@ -69,9 +69,9 @@ func BenchmarkSplit(b *testing.B) {
 	}
 }
 
-// BenchmarkFilterAdversarial streams a paragraph that makes every tag look ahead to its end: runs
-// of ever longer backticks with no partner, each followed by a reasoning block. The cost grows
-// with the paragraph times the number of distinct run lengths, not with the number of tags.
+// BenchmarkFilterAdversarial streams a paragraph in which every tag follows a backtick run with no
+// partner: runs of ever longer backticks, each followed by a reasoning block. Read naively, each
+// tag would look ahead to the paragraph's end; the paragraph memo keeps it linear.
 func BenchmarkFilterAdversarial(b *testing.B) {
 	var sb strings.Builder
 	for n := 1; sb.Len() < 20<<10; n++ {

@@ -36,8 +36,8 @@ func Split(text string) (visible, reasoning string) {
 
 // Filter is the streaming form of Split. Write returns the visible text that can be shown now,
 // holding back only what may still turn out to be a tag or a fence marker; Close returns the rest
-// at the end of the reply. For any split of a reply into deltas, the Write results followed by
-// Close's equal Split's visible text, and Reasoning equals Split's reasoning once Close returned.
+// at the end of the reply. For any split of a reply into deltas, what Write and Close return adds
+// up to Split's visible text, and Reasoning equals Split's reasoning once Close returned.
 //
 // Plain text is never held back by more than a partial tag or fence marker. Only when a reasoning
 // tag's meaning depends on text still to come (it follows a backtick run that a later run may close,
