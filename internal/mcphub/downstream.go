@@ -44,16 +44,17 @@ type downstream struct {
 	scrub   *scrubber
 	log     *slog.Logger // with the server's name; secrets scrubbed
 	timeout time.Duration
-	client  *mcp.Client
-	http    *http.Transport // url servers: owned, so that Close can drop its idle connections
-	poked   chan struct{}   // list_changed arrived; capacity 1
-	pending atomic.Uint32   // kinds to list again
+	// connectTimeout bounds one connection attempt: the server's own, else the hub's.
+	connectTimeout time.Duration
+	client         *mcp.Client
+	http           *http.Transport // url servers: owned, so that Close can drop its idle connections
+	poked          chan struct{}   // list_changed arrived; capacity 1
+	pending        atomic.Uint32   // kinds to list again
 	// attemptCmd and attemptStderr belong to the current attempt; only the run goroutine
 	// touches them.
-	attemptCmd     *exec.Cmd
-	attemptStderr  *lineLogger
-	attemptGroup   atomic.Int64 // the process group of the attempt's command, once started
-	connectTimeout time.Duration
+	attemptCmd    *exec.Cmd
+	attemptStderr *lineLogger
+	attemptGroup  atomic.Int64 // the process group of the attempt's command, once started
 
 	mu        sync.Mutex
 	state     State
