@@ -158,6 +158,15 @@ func TestE2EAgentToolSearchLanes(t *testing.T) {
 			if bytes.Contains(first.Body, []byte("sk-e2e-secret")) || first.Header.Get("Authorization") != "Bearer sk-e2e-secret-0123456789" {
 				t.Errorf("the key must travel in the Authorization header only")
 			}
+			// No log under the home holds the key.
+			_ = filepath.Walk(filepath.Join(home, "logs"), func(path string, info os.FileInfo, err error) error {
+				if err == nil && !info.IsDir() {
+					if b, _ := os.ReadFile(path); bytes.Contains(b, []byte("sk-e2e-secret")) {
+						t.Errorf("%s holds the provider key", path)
+					}
+				}
+				return nil
+			})
 			// The session log: one model line per provider call, the calls with their sources.
 			lines := logLines(t, home, "lane-"+lane.name)
 			counts := map[string]int{}

@@ -20,6 +20,7 @@ import (
 	"github.com/nodmix/nodmix/internal/provider"
 	"github.com/nodmix/nodmix/internal/scripted"
 	"github.com/nodmix/nodmix/internal/session"
+	"github.com/nodmix/nodmix/internal/thinking"
 )
 
 // ScriptedProvider is the provider id of the bundled scripted model (`scripted/demo`), which
@@ -401,6 +402,10 @@ type ModelRow struct {
 	Ref      string `json:"id"`
 	Provider string `json:"owned_by"`
 	Name     string `json:"name,omitempty"`
+	// The model's thinking profile, as menus and validation use it.
+	ThinkingLevels  []thinking.Option `json:"thinkingLevels"`
+	ThinkingOptions []string          `json:"thinkingOptions"`
+	ThinkingDefault string            `json:"thinkingDefault,omitempty"`
 }
 
 // Models lists the configured models: models.providers.<id>.models[], the agents' models and
@@ -413,7 +418,15 @@ func (a *App) Models() []ModelRow {
 			return
 		}
 		seen[ref] = true
-		out = append(out, ModelRow{Ref: ref, Provider: prov, Name: name})
+		row := ModelRow{Ref: ref, Provider: prov, Name: name, ThinkingLevels: []thinking.Option{}, ThinkingOptions: []string{}}
+		if rm, err := a.resolveModel(ref); err == nil {
+			p := thinking.ProfileFor(a.target(rm, 0, ""))
+			if p.Levels != nil {
+				row.ThinkingLevels, row.ThinkingOptions = p.Levels, p.Labels()
+			}
+			row.ThinkingDefault = string(p.Default)
+		}
+		out = append(out, row)
 	}
 	add(a.Config.Agents.Default.Model, providerOf(a.Config.Agents.Default.Model), "")
 	for _, s := range a.Config.Agents.Each {

@@ -109,7 +109,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 					return err
 				}
 				defer a.Close()
-				a.WaitForServers(c.Context())
+				a.AwaitServers(c.Context(), g.note)
 				st = serverStatus(a)
 			}
 			if asJSON {

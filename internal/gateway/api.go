@@ -77,13 +77,18 @@ func (api *API) models(w http.ResponseWriter, _ *http.Request) {
 		Created int64  `json:"created"`
 		OwnedBy string `json:"owned_by"`
 		Name    string `json:"name,omitempty"`
+		// The model's thinking profile (DESIGN §12): ids with labels, the legacy label list, the default.
+		ThinkingLevels  any    `json:"thinkingLevels"`
+		ThinkingOptions any    `json:"thinkingOptions"`
+		ThinkingDefault string `json:"thinkingDefault,omitempty"`
 	}
 	out := struct {
 		Object string `json:"object"`
 		Data   []row  `json:"data"`
 	}{Object: "list", Data: []row{}}
 	for _, m := range api.Agent.Models() {
-		out.Data = append(out.Data, row{ID: m.Ref, Object: "model", OwnedBy: m.Provider, Name: m.Name})
+		out.Data = append(out.Data, row{ID: m.Ref, Object: "model", OwnedBy: m.Provider, Name: m.Name,
+			ThinkingLevels: m.ThinkingLevels, ThinkingOptions: m.ThinkingOptions, ThinkingDefault: m.ThinkingDefault})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
