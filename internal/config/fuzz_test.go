@@ -42,5 +42,11 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("server %s has neither or both of command and url", name)
 			}
 		}
+		// Every name the exec tools withhold is one a SecretRef could have named.
+		for _, name := range cfg.SecretEnv() {
+			if !envName.MatchString(name) {
+				t.Fatalf("SecretEnv holds %q, not a variable name", name)
+			}
+		}
 	})
 }
