@@ -44,7 +44,7 @@ func reduceBuild(d *doc) (string, bool) {
 	if len(out) == 0 {
 		return "", false
 	}
-	return strings.Join(selectCondensed(out, sampleBudget, diagRE.Match, salientBudget*2), "\n"), true
+	return strings.Join(selectFailure(out, sampleBudget, diagRE.Match, salientBudget*2), "\n"), true
 }
 
 var (
@@ -90,7 +90,7 @@ func reduceCargoBuild(d *doc) (string, bool) {
 	if chatter > 0 {
 		out = append([]string{fmt.Sprintf("(%s of cargo progress omitted)", plural(chatter, "line"))}, out...)
 	}
-	return strings.Join(selectLines(out, sampleBudget, diagRE.Match, salientBudget*2), "\n"), true
+	return strings.Join(selectFailure(out, sampleBudget, diagRE.Match, salientBudget*2), "\n"), true
 }
 
 var (
@@ -118,5 +118,5 @@ func reduceDockerBuild(d *doc) (string, bool) {
 		}
 		out = append(out, l)
 	}
-	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
+	return strings.Join(selectFailure(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }

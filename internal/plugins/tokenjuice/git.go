@@ -39,7 +39,7 @@ func reduceGitStatus(d *doc) (string, bool) {
 		if linesChars(d.lines) <= sampleBudget {
 			return passthrough, true // already terse
 		}
-		return strings.Join(sample(d.lines, sampleBudget*2, "paths"), "\n"), true
+		return strings.Join(keepPaths(d.lines), "\n"), true
 	}
 	var out []string
 	section := ""
@@ -53,12 +53,8 @@ func reduceGitStatus(d *doc) (string, bool) {
 		case strings.HasPrefix(l, "HEAD detached "):
 			out = append(out, l)
 		case aheadRE.MatchString(l):
-			m := aheadRE.FindStringSubmatch(l)
-			dir := "ahead"
-			if m[1] == "behind" {
-				dir = "behind"
-			}
-			out = append(out, fmt.Sprintf("%s %s by %s", dir, m[2], m[3]))
+			// "Your branch is ahead of 'origin/main' by 2 commits." loses only its first words.
+			out = append(out, strings.TrimSuffix(strings.TrimPrefix(l, "Your branch is "), "."))
 		case divergedRE.MatchString(l):
 			m := divergedRE.FindStringSubmatch(l)
 			out = append(out, fmt.Sprintf("diverged: %s and %s different commits", m[1], m[2]))
@@ -83,7 +79,38 @@ func reduceGitStatus(d *doc) (string, bool) {
 	if len(out) == 0 {
 		return "", false
 	}
-	return strings.Join(selectLines(factorCodes(out), sampleBudget*2, nil, 0), "\n"), true
+	return strings.Join(keepPaths(factorCodes(out)), "\n"), true
+}
+
+// statusPathsBudget bounds the characters of a status shown whole. A status is a list of paths,
+// each of which the caller may act on, so none is dropped below it; a larger one (a build tree
+// left untracked) keeps its headers and a sample of each section, says how many paths it left
+// out, and points to the full output.
+const statusPathsBudget = 12000
+
+// keepPaths returns a status's lines whole when they fit statusPathsBudget; otherwise each
+// section keeps its header and a head and tail of its paths within its share of the budget.
+func keepPaths(out []string) []string {
+	if linesChars(out) <= statusPathsBudget {
+		return out
+	}
+	var res, sec []string
+	flush := func() {
+		if len(sec) > 0 {
+			res = append(res, sample(sec, statusPathsBudget*linesChars(sec)/linesChars(out), "paths")...)
+			sec = nil
+		}
+	}
+	for _, l := range out {
+		if strings.HasSuffix(l, ":") && !strings.Contains(l, "/") {
+			flush()
+			res = append(res, l)
+			continue
+		}
+		sec = append(sec, l)
+	}
+	flush()
+	return res
 }
 
 // factorCodes moves a status code shared by every entry of a section into the section's header:

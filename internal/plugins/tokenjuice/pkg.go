@@ -35,7 +35,7 @@ func reduceNodeInstall(d *doc) (string, bool) {
 	if len(out) == 0 {
 		out = append(out, d.src.name()+" install: ok")
 	}
-	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
+	return strings.Join(selectFailure(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }
 
 var (

@@ -32,6 +32,9 @@ var rules = []*rule{
 	{id: "tests/vitest", family: "tests", match: nameIs("vitest"), reduce: reduceTests},
 	{id: "tests/cargo", family: "tests", match: subIs("cargo", "test", "nextest"), reduce: reduceTests},
 	{id: "tests/npm", family: "tests", match: npmScript("test", "t", "tst"), reduce: reduceTests},
+	{id: "tests/node", family: "tests", match: func(_ *command, s *simple) bool {
+		return (s.name() == "node" || s.name() == "bun" || s.name() == "deno") && s.has("--test", "test")
+	}, reduce: reduceTests},
 	{id: "tests/other", family: "tests", match: nameIs("mocha", "playwright", "rspec", "phpunit", "unittest", "tox", "nox", "ctest"), reduce: reduceTests},
 
 	// package managers

@@ -23,9 +23,10 @@ type stage interface {
 }
 
 // condensePipeline returns the shared transforms in front of sink: long lines are cut, stack
-// traces shortened, and runs of repeated or similar lines collapsed.
+// traces shortened, blocks that repeat earlier ones replaced by a note, and runs of repeated or
+// similar lines collapsed.
 func condensePipeline(sink stage) stage {
-	return &clipStage{next: &traceStage{next: &runStage{next: sink}}}
+	return &clipStage{next: &traceStage{next: &repeatStage{next: &runStage{next: sink}}}}
 }
 
 // feedLines pushes lines into st; a line's offset is its index. Stages treat the lines they are
@@ -107,9 +108,8 @@ func clipBytes(dst, l []byte, max int) []byte {
 }
 
 // runStage collapses runs of identical lines to one line with a count, and runs of three or more
-// lines that differ only in numbers and hex ids (timestamps, counters, addresses) to the first of
-// them and a gap line; a run that ends the output keeps its last line too (a final state). It
-// holds the first and the last line of the current run.
+// lines that differ only in numbers and hex ids (timestamps, counters, addresses) to the first and
+// the last of them around a gap line. It holds the first and the last line of the current run.
 type runStage struct {
 	next           stage
 	first, last    []byte
@@ -134,7 +134,7 @@ func (r *runStage) line(l []byte, off int) {
 	}
 	r.identOpen = false
 	if r.ident > 1 {
-		r.flush(false)
+		r.flush()
 		r.start(l, off)
 		return
 	}
@@ -143,7 +143,7 @@ func (r *runStage) line(l []byte, off int) {
 		r.last, r.lastOff = append(r.last[:0], l...), off
 		return
 	}
-	r.flush(false)
+	r.flush()
 	r.start(l, off)
 }
 
@@ -159,8 +159,8 @@ func (r *runStage) flushIdentical() {
 	r.active = false
 }
 
-// flush emits the current run; atEnd says it ends the output.
-func (r *runStage) flush(atEnd bool) {
+// flush emits the current run.
+func (r *runStage) flush() {
 	switch {
 	case !r.active:
 		return
@@ -172,16 +172,12 @@ func (r *runStage) flush(atEnd bool) {
 	case r.ident > 1:
 		r.flushIdentical()
 	case r.similar >= 3:
+		// The first and the last line of the run show its range (the first and last item of a
+		// listing, the first and final state of a counter).
 		r.next.line(r.first, r.firstOff)
-		omitted := r.similar - 1
-		if atEnd {
-			omitted--
-		}
-		r.scratch = fmt.Appendf(r.scratch[:0], "… %d similar lines omitted …", omitted)
+		r.scratch = fmt.Appendf(r.scratch[:0], "… %d similar lines omitted …", r.similar-2)
 		r.next.line(r.scratch, r.firstOff)
-		if atEnd {
-			r.next.line(r.last, r.lastOff)
-		}
+		r.next.line(r.last, r.lastOff)
 	case r.similar == 2:
 		r.next.line(r.first, r.firstOff)
 		r.next.line(r.last, r.lastOff)
@@ -192,7 +188,7 @@ func (r *runStage) flush(atEnd bool) {
 }
 
 func (r *runStage) end() {
-	r.flush(true)
+	r.flush()
 	r.next.end()
 }
 
@@ -458,6 +454,10 @@ type selector struct {
 	salient   func([]byte) bool
 	unit      string
 	out       []string
+
+	pin      func([]byte) bool // pinned lines are kept whole up to pinBudget (see pin.go)
+	pinned   []item
+	pinChars int
 }
 
 // newSelector makes a selector whose middle window starts at the first line at or after offset
@@ -479,9 +479,24 @@ func (s *selector) byIndex() {
 	}
 }
 
+// pinning makes the selector keep the lines a pinner pins (failures: see pin.go).
+func (s *selector) pinning() *selector {
+	p := &pinner{}
+	s.pin = p.pin
+	return s
+}
+
 func (s *selector) line(l []byte, off int) {
 	idx := s.main.count
-	if !s.main.offer(l, idx, off) && s.sal != nil && s.salient(l) {
+	inHead := s.main.offer(l, idx, off)
+	if s.pin != nil && s.pin(l) {
+		if c := utf8.RuneCount(l) + 1; s.pinChars+c <= pinBudget {
+			s.pinned = append(s.pinned, item{idx: idx, off: off, chars: c, text: string(l)})
+			s.pinChars += c
+			return
+		}
+	}
+	if !inHead && s.sal != nil && s.salient(l) {
 		s.sal.offer(l, idx, off)
 	}
 }
@@ -498,6 +513,9 @@ func (s *selector) end() {
 			inMain[it.idx] = true
 		}
 		kept = uniqueByIdx(append(kept, s.sal.pick(func(i int) bool { return inMain[i] })...))
+	}
+	if len(s.pinned) > 0 {
+		kept = uniqueByIdx(append(kept, s.pinned...))
 	}
 	s.out = renderItems(kept, s.main.count, s.unit)
 }
@@ -540,10 +558,23 @@ func selectLines(lines []string, budget int, salient func([]byte) bool, salBudge
 // selectCondensed is selectLines(condense(lines), ...) without building the condensed lines: the
 // pipeline runs twice, once to count them (to centre the middle window) and once to select.
 func selectCondensed(lines []string, budget int, salient func([]byte) bool, salBudget int) []string {
+	return selectCondensedWith(lines, budget, salient, salBudget, false)
+}
+
+// selectFailure is selectCondensed for the output of a command that may have failed (tests,
+// builds, installs): it also keeps every pinned line (see pin.go).
+func selectFailure(lines []string, budget int, salient func([]byte) bool, salBudget int) []string {
+	return selectCondensedWith(lines, budget, salient, salBudget, true)
+}
+
+func selectCondensedWith(lines []string, budget int, salient func([]byte) bool, salBudget int, pin bool) []string {
 	var c counter
 	feedLines(lines, condensePipeline(&c))
 	s := newSelector((c.n-1)/2, budget, salient, salBudget, "lines")
 	s.byIndex()
+	if pin {
+		s.pinning()
+	}
 	feedLines(lines, condensePipeline(s))
 	return s.out
 }

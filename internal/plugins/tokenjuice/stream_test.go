@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// collapseRunsRef is the slice implementation that runStage replaced; the stage must agree with it.
+// collapseRunsRef is the slice form of runStage's collapse; the stage must agree with it.
 func collapseRunsRef(lines []string) []string {
 	out := make([]string, 0, len(lines))
 	for i := 0; i < len(lines); {
@@ -29,11 +29,7 @@ func collapseRunsRef(lines []string) []string {
 			j++
 		}
 		if n := j - i; n >= 3 {
-			if j == len(lines) {
-				out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-2), lines[j-1])
-			} else {
-				out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-1))
-			}
+			out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-2), lines[j-1])
 			i = j
 			continue
 		}
@@ -153,11 +149,52 @@ func TestTraceStage(t *testing.T) {
 		{
 			name: "go goroutines",
 			in: join([]string{"panic: boom", "", "goroutine 1 [running]:"},
-				frames(20, func(i int) string { return fmt.Sprintf("main.f%d()", i) }),
-				[]string{"", "goroutine 7 [chan receive]:", "main.w()", "", "goroutine 8 [select]:", "main.v()", "", "exit status 2"}),
+				frames(40, func(i int) string {
+					if i%2 == 1 {
+						return fmt.Sprintf("\t/src/app/main.go:%d +0x1f", i)
+					}
+					return fmt.Sprintf("main.f%d()", i/2)
+				}),
+				[]string{"", "goroutine 7 [chan receive]:", "runtime.gopark(0x1?)", "\t/usr/local/go/src/runtime/proc.go:460 +0xce",
+					"main.w()", "\t/src/app/w.go:3 +0x2",
+					"", "goroutine 8 [select]:", "runtime.gopark(0x2?)", "\t/usr/local/go/src/runtime/proc.go:460 +0xce",
+					"", "goroutine 9 [chan receive]:", "runtime.gopark(0x3?)", "\t/usr/local/go/src/runtime/proc.go:460 +0xce",
+					"main.w()", "\t/src/app/w.go:3 +0x2",
+					"", "exit status 2"}),
 			want: join([]string{"panic: boom", "", "goroutine 1 [running]:"},
-				frames(16, func(i int) string { return fmt.Sprintf("main.f%d()", i) }),
-				[]string{"… 4 frame lines omitted …", "", "… 2 more goroutines omitted …", "exit status 2"}),
+				frames(16, func(i int) string {
+					if i%2 == 1 {
+						return fmt.Sprintf("\t/src/app/main.go:%d +0x1f", i)
+					}
+					return fmt.Sprintf("main.f%d()", i/2)
+				}),
+				[]string{"… 12 frames omitted …", "goroutine 7 [chan receive]:", "main.w()", "\t/src/app/w.go:3 +0x2", "… 1 frames omitted …",
+					"… 2 more goroutines omitted …", "exit status 2"}),
+		},
+		{
+			name: "rust backtrace",
+			in: []string{"thread 'tests::t' panicked at src/lib.rs:5:9:", "stack backtrace:",
+				"   0: __rustc::rust_begin_unwind", "             at /rustc/abc/library/std/src/panicking.rs:689:5",
+				"   1: core::panicking::panic_fmt", "             at /rustc/abc/library/core/src/panicking.rs:80:14",
+				"   2: invoice::tests::t", "             at ./src/lib.rs:5:9",
+				"   3: core::ops::function::FnOnce::call_once", "             at /rustc/abc/library/core/src/ops/function.rs:250:5",
+				"note: Some details are omitted"},
+			want: []string{"thread 'tests::t' panicked at src/lib.rs:5:9:", "stack backtrace:",
+				"   2: invoice::tests::t", "             at ./src/lib.rs:5:9", "… 3 frames omitted …", "note: Some details are omitted"},
+		},
+		{
+			name: "sanitizer frames and shadow memory",
+			in: []string{"WRITE of size 1 at 0x602000000015 thread T0",
+				"    #0 0x559b in split asan/tok.c:15", "    #1 0x559c in main asan/tok.c:25",
+				"    #2 0x7f1a in __libc_start_call_main ../sysdeps/nptl/libc_start_call_main.h:58",
+				"    #3 0x7f1b in __libc_start_main_impl ../csu/libc-start.c:360", "",
+				"SUMMARY: AddressSanitizer: heap-buffer-overflow asan/tok.c:15 in split",
+				"Shadow bytes around the buggy address:", "  0x0c047fff7fb0: 00 00 00", "=>0x0c047fff8000: fa fa[05]fa",
+				"Shadow byte legend (one shadow byte represents 8 application bytes):", "  Addressable:           00", "==25613==ABORTING"},
+			want: []string{"WRITE of size 1 at 0x602000000015 thread T0",
+				"    #0 0x559b in split asan/tok.c:15", "    #1 0x559c in main asan/tok.c:25", "… 2 frames omitted …", "",
+				"SUMMARY: AddressSanitizer: heap-buffer-overflow asan/tok.c:15 in split",
+				"… 5 lines of shadow memory omitted …", "==25613==ABORTING"},
 		},
 		{
 			name: "python traceback",

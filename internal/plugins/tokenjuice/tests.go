@@ -3,6 +3,7 @@ package tokenjuice
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -46,7 +47,7 @@ func reduceGoTest(d *doc) (string, bool) {
 		out = append(out, sample(ok, sampleBudget/2, "packages")...)
 	}
 	if len(rest) > 0 {
-		out = append(out, selectCondensed(rest, sampleBudget, testSalient, salientBudget*2)...)
+		out = append(out, selectFailure(rest, sampleBudget, testSalient, salientBudget*2)...)
 	}
 	if len(out) == 0 {
 		return "", false
@@ -57,7 +58,7 @@ func reduceGoTest(d *doc) (string, bool) {
 var (
 	testSalientRE = regexp.MustCompile(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
 	// testNoiseRE are lines of passing tests and runner chatter.
-	testNoiseRE = regexp.MustCompile(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
+	testNoiseRE = regexp.MustCompile(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(generatedMessage: (true|false),|code: 'ERR_\w+',|operator: '\w+'|ℹ (cancelled|skipped|todo) 0$|\S+ \(\S+\) \.\.\. ok$|✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
 	// ruleRE finds the long rules runners draw around headings ("==== FAILURES ====").
 	ruleRE       = regexp.MustCompile(`={4,}|_{4,}|-{8,}|\*{4,}|#{8,}|~{8,}`)
 	pytestDotsRE = regexp.MustCompile(`^(\S+\.py)? ?[.sxX]+\s*(\[\s*\d+%\])?$`)
@@ -85,7 +86,11 @@ func hasRule(l string) bool {
 func reduceTests(d *doc) (string, bool) {
 	var kept []string
 	dropped := 0
-	for _, l := range d.lines {
+	lines := d.lines
+	if slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "TAP version ") }) {
+		lines = tapFilter(lines)
+	}
+	for _, l := range lines {
 		if testNoiseRE.MatchString(l) || pytestDotsRE.MatchString(strings.TrimSpace(l)) && !strings.ContainsAny(l, "FE") {
 			dropped++
 			continue
@@ -98,5 +103,51 @@ func reduceTests(d *doc) (string, bool) {
 	if len(kept) == 0 {
 		return fmt.Sprintf("%s of passing tests and runner output omitted", plural(dropped, "line")), true
 	}
-	return strings.Join(selectCondensed(kept, sampleBudget, testSalient, salientBudget*2), "\n"), true
+	return strings.Join(selectFailure(kept, sampleBudget, testSalient, salientBudget*2), "\n"), true
+}
+
+var (
+	tapOkRE    = regexp.MustCompile(`^\s*ok \d+ `)
+	tapNotOkRE = regexp.MustCompile(`^\s*not ok \d+ `)
+	tapNoiseRE = regexp.MustCompile(`^\s*(TAP version \d+|# Subtest: |\d+\.\.\d+$|---$|\.\.\.$|duration_ms: |type: 'suite'|failureType: |code: '|name: '|operator: |error: '\d+ subtests? failed'|# (cancelled|skipped|todo) 0$)`)
+)
+
+// tapFilter drops what a TAP stream says about passing tests (their "ok" line and YAML block)
+// and the bookkeeping of failing ones, keeping each "not ok" line with its error, values,
+// location and first stack frame, and the summary.
+func tapFilter(lines []string) []string {
+	out := lines[:0:0]
+	skipIndent := -1 // inside a block being dropped: lines indented deeper than this
+	stack := -1      // inside a stack: lines indented deeper than this; the first one is kept
+	stackKept := false
+	for _, l := range lines {
+		ind := len(l) - len(strings.TrimLeft(l, " "))
+		t := strings.TrimSpace(l)
+		if skipIndent >= 0 {
+			if t == "..." && ind > skipIndent || ind > skipIndent && t != "" && !tapOkRE.MatchString(l) && !tapNotOkRE.MatchString(l) && !strings.HasPrefix(t, "# Subtest:") {
+				continue
+			}
+			skipIndent = -1
+		}
+		if stack >= 0 {
+			if ind > stack && t != "..." {
+				if !stackKept {
+					out = append(out, l)
+					stackKept = true
+				}
+				continue
+			}
+			stack = -1
+		}
+		switch {
+		case tapOkRE.MatchString(l):
+			skipIndent = ind
+		case strings.HasPrefix(t, "stack: |"):
+			stack, stackKept = ind, false
+		case tapNoiseRE.MatchString(l):
+		default:
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -104,6 +104,13 @@ func (s Settings) Compact(in Input) (out Output) {
 	}
 	d := &doc{src: cmd.source(), raw: in.Output}
 	r := classify(cmd)
+	if r.family != "tests" && looksJSON(in.Output) {
+		// A JSON document is outlined whatever printed it (test runners' event streams excepted:
+		// their reducers read the events).
+		if d.json = parseJSONValues(in.Output); d.json != nil {
+			r = jsonRule
+		}
+	}
 	if !r.streams {
 		d.lines = normalize(in.Output)
 	}
@@ -158,6 +165,7 @@ type doc struct {
 	src   *simple  // the source command of the main pipeline
 	raw   []byte   // the output as the command wrote it
 	lines []string // normalized lines; nil for rules that stream raw
+	json  []*jnode // the parsed values, when the whole output is JSON
 }
 
 // rule is one command family's reducer. reduce returns false when the output is not what the rule

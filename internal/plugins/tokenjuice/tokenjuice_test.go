@@ -108,7 +108,7 @@ func TestGitStatusReferenceBugs(t *testing.T) {
 		"Untracked files:\n  (use \"git add <file>...\" to include in what will be committed)\n\tnew.txt\n\tdocs/\n\n" +
 		"no changes added to commit (use \"git add\" and/or \"git commit -a\")\n"
 	got, ok := reduceGitStatus(statusDoc(raw))
-	want := "branch main\nahead origin/main by 2\nunstaged:\nM src/a.ts\nM src/b.ts\nD src/c.ts\nuntracked:\nnew.txt\ndocs/"
+	want := "branch main\nahead of 'origin/main' by 2 commits\nunstaged:\nM src/a.ts\nM src/b.ts\nD src/c.ts\nuntracked:\nnew.txt\ndocs/"
 	if !ok {
 		t.Fatal("reducer refused real status output")
 	}

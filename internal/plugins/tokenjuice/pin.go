@@ -1,0 +1,72 @@
+package tokenjuice
+
+import (
+	"bytes"
+	"regexp"
+)
+
+// Pinned lines are the ones a compacted failure must never lose, whatever the budgets: the values
+// of a failed assertion (got and want, left and right, an assertion's diff), exit statuses, panic
+// and exception headers, the names of failed tests and the runners' summaries. A sample that
+// drops them reads as a different failure, or as none. They are recognised by their shape, not by
+// the tool that printed them, so that a runner the rules have never seen keeps them too.
+
+// pinBudget bounds the characters of pinned lines kept whole. Past it, pinned lines compete with
+// the other salient lines for their budget and the gap lines say how many were left out.
+const pinBudget = 6000
+
+var (
+	// exitRE: an exit status, however a tool words it.
+	exitRE = regexp.MustCompile(`(?i)\bexit(ed)?( with)? (status|code)\b[: ]*-?\d+|^exit \d+$|returned -?\d+ exit status|\] Error -?\d+$|^make(\[\d+\])?: \*\*\* |process finished with exit code|exited with code -?\d+|\bELIFECYCLE\b|command failed with exit code`)
+	// failHeadRE: lines that name a failure or a test that failed, and the summaries of runners.
+	failHeadRE = regexp.MustCompile(`^(panic: |fatal error: |thread '.*' panicked at |Exception in thread |Caused by: |\s*--- FAIL: |FAIL\s|FAIL:|ERROR:|FAILED |\s*not ok \d+|\s*✖ |\s*\d+\) \S|---- \S+ stdout ----$|test \S+ \.\.\. FAILED$|test result: |Ran \d+ tests? |(OK|FAILED) \(|\s*\d+ (passing|failing|pending)\b|ℹ (tests|pass|fail) \d+|# (tests|pass|fail) \d+|\s*Tests?:\s+\d|Test Suites:|\S+Error(\s*\[\w+\])?: |\S+Exception: |[\w.]+Error$|==\d+==ERROR: |SUMMARY: )`)
+	// assertHeadRE opens an assertion block: the lines after it carry its values.
+	assertHeadRE = regexp.MustCompile(`AssertionError|[Aa]ssertion\b.*\bfailed|[Aa]ssertion failed|Expected values to be|\+ actual - expected|\+ expected - actual|Lists differ|Tuples differ|Dicts differ|Sets differ|First differing element|expect\(.*\)\.|Error Trace:|Error:\s+Not equal|Difference:`)
+	// valueRE: a line that states a value an assertion compared, in the forms runners print.
+	valueRE = regexp.MustCompile(`(?i)^\s*(left|right|expected|actual|received|got|want|wanted|value|operator|diff)\s*[:=]|^\s*[-+]\s|^\s*[-+]$|^\s*\?\s|!==|!=|\bwant(ed)?\b.*\bgot\b|\bgot\b.*\bwant(ed)?\b|=.*,\s*want\s|\bexpected\b.*\b(but|got|received|actual|instead)\b|\bto (be|equal)\b`)
+	// valueOnlyRE are value lines recognised outside any block: Go's "got X, want Y" and Rust's
+	// "left:"/"right:".
+	valueOnlyRE = regexp.MustCompile(`^\s*(left|right):\s|\S\s=\s.*,\s*want\s|\bgot\b.*\bwant(ed)?\b|\bwant(ed)?\b.*\bgot\b`)
+	// blockEndRE ends an assertion block: a stack frame or the next test.
+	blockEndRE = regexp.MustCompile(`^\s+at |^\s*File "|^Traceback |^stack backtrace:|^\s*\d+: |^\s*(✔|✓|√|ok \d+|PASS|--- PASS)|^={5,}|^-{5,}$`)
+)
+
+// assertBlockLines bounds the lines read as an assertion block's values after its header.
+const assertBlockLines = 40
+
+// pinner tells pinned lines. It keeps state (whether the line is in an assertion block), so it
+// must see every line of an output once, in order.
+type pinner struct {
+	block int  // lines left in the current assertion block
+	next  bool // the next line is a panic's message
+}
+
+func (p *pinner) pin(l []byte) bool {
+	t := bytes.TrimSpace(l)
+	if len(t) == 0 {
+		return false
+	}
+	if p.next {
+		p.next = false
+		return true
+	}
+	if bytes.Contains(l, []byte("panicked at ")) {
+		p.next = bytes.HasSuffix(t, []byte(":")) // Rust prints the message on the next line
+		return true
+	}
+	if assertHeadRE.Match(l) {
+		p.block = assertBlockLines
+		return true
+	}
+	if p.block > 0 {
+		if blockEndRE.Match(l) {
+			p.block = 0
+		} else {
+			p.block--
+			if valueRE.Match(l) {
+				return true
+			}
+		}
+	}
+	return exitRE.Match(l) || failHeadRE.Match(l) || valueOnlyRE.Match(l)
+}
