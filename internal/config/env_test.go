@@ -92,6 +92,7 @@ func TestRedactURL(t *testing.T) {
 		{"http://user:pw-secret@host:8080/mcp?token=abc123&mode=x#frag", "http://host:8080/mcp?…"},
 		{"https://user@example.com/mcp", "https://example.com/mcp"},
 		{"https://example.com/mcp?", "https://example.com/mcp?…"},
+		{"HTTPS://Example.com/a%2Fb", "HTTPS://Example.com/a%2Fb"},
 		{"https://example.com/p#access_token=abc", "https://example.com/p"},
 		{"http://[::1", "(invalid url)"},
 	}
@@ -106,7 +107,9 @@ func TestRedactURL(t *testing.T) {
 // of the document is asked for.
 func TestGetRedactsServerURL(t *testing.T) {
 	path := writeFile(t, `{ mcp: { servers: { remote: { url: "http://alice:pw-secret@example.com/mcp?token=tok-secret&x=1" },
-  plain: { url: "https://example.com/open" } } } }`, 0o600)
+  plain: { url: "https://example.com/open" } } },
+  models: { providers: { corp: { baseUrl: "https://bob:pw-secret@llm.example.com/v1?key=tok-secret" } } },
+  plugins: { entries: { tavily: { config: { webSearch: { baseUrl: "https://proxy.example.com/t?x=1&auth=tok-secret" } } } } } }`, 0o600)
 	f, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +126,19 @@ func TestGetRedactsServerURL(t *testing.T) {
 		}
 		if !strings.Contains(string(got), `"http://example.com/mcp?…"`) {
 			t.Errorf("Get(%q) lacks the redacted URL:\n%s", p, got)
+		}
+	}
+	for p, want := range map[string]string{
+		"models.providers.corp.baseUrl":                   `"https://llm.example.com/v1?…"`,
+		"plugins.entries.tavily.config.webSearch.baseUrl": `"https://proxy.example.com/t?…"`,
+		"plugins.entries.tavily":                          `"baseUrl": "https://proxy.example.com/t?…"`,
+	} {
+		got, err := f.Get(p)
+		if err != nil {
+			t.Fatalf("Get(%q): %v", p, err)
+		}
+		if !strings.Contains(string(got), want) || strings.Contains(string(got), "secret") {
+			t.Errorf("Get(%q) = %s, want it to show %s and no secret", p, got, want)
 		}
 	}
 	if got, _ := f.Get("mcp.servers.plain.url"); string(got) != `"https://example.com/open"` {
