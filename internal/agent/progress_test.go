@@ -25,7 +25,7 @@ func TestToolSummary(t *testing.T) {
 		{call("bash", `{"command":"go test ./...\necho done"}`), "explain", "🛠️ Bash: go test ./... …"},
 		{call("mcp__github__create_issue", `{"title":"x"}`), "explain", "🛠️ github: create_issue"},
 		{call("tool_search", `{"query":"open an issue"}`), "explain", "🛠️ Tool search: open an issue"},
-		{call("web_search", `{"query":"` + strings.Repeat("q", 100) + `"}`), "explain", "🛠️ Web search: " + strings.Repeat("q", 80) + "…"},
+		{call("web_search", `{"query":"`+strings.Repeat("q", 100)+`"}`), "explain", "🛠️ Web search: " + strings.Repeat("q", 80) + "…"},
 	}
 	for _, c := range cases {
 		if got := agent.ToolSummary(c.call, c.detail); got != c.want {

@@ -54,6 +54,9 @@ type TurnRequest struct {
 	Session string
 	// Ephemeral runs the turn on a transcript that is not kept (a stateless API call).
 	Ephemeral bool
+	// Heartbeat marks a heartbeat probe: its directives apply to it but never change the
+	// session's defaults, and its reasoning is delivered only with heartbeat.includeReasoning.
+	Heartbeat bool
 	// Conversation says Input is the client's whole conversation (OpenAI clients resend it every
 	// time): for a session that already has a transcript, only what follows the conversation's
 	// last assistant message is new.
@@ -230,7 +233,7 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 	if i, text, ok := lastUserText(t.Input); ok {
 		parsed := directive.Parse(text)
 		if parsed.Only {
-			res, err := a.applyDirectives(ctx, req, l, parsed.Directives, dryRun)
+			res, err := a.applyDirectives(ctx, req, l, parsed.Directives, dryRun || req.Heartbeat)
 			return nil, res, err
 		}
 		if len(parsed.Directives) > 0 {
@@ -248,6 +251,12 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 		return nil, nil, err
 	}
 	rm.patch = patch
+	if req.Heartbeat {
+		levels.Reasoning = "off"
+		if a.heartbeatReasoning(agentID) {
+			levels.Reasoning = "on"
+		}
+	}
 	notice, _ := directive.RemapNotice(l)
 	return &plan{turn: t, rm: rm, levels: levels, notice: notice}, nil, nil
 }

@@ -116,3 +116,28 @@ func (a *App) ToolProgressDetail(agentID string) string {
 	}
 	return "explain"
 }
+
+// DefaultHeartbeatPrompt is the documented heartbeat probe body.
+const DefaultHeartbeatPrompt = "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK."
+
+// HeartbeatPrompt is agents.list[].heartbeat.prompt, else agents.defaults', else the documented one.
+func (a *App) HeartbeatPrompt(agentID string) string {
+	if s, ok := a.Config.Agents.Agent(agentID); ok && s.HeartbeatPrompt != "" {
+		return s.HeartbeatPrompt
+	}
+	if p := a.Config.Agents.Default.HeartbeatPrompt; p != "" {
+		return p
+	}
+	return DefaultHeartbeatPrompt
+}
+
+// heartbeatReasoning is heartbeat.includeReasoning: the agent's, else the defaults', else false.
+func (a *App) heartbeatReasoning(agentID string) bool {
+	if s, ok := a.Config.Agents.Agent(agentID); ok && s.HeartbeatReasoning != nil {
+		return *s.HeartbeatReasoning
+	}
+	if b := a.Config.Agents.Default.HeartbeatReasoning; b != nil {
+		return *b
+	}
+	return false
+}

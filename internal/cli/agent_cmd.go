@@ -37,14 +37,14 @@ type toolEvent struct {
 
 func newAgentCmd(g *globals) *cobra.Command {
 	var message, sessionKey, model, agentID string
-	var dryRun, asJSON bool
+	var dryRun, asJSON, heartbeat bool
 	cmd := &cobra.Command{
 		Use:   "agent -m MESSAGE [--session KEY] [--model PROVIDER/MODEL]",
 		Short: "Run one agent turn: the answer on stdout, tool calls on stderr as they start",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if strings.TrimSpace(message) == "" {
-				return usagef("agent: -m MESSAGE is required")
+			if strings.TrimSpace(message) == "" && !heartbeat {
+				return usagef("agent: -m MESSAGE is required (or --heartbeat)")
 			}
 			// Without --session the turn runs in a fresh session that is not kept.
 			persistent := sessionKey != ""
@@ -58,7 +58,10 @@ func newAgentCmd(g *globals) *cobra.Command {
 			if key == "" {
 				key = "agent-" + randomHex(6)
 			}
-			req := app.TurnRequest{Session: key, Agent: agentID, Model: model,
+			if heartbeat && strings.TrimSpace(message) == "" {
+				message = a.HeartbeatPrompt(agentID)
+			}
+			req := app.TurnRequest{Session: key, Agent: agentID, Model: model, Heartbeat: heartbeat,
 				Input: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: message}}}}}
 			if dryRun {
 				dr, reply, err := a.Prepare(c.Context(), req)
@@ -133,6 +136,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 	f.StringVar(&agentID, "agent", "", "agents.list[] id whose defaults apply")
 	f.BoolVar(&dryRun, "dry-run", false, "send nothing: print the provider request (headers masked) as JSON")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	f.BoolVar(&heartbeat, "heartbeat", false, "send the heartbeat probe (agents.defaults.heartbeat.prompt, else the documented one) instead of -m; its directives never change the session")
 	return cmd
 }
 
