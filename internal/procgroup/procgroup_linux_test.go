@@ -13,12 +13,12 @@ import (
 	"time"
 )
 
-// helperEnv makes the test binary a stand-in for nodmix: it starts `sleep 300` with Start,
+// parentEnv makes the test binary a stand-in for nodmix: it starts `sleep 300` with Start,
 // prints its pid and waits to be killed.
-const helperEnv = "PROCGROUP_TEST_PARENT"
+const parentEnv = "PROCGROUP_TEST_PARENT"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "1" {
+	if os.Getenv(parentEnv) == "1" {
 		cmd := exec.Command("sleep", "300")
 		if err := Start(cmd); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 // leave its command behind: the kernel kills it within a second.
 func TestChildDiesWithParent(t *testing.T) {
 	parent := exec.Command(os.Args[0], "-test.run=^$")
-	parent.Env = append(os.Environ(), helperEnv+"=1")
+	parent.Env = append(os.Environ(), parentEnv+"=1")
 	out, err := parent.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,8 @@ func TestStartSurvivesThreadExit(t *testing.T) {
 		go func() {
 			runtime.LockOSThread()
 			errc <- start(cmd)
-			// Returning while locked ends this goroutine's thread.
+			// Returning while locked ends this goroutine's thread, unless it is the process's
+			// main thread, which Go parks for good instead.
 		}()
 		if err := <-errc; err != nil {
 			t.Fatal(err)
@@ -90,21 +91,25 @@ func TestStartSurvivesThreadExit(t *testing.T) {
 		_ = Kill(viaStart.Process.Pid)
 		_ = viaStart.Wait()
 	})
-	plain := startFrom(func(cmd *exec.Cmd) error { Own(cmd); return cmd.Start() })
 
-	// The plain one dies when its thread ends; by then the other has had the same chance.
-	done := make(chan error, 1)
-	go func() { done <- plain.Wait() }()
+	// Two plain children: at most one of their goroutines can have run on the main thread.
+	died := make(chan *exec.Cmd, 2)
+	for range 2 {
+		plain := startFrom(func(cmd *exec.Cmd) error { Own(cmd); return cmd.Start() })
+		go func() {
+			_ = plain.Wait()
+			died <- plain
+		}()
+		t.Cleanup(func() { _ = Kill(plain.Process.Pid) })
+	}
 	select {
-	case err := <-done:
+	case plain := <-died:
 		ws, _ := plain.ProcessState.Sys().(syscall.WaitStatus)
 		if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("the plain child ended without the death signal: %v", err)
+			t.Fatalf("a plain child ended without the death signal: %v", plain.ProcessState)
 		}
 	case <-time.After(30 * time.Second):
-		_ = Kill(plain.Process.Pid)
-		<-done
-		t.Fatal("the plain child outlived its thread: the death signal is not set")
+		t.Fatal("the plain children outlived their threads: the death signal is not set")
 	}
 	if !alive(viaStart.Process.Pid) {
 		t.Fatal("a child started with Start died when the goroutine that asked for it exited")
