@@ -14,8 +14,12 @@ var colsRE = regexp.MustCompile(`\s{2,}|\t`)
 // lsLongRE is one entry of `ls -l`: mode, links, owner, group, size, date, name.
 var lsLongRE = regexp.MustCompile(`^([-dlcbpsD])[-rwxsStTl]{9}[.+@]?\s+\d+\s+\S+\s+(?:\S+\s+)?(\d[\d,.]*[KMGTP]?|\d+,\s*\d+)\s+(\w{3}\s+\d+\s+[\d:]+|\d+\s+\w{3}\s+[\d:]+|\d{4}-\d\d-\d\d(?: [\d:.]+)?(?: [+-]\d{4})?)\s(.+)$`)
 
-// inventoryBudget is what ls shares among its directories, in proportion to their entries.
-const inventoryBudget = 1600
+// inventoryBudget is what ls shares among its directories, in proportion to their entries;
+// maxLinksShown bounds the symbolic links named beyond it.
+const (
+	inventoryBudget = 1600
+	maxLinksShown   = 24
+)
 
 // reduceLs reduces `ls` listings to names (a / marks directories, -> a link's target), several
 // to a line, under each directory header of `ls -R`; modes, owners, sizes and dates go.
@@ -91,7 +95,17 @@ func reduceLs(d *doc) (string, bool) {
 		}
 		// Each directory's share of the budget follows its share of the entries.
 		budget := max(inventoryBudget/8, inventoryBudget*len(g.names)/max(shown, 1))
-		names := sample(g.names, budget, "entries")
+		// Symbolic links are named with their targets wherever they are: a link is where a path
+		// leads somewhere else.
+		keep := sampleKeep(g.names, budget)
+		links := 0
+		for i, n := range g.names {
+			if strings.Contains(n, " -> ") && !keep[i] && links < maxLinksShown {
+				keep[i] = true
+				links++
+			}
+		}
+		names := render(g.names, keep, "entries")
 		// Counts are worth their characters only when some names are left out.
 		h := ""
 		if len(names) != len(g.names) {

@@ -19,11 +19,11 @@ const (
 	outlineMinPaths = 100
 	shortListBudget = 450
 	// listBudget: an outline that names every entry is shown whole up to this many characters.
-	listBudget = 6000
+	listBudget = 4200
 	// outlineBudget is shared among the directories of a larger outline, in proportion to their
 	// entries; outlineLinesBudget bounds the outline lines shown.
-	outlineBudget      = 1000
-	outlineLinesBudget = 4800
+	outlineBudget      = 700
+	outlineLinesBudget = 2400
 	// holdChars bounds the names held to render a whole outline. A listing with more cannot be shown
 	// whole; from then on the outline streams: only recently used directories stay open, each
 	// keeping its first and last names, and finished directory lines go through bounded windows.
@@ -62,6 +62,8 @@ type pathLister struct {
 	tree  *pathTree // from then on
 	msgs  *selector // messages such as "find: 'x': Permission denied"
 	nmsgs int
+
+	first, last []byte // paths: an outline names them whole
 }
 
 func (pl *pathLister) line(l []byte, off int) {
@@ -83,6 +85,10 @@ func (pl *pathLister) line(l []byte, off int) {
 
 func (pl *pathLister) add(p []byte, off int) {
 	pl.n++
+	if pl.first == nil {
+		pl.first = bytes.Clone(p)
+	}
+	pl.last = append(pl.last[:0], p...)
 	if pl.tree != nil {
 		pl.tree.add(p, off)
 		return
@@ -107,6 +113,8 @@ func (pl *pathLister) render() (string, bool) {
 		out = append(out, sample(pl.few, shortListBudget, "paths")...)
 	} else {
 		out = pl.tree.render(pl.n)
+		// The first and the last path are named whole: where the listing starts and ends.
+		out[0] = fmt.Sprintf("%s, first %s, last %s:", strings.TrimSuffix(out[0], ":"), pl.first, pl.last)
 	}
 	if pl.nmsgs > 0 {
 		pl.msgs.end()
@@ -397,15 +405,23 @@ func (t *pathTree) render(paths int) []string {
 }
 
 // outlineWhole renders an outline from every directory: naming every entry if that fits
-// listBudget, else sharing outlineBudget among the directories.
+// listBudget, else sharing outlineBudget among the directories. Every directory keeps its line
+// (the shares shrink until they fit outlineLinesBudget) unless there are too many for that.
 func outlineWhole(order []*dirRec, paths int) []string {
 	header := fmt.Sprintf("%s in %s:", plural(paths, "path"), plural(len(order), "directory"))
-	share := func(n int) int { return max(outlineBudget/10, outlineBudget*n/paths) }
 	foldShare := func(int) int { return outlineBudget / 16 }
 	if full := outlineItems(order, func(int) int { return math.MaxInt }, foldShare); linesChars(full) <= listBudget {
 		return append([]string{header}, full...)
 	}
-	return append([]string{header}, sample(outlineItems(order, share, share), outlineLinesBudget, "directories")...)
+	var items []string
+	for budget := outlineBudget; ; budget = budget * 2 / 3 {
+		share := func(n int) int { return max(budget/20, budget*n/paths) }
+		items = outlineItems(order, share, share)
+		if linesChars(items) <= outlineLinesBudget || budget < 100 {
+			break
+		}
+	}
+	return append([]string{header}, sample(items, outlineLinesBudget, "directories")...)
 }
 
 // outlineItems renders directories in the order they first appear. A directory with up to

@@ -42,6 +42,12 @@ var rules = []*rule{
 	{id: "install/pip", family: "package", match: pipIs("install", "download", "uninstall"), reduce: reducePipInstall},
 	{id: "package/pip-list", family: "package", match: pipIs("list", "freeze"), reduce: reducePipList},
 	{id: "package/apt", family: "package", match: nameIs("apt", "apt-get", "aptitude"), reduce: reduceApt},
+	{id: "package/apt-policy", family: "package", match: aptCacheIs("policy"), reduce: reduceAptPolicy},
+	{id: "package/apt-search", family: "package", match: aptCacheIs("search"), reduce: reduceNameList},
+	{id: "package/dpkg-list", family: "package", match: func(_ *command, s *simple) bool {
+		return s.name() == "dpkg" && (s.has("-l", "--list") || s.hasShort('l')) || s.name() == "dpkg-query" && s.has("-l")
+	}, reduce: reduceDpkgList},
+	{id: "package/pip-show", family: "package", match: pipIs("show"), reduce: reducePipShow},
 	{id: "package/go-mod", family: "package", match: goModIs, reduce: reduceGoMod},
 	{id: "package/npm-ls", family: "package", match: npmIs("ls", "list", "la", "ll"), reduce: reduceNpmLs},
 	{id: "package/table", family: "package", match: npmIs("outdated", "audit", "view", "info"), reduce: reduceList(nil)},
@@ -58,6 +64,8 @@ var rules = []*rule{
 	{id: "inventory/ls", family: "inventory", match: nameIs("ls", "exa", "eza", "lsd"), reduce: reduceLs},
 	{id: "inventory/find", family: "inventory", match: nameIs("find", "fd", "fdfind", "locate"), reduce: reducePaths, streams: true},
 	{id: "inventory/tree", family: "inventory", match: nameIs("tree"), reduce: reduceList(nil)},
+	{id: "inventory/ps", family: "inventory", match: nameIs("ps"), reduce: reducePs},
+	{id: "diff/unified", family: "diff", match: isUnifiedDiff, reduce: reduceUnifiedDiff},
 	{id: "inventory/du", family: "inventory", match: nameIs("du"), reduce: reduceDu},
 	{id: "inventory/archive", family: "inventory", match: nameIs("tar", "unzip", "zip", "zipinfo", "7z", "rsync"), reduce: reducePaths, streams: true},
 	{id: "search/rg-files", family: "inventory", match: rgFiles, reduce: reducePaths, streams: true},
