@@ -38,42 +38,17 @@ bench:
 
 lint: vet
 
-# Short fuzzing of every parser (the seed corpus lives in each package's testdata/fuzz):
-# FUZZTIME each, e.g. make fuzz FUZZTIME=2m.
+# Short fuzzing of every parser: every Fuzz target of the tree (the seed corpus lives in each
+# package's testdata/fuzz), FUZZTIME each, e.g. make fuzz FUZZTIME=2m.
 FUZZTIME ?= 10s
-FUZZ := \
-	./internal/builtin/exec:FuzzCapture \
-	./internal/builtin/exec:FuzzParseArgs \
-	./internal/builtin/websearch:FuzzParseArgs \
-	./internal/builtin/websearch:FuzzSanitize \
-	./internal/catalog:FuzzReadFile \
-	./internal/config/json5:FuzzParse \
-	./internal/config/json5:FuzzSet \
-	./internal/config:FuzzParse \
-	./internal/mcphub:FuzzScrub \
-	./internal/mcpserve:FuzzDecodeLine \
-	./internal/mcpserve:FuzzDecodeMessage \
-	./internal/plugins/tavily:FuzzDecodeConfig \
-	./internal/plugins/tavily:FuzzExtractArgs \
-	./internal/plugins/tavily:FuzzNormalizePublished \
-	./internal/plugins/tavily:FuzzSearchArgs \
-	./internal/plugins/tokenjuice:FuzzCompact \
-	./internal/gateway:FuzzParsePatch \
-	./internal/glob:FuzzMatch \
-	./internal/sandbox:FuzzDecodeMessage \
-	./internal/sandbox:FuzzReadLine \
-	./internal/search:FuzzReadQueries \
-	./internal/search:FuzzTokenize \
-	./internal/toolsearch:FuzzCallArgs \
-	./internal/toolsearch:FuzzCompactInputHint \
-	./internal/toolsearch:FuzzParseValue \
-	./internal/toolsearch:FuzzSearchRequest \
-	./internal/toolsearch:FuzzValidate
 
 fuzz:
-	@set -e; for t in $(FUZZ); do \
-		echo "== $$t"; \
-		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) "$${t%%:*}"; \
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' internal cmd | sort); do \
+		pkg=./$$(dirname $$f); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "== $$pkg $$t"; \
+			$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; \
+		done; \
 	done
 
 clean:

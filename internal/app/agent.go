@@ -273,7 +273,7 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	// A turn right after start-up must see the tools of servers that are still connecting, as a
 	// search does; the wait is bounded and costs nothing once they have connected.
 	wctx, cancel := context.WithTimeout(ctx, serverWait)
-	a.serversSettled(wctx)
+	a.serversListed(wctx) // servers listed from a cached manifest do not hold a turn up
 	cancel()
 	r := a.runner()
 	if req.Ephemeral {

@@ -53,7 +53,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			a.WaitForServers(c.Context())
+			a.AwaitServers(c.Context(), g.note)
 			key := sessionKey
 			if key == "" {
 				key = "agent-" + randomHex(6)
