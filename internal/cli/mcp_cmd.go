@@ -283,7 +283,7 @@ func (g *globals) listenGateway(flag string) (net.Listener, string, error) {
 	case errors.As(err, &addrErr) && flag != "":
 		return nil, "", usagef("--listen %q: must be host:port (for example 127.0.0.1:8787)", flag)
 	}
-	return nil, "", fmt.Errorf("gateway: %w", err)
+	return nil, "", err
 }
 
 // health reports the downstream servers for /healthz. nodmix cannot serve when its state store
