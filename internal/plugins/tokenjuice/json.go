@@ -16,8 +16,8 @@ import (
 const (
 	jsonMaxBytes   = 8 << 20 // larger documents go to the generic reducer, which streams
 	jsonMaxDepth   = 64
-	jsonMemberRoom = 240 // characters of one top-level member's line
-	jsonItemRoom   = 300 // characters of one element of a top-level array
+	jsonMemberRoom = 160 // characters of one top-level member's line
+	jsonItemRoom   = 240 // characters of one element of a top-level array
 	jsonScalarMax  = 320 // a longer string is cut in the middle
 	jsonOutliers   = 4   // outliers shown per array
 	jsonTopItems   = 3   // elements shown at each end of a top-level array or sequence

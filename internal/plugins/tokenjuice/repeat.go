@@ -79,7 +79,7 @@ func (r *repeatStage) remember(h uint64) {
 // flush ends the run being matched: a long enough one becomes a note, a short one passes on.
 func (r *repeatStage) flush() {
 	if len(r.pending) >= repeatMinLines && r.pendingChars >= repeatMinChars {
-		r.scratch = fmt.Appendf(r.scratch[:0], "… %d lines repeat the %d lines from line %d …", len(r.pending), len(r.pending), r.from+1)
+		r.scratch = fmt.Appendf(r.scratch[:0], "… %d lines repeated from above …", len(r.pending))
 		r.next.line(r.scratch, r.pendingOff)
 	} else {
 		for _, p := range r.pending {

@@ -110,6 +110,9 @@ func clipBytes(dst, l []byte, max int) []byte {
 // runStage collapses runs of identical lines to one line with a count, and runs of three or more
 // lines that differ only in numbers and hex ids (timestamps, counters, addresses) to the first and
 // the last of them around a gap line. It holds the first and the last line of the current run.
+// similarLastMax is the longest last line of a run of similar lines that is shown.
+const similarLastMax = 120
+
 type runStage struct {
 	next           stage
 	first, last    []byte
@@ -172,12 +175,20 @@ func (r *runStage) flush() {
 	case r.ident > 1:
 		r.flushIdentical()
 	case r.similar >= 3:
-		// The first and the last line of the run show its range (the first and last item of a
-		// listing, the first and final state of a counter).
+		// The first and the last line of a run of short lines show its range (the first and last
+		// item of a listing, the first and final state of a counter); the last of a run of long
+		// lines (log records that differ in their time stamps) would repeat the first.
 		r.next.line(r.first, r.firstOff)
-		r.scratch = fmt.Appendf(r.scratch[:0], "… %d similar lines omitted …", r.similar-2)
+		showLast := len(r.last) <= similarLastMax
+		omitted := r.similar - 1
+		if showLast {
+			omitted--
+		}
+		r.scratch = fmt.Appendf(r.scratch[:0], "… %d similar lines omitted …", omitted)
 		r.next.line(r.scratch, r.firstOff)
-		r.next.line(r.last, r.lastOff)
+		if showLast {
+			r.next.line(r.last, r.lastOff)
+		}
 	case r.similar == 2:
 		r.next.line(r.first, r.firstOff)
 		r.next.line(r.last, r.lastOff)

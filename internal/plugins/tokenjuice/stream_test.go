@@ -29,7 +29,11 @@ func collapseRunsRef(lines []string) []string {
 			j++
 		}
 		if n := j - i; n >= 3 {
-			out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-2), lines[j-1])
+			if len(lines[j-1]) <= similarLastMax {
+				out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-2), lines[j-1])
+			} else {
+				out = append(out, lines[i], fmt.Sprintf("… %d similar lines omitted …", n-1))
+			}
 			i = j
 			continue
 		}
@@ -310,7 +314,7 @@ func TestPathOutlineStreams(t *testing.T) {
 		if out.Raw || out.Rule != "inventory/find" {
 			t.Fatalf("%s: rule %s raw %v", c.name, out.Rule, out.Raw)
 		}
-		if !strings.HasPrefix(out.Text, "60,000 paths, by directory:\n") {
+		if !strings.HasPrefix(out.Text, "60,000 paths, by directory, first ./") {
 			t.Errorf("%s: header %q", c.name, out.Text[:min(80, len(out.Text))])
 		}
 		if out.CompactChars > outlineLinesBudget+1500 {

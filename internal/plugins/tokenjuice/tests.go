@@ -1,6 +1,7 @@
 package tokenjuice
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -19,7 +20,11 @@ var (
 func reduceGoTest(d *doc) (string, bool) {
 	var ok, rest []string
 	cached, noTests := 0, 0
-	for _, l := range d.lines {
+	lines := d.lines
+	if events := decodeTestEvents(lines); events != nil {
+		lines = events
+	}
+	for _, l := range lines {
 		switch {
 		case goOkRE.MatchString(l):
 			m := goOkRE.FindStringSubmatch(l)
@@ -55,10 +60,32 @@ func reduceGoTest(d *doc) (string, bool) {
 	return strings.Join(out, "\n"), true
 }
 
+// decodeTestEvents turns the event stream of go test -json into the text go test prints: the
+// Output of each event in order. It returns nil unless every line is such an event.
+func decodeTestEvents(lines []string) []string {
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], `{"Time":`) && !strings.HasPrefix(lines[0], `{"Action":`) {
+		return nil
+	}
+	var text strings.Builder
+	for _, l := range lines {
+		var ev struct {
+			Action, Output string
+		}
+		if l == "" {
+			continue
+		}
+		if json.Unmarshal([]byte(l), &ev) != nil || ev.Action == "" {
+			return nil
+		}
+		text.WriteString(ev.Output)
+	}
+	return normalize([]byte(text.String()))
+}
+
 var (
-	testSalientRE = regexp.MustCompile(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
+	testSalientRE = regexp.MustCompile(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s+\d+: [\w<]|^stack backtrace:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
 	// testNoiseRE are lines of passing tests and runner chatter.
-	testNoiseRE = regexp.MustCompile(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(generatedMessage: (true|false),|code: 'ERR_\w+',|operator: '\w+'|ℹ (cancelled|skipped|todo) 0$|\S+ \(\S+\) \.\.\. ok$|✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
+	testNoiseRE = regexp.MustCompile(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(note: Some details are omitted|note: run with .RUST_BACKTRACE|generatedMessage: (true|false),|code: 'ERR_\w+',|operator: '\w+'|ℹ (cancelled|skipped|todo) 0$|\S+ \(\S+\) \.\.\. ok$|✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
 	// ruleRE finds the long rules runners draw around headings ("==== FAILURES ====").
 	ruleRE       = regexp.MustCompile(`={4,}|_{4,}|-{8,}|\*{4,}|#{8,}|~{8,}`)
 	pytestDotsRE = regexp.MustCompile(`^(\S+\.py)? ?[.sxX]+\s*(\[\s*\d+%\])?$`)

@@ -21,6 +21,8 @@ var (
 	// jsLibFrameRE are frames of Node's internals, of dependencies and of the JVM's own classes.
 	jsLibFrameRE = regexp.MustCompile(`\(node:|at node:|\(<anonymous>\)|\(native\)|/node_modules/|^\s+at (java|javax|jdk|sun|kotlin|scala|org\.junit|junit)\.|^\s+\.\.\. \d+ more$`)
 	goFileRE     = regexp.MustCompile(`^\t\S.*:\d+( \+0x[0-9a-f]+)?$`)
+	raceFuncRE   = regexp.MustCompile(`^  \S.*\)$`)
+	raceFileRE   = regexp.MustCompile(`^      \S.*:\d+ \+0x[0-9a-f]+$`)
 	rustFrameRE  = regexp.MustCompile(`^\s+\d+: `)
 	rustAtRE     = regexp.MustCompile(`^\s+at `)
 	rustLibRE    = regexp.MustCompile(`^\s+\d+: +(std::|core::|alloc::|test::|__rustc::|<|rust_begin_unwind|__libc|_start)`)
@@ -127,6 +129,7 @@ const (
 	traceRust
 	traceASan
 	traceShadow
+	traceRace // a Go race report, up to its closing rule
 )
 
 func (t *traceStage) line(l []byte, off int) {
@@ -173,6 +176,28 @@ func (t *traceStage) line(l []byte, off int) {
 			t.hold(l, off, asanLibRE.Match(l))
 			return
 		}
+	case traceRace:
+		switch {
+		case raceFuncRE.Match(l):
+			t.hold(l, off, false)
+			return
+		case raceFileRE.Match(l) && len(t.frames) > 0:
+			t.frames[len(t.frames)-1].add(bytes.TrimLeft(l, " "))
+			return
+		case bytes.HasPrefix(l, []byte("=====")):
+			t.raceSection()
+			if t.skipped > 0 {
+				t.scratch = fmt.Appendf(t.scratch[:0], "… %d standard library frames omitted …", t.skipped)
+				t.next.line(t.scratch, off)
+			}
+			t.next.line(l, off)
+			t.mode = traceNormal
+			return
+		case len(l) == 0 || l[0] != ' ':
+			t.raceSection()
+			t.next.line(l, off)
+			return
+		}
 	case traceShadow:
 		if len(l) == 0 || l[0] == ' ' || bytes.HasPrefix(l, []byte("=>")) || bytes.HasPrefix(l, []byte("Shadow byte legend")) {
 			t.skipped++
@@ -194,6 +219,10 @@ func (t *traceStage) normal(l []byte, off int) {
 	case bytes.Equal(bytes.TrimSpace(l), []byte("stack backtrace:")):
 		t.next.line(l, off)
 		t.startFrames(traceRust, keepRustFrames, nil)
+	case bytes.Equal(l, []byte("WARNING: DATA RACE")):
+		t.next.line(l, off)
+		t.startFrames(traceRace, keepGoFrames, nil)
+		t.skipped = 0
 	case bytes.HasPrefix(l, []byte("Shadow bytes around the buggy address")):
 		t.mode, t.skipped = traceShadow, 1
 	case bytes.IndexByte(l, '#') >= 0 && asanFrameRE.Match(l):
@@ -408,6 +437,32 @@ func (t *traceStage) goLib(f *frame) bool {
 	return slash < 0 || bytes.IndexByte(fn[:slash], '.') < 0
 }
 
+// raceSection shows the frames of one access or goroutine of a race report that are the
+// program's own (the first one if none is) and counts the others.
+func (t *traceStage) raceSection() {
+	shown := 0
+	for i := range t.frames {
+		f := &t.frames[i]
+		if f.n == 2 {
+			f.lines[1] = append([]byte{'\t'}, f.lines[1]...)
+		}
+		t.learnGoroot(f)
+	}
+	for i := range t.frames {
+		f := &t.frames[i]
+		if t.goLib(f) && !(shown == 0 && i == len(t.frames)-1) {
+			t.skipped++
+			continue
+		}
+		shown++
+		for j := 0; j < f.n; j++ {
+			t.next.line(f.lines[j], f.off)
+		}
+	}
+	t.skipped += t.nframes - len(t.frames)
+	t.frames, t.nframes = t.frames[:0], 0
+}
+
 // ---- Python ----
 
 // pyPush files the frame being read as the outermost or among the innermost ones.
@@ -464,6 +519,8 @@ func (t *traceStage) endMode(off int) {
 		t.emitFrames(t.keep, false, false)
 	case traceShadow:
 		emit("… %d lines of shadow memory omitted …", t.skipped)
+	case traceRace:
+		t.raceSection()
 	}
 	t.mode = traceNormal
 }
