@@ -110,8 +110,11 @@ async function chat() {
 
   await send(page, '/think low', 'Thinking level set to low.');
   out.pickerAfterDirective = await pickerState(page);
+  out.lastAnswer = await page.locator('[data-role="assistant"]').last().textContent();
 
+  await page.setViewportSize({ width: 1280, height: 1180 }); // room for the tool lines
   await page.screenshot({ path: join(arg, 'webchat.png') });
+  await page.setViewportSize({ width: 1280, height: 860 });
   await page.getByRole('button', { name: 'Token economy' }).click();
   await page.locator('#economy svg').waitFor();
   out.economy = await page.locator('#economy-numbers').innerText();
@@ -146,11 +149,11 @@ async function token() {
   const dialog = page.getByRole('dialog', { name: 'Bearer token' });
   await dialog.waitFor();
   out.askedFirst = true;
-  await page.getByLabel('Token').fill('wrong-token');
+  await page.getByLabel('Token', { exact: true }).fill('wrong-token');
   await page.getByRole('button', { name: 'Connect' }).click();
   await page.locator('#token-error').waitFor({ state: 'visible' });
   out.refusedShown = true;
-  await page.getByLabel('Token').fill(arg);
+  await page.getByLabel('Token', { exact: true }).fill(arg);
   await page.getByRole('button', { name: 'Connect' }).click();
   await ready(page);
   out.stored = await page.evaluate(() => sessionStorage.getItem('nodmix.token') !== null);
