@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,10 +16,16 @@ import (
 )
 
 // sessionsApp is an app whose default model is the scripted one.
-func sessionsApp(t *testing.T, cfg string) *App {
+func sessionsApp(t testing.TB, cfg string) *App {
 	t.Helper()
-	env := testEnv(t)
-	if err := os.WriteFile(filepath.Join(env("NODMIX_HOME"), "nodmix.json5"), []byte(cfg), 0o600); err != nil {
+	home := t.TempDir()
+	env := func(k string) string {
+		if k == "NODMIX_HOME" || k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a, err := New(context.Background(), Options{Getenv: env})
@@ -344,5 +351,23 @@ func TestRowMenuMatchesDirective(t *testing.T) {
 	_, selected := menuLabels(&d.SessionRow)
 	if selected != "Override: low" || d.Overrides[directive.KeyThinking] != "low" {
 		t.Errorf("after /think low: selected %q overrides %v", selected, d.Overrides)
+	}
+}
+
+// BenchmarkSessionRows lists 200 sessions, each row with its profile, picker and economy.
+func BenchmarkSessionRows(b *testing.B) {
+	a := sessionsApp(b, `{agents: {defaults: {model: "scripted/demo"}}}`)
+	ctx := context.Background()
+	for i := range 200 {
+		if _, err := a.PatchSession(ctx, fmt.Sprintf("s%03d", i), SessionPatch{"thinking": str("high")}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rows, err := a.SessionRows(ctx)
+		if err != nil || len(rows) != 200 {
+			b.Fatal(len(rows), err)
+		}
 	}
 }
