@@ -175,7 +175,7 @@ func TestE2EWebChat(t *testing.T) {
 	for _, tl := range got.Tools {
 		toolLines = append(toolLines, tl.Text+" ["+tl.State+"]")
 	}
-	wantTools := []string{"🛠️ tool_search: echo a message [done]", "🛠️ tool_call: mcp:everything:echo [done]", "🛠️ tool_call: nodmix:core:exec [done]"}
+	wantTools := []string{"🛠️ Tool search: echo a message [done]", "🛠️ Tool call: mcp:everything:echo [done]", "🛠️ Tool call: nodmix:core:exec [done]"}
 	if diff := cmp.Diff(wantTools, toolLines); diff != "" {
 		t.Errorf("tool lines (-want +got):\n%s", diff)
 	}

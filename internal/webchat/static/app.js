@@ -257,9 +257,31 @@
     return r === 'on' || r === 'stream';
   }
 
-  // toolSummary is "<emoji> <tool>: <arg>", as /verbose tool lines read.
+  // toolLabel is a readable tool name, as the CLI's /verbose lines show it: "Exec", "Tool
+  // search", "github: create_issue".
+  function toolLabel(name) {
+    const m = /^mcp__(.+?)__(.+)$/.exec(name || '');
+    if (m) return m[1] + ': ' + m[2];
+    const s = (name || '').replace(/_/g, ' ');
+    return s ? s[0].toUpperCase() + s.slice(1) : 'Tool';
+  }
+
+  // salientArg is the argument that says what a call does, by the names tools commonly use.
+  function salientArg(args) {
+    for (const k of ['command', 'query', 'code', 'url', 'urls', 'path', 'id', 'name']) {
+      const v = args[k];
+      if (typeof v === 'string') {
+        const t = v.trim();
+        const nl = t.indexOf('\n');
+        return nl >= 0 ? t.slice(0, nl) + ' …' : t;
+      }
+      if (Array.isArray(v)) return v.map(String).join(' ');
+    }
+    return '';
+  }
+
+  // toolSummary is the /verbose line of a call: "🛠️ <Tool>: <what it does>".
   function toolSummary(name, args) {
-    let arg = '';
     let a = args;
     if (typeof a === 'string' && a) {
       try {
@@ -268,16 +290,9 @@
         a = null;
       }
     }
-    if (a && typeof a === 'object') {
-      if (Array.isArray(a.command)) arg = a.command.join(' ');
-      else if (typeof a.command === 'string') arg = a.command;
-      else {
-        const first = Object.values(a).find((v) => typeof v === 'string' || typeof v === 'number');
-        if (first !== undefined) arg = String(first);
-      }
-    }
-    if (arg.length > 120) arg = arg.slice(0, 119) + '…';
-    return '🛠️ ' + name + (arg ? ': ' + arg : '');
+    let arg = a && typeof a === 'object' && !Array.isArray(a) ? salientArg(a) : '';
+    if (arg.length > 80) arg = arg.slice(0, 80) + '…';
+    return '🛠️ ' + toolLabel(name) + (arg ? ': ' + arg : '');
   }
 
   function toolItem(callID, name, args) {
