@@ -415,7 +415,8 @@ func reduceStatList(d *doc) (string, bool) {
 	for _, l := range d.lines {
 		t := strings.TrimSpace(l)
 		if i := strings.Index(t, " | "); i > 0 {
-			t = strings.TrimSpace(t[:i]) + " | " + strings.TrimSpace(t[i+3:])
+			// "3 ++-": the bar draws the count it follows.
+			t = strings.TrimSpace(t[:i]) + " | " + strings.TrimRight(strings.TrimSpace(t[i+3:]), "+- ")
 		}
 		out = append(out, t)
 	}

@@ -113,8 +113,11 @@ func (pl *pathLister) render() (string, bool) {
 		out = append(out, sample(pl.few, shortListBudget, "paths")...)
 	} else {
 		out = pl.tree.render(pl.n)
-		// The first and the last path are named whole: where the listing starts and ends.
-		out[0] = fmt.Sprintf("%s, first %s, last %s:", strings.TrimSuffix(out[0], ":"), pl.first, pl.last)
+		// When the outline leaves names out, the first and the last path are named whole: where
+		// the listing starts and ends.
+		if slices.ContainsFunc(out, func(l string) bool { return strings.Contains(l, " omitted …") }) {
+			out[0] = fmt.Sprintf("%s, first %s, last %s:", strings.TrimSuffix(out[0], ":"), pl.first, pl.last)
+		}
 	}
 	if pl.nmsgs > 0 {
 		pl.msgs.end()

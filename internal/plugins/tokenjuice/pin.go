@@ -54,7 +54,7 @@ func (p *pinner) pin(l []byte) bool {
 		p.next = bytes.HasSuffix(t, []byte(":")) // Rust prints the message on the next line
 		return true
 	}
-	if assertHeadRE.Match(l) {
+	if mayAssert(l) && assertHeadRE.Match(l) {
 		p.block = assertBlockLines
 		return true
 	}
@@ -68,5 +68,42 @@ func (p *pinner) pin(l []byte) bool {
 			}
 		}
 	}
-	return exitRE.Match(l) || failHeadRE.Match(l) || valueOnlyRE.Match(l)
+	return mayExit(l) && exitRE.Match(l) || failHeadRE.Match(l) || mayValue(l) && valueOnlyRE.Match(l)
+}
+
+// mayExit, mayAssert and mayValue are cheap tests before the regexps, which every line of a log
+// would otherwise go through.
+func mayExit(l []byte) bool {
+	return containsFold(l, "exit") || bytes.Contains(l, []byte("Error ")) || bytes.Contains(l, []byte("make")) ||
+		bytes.Contains(l, []byte("ELIFECYCLE")) || bytes.Contains(l, []byte("returned")) || bytes.Contains(l, []byte("command failed"))
+}
+
+func mayAssert(l []byte) bool {
+	for _, w := range assertWords {
+		if bytes.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var assertWords = [][]byte{[]byte("ssert"), []byte("xpected"), []byte("actual"), []byte("differ"), []byte("expect("),
+	[]byte("Error Trace"), []byte("Not equal"), []byte("Difference"), []byte("Lists"), []byte("Dicts"), []byte("Tuples"), []byte("Sets")}
+
+func mayValue(l []byte) bool {
+	return bytes.Contains(l, []byte("want")) || bytes.Contains(l, []byte("left:")) || bytes.Contains(l, []byte("right:"))
+}
+
+// containsFold reports whether l contains the lower-case ASCII word w in any case.
+func containsFold(l []byte, w string) bool {
+	for i := 0; i+len(w) <= len(l); i++ {
+		j := 0
+		for j < len(w) && l[i+j]|0x20 == w[j] {
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
 }

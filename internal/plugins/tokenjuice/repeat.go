@@ -1,6 +1,7 @@
 package tokenjuice
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
 )
@@ -8,7 +9,8 @@ import (
 // Runners often print a failure twice (as it happens and again in a closing summary), and logs
 // repeat whole blocks; the second copy tells nothing new. repeatStage replaces a run of lines that
 // repeats, line for line, a run seen shortly before by one line saying so. It remembers the hashes
-// of the last repeatHistory lines and holds the lines of a run while it matches.
+// of the last repeatHistory lines and holds the lines of a run while it matches; it allocates
+// nothing once its buffers have grown to the longest run.
 
 const (
 	repeatHistory  = 4096
@@ -20,33 +22,38 @@ var repeatSeed = maphash.MakeSeed()
 
 type repeatStage struct {
 	next stage
-	n    int // lines read
-	hist [repeatHistory]uint64
-	last map[uint64]int // a hash's latest line number
+	n    int      // lines read
+	hist []uint64 // a ring of the last hashes; it grows to repeatHistory with the output
+	// last maps a hash to its latest line number, in a table indexed by the hash: a newer line
+	// evicts an older one of the same slot, which only lets a repeat go unseen.
+	last []repeatSlot
+
 	// the run being matched: it repeats the lines from line from on
 	from         int
-	pending      [][]byte
+	pending      [][2]int // its lines, as spans of arena
+	arena        []byte
 	pendingOff   int
 	pendingChars int
 	scratch      []byte
 }
 
 func (r *repeatStage) line(l []byte, off int) {
-	if r.last == nil {
-		r.last = make(map[uint64]int)
+	// Indentation is not compared: a closing summary often repeats a failure indented anew.
+	h := maphash.Bytes(repeatSeed, bytes.TrimLeft(l, " \t"))
+	if r.hist == nil || r.n >= len(r.hist) && len(r.hist) < repeatHistory && len(r.pending) == 0 {
+		r.grow()
 	}
-	h := maphash.Bytes(repeatSeed, l)
 	if len(r.pending) > 0 {
 		k := r.from + len(r.pending)
-		if k < r.n && r.n-k < repeatHistory && r.hist[k%repeatHistory] == h {
+		if k < r.n && r.n-k < r.window() && r.hist[k%len(r.hist)] == h {
 			r.hold(l, off)
 			r.remember(h)
 			return
 		}
 		r.flush()
 	}
-	if i, ok := r.last[h]; ok && len(l) > 0 && r.n-i < repeatHistory {
-		r.from = i
+	if e := r.slot(h); e.h == h && e.n < r.n && r.n-e.n < r.window() && len(l) > 0 {
+		r.from = e.n
 		r.hold(l, off)
 		r.remember(h)
 		return
@@ -55,25 +62,45 @@ func (r *repeatStage) line(l []byte, off int) {
 	r.next.line(l, off)
 }
 
+type repeatSlot struct {
+	h uint64
+	n int
+}
+
+func (r *repeatStage) slot(h uint64) *repeatSlot { return &r.last[h%uint64(len(r.last))] }
+
+// grow sizes the tables for the lines read so far: small outputs, the most common, stay cheap.
+func (r *repeatStage) grow() {
+	size := 64
+	if r.hist != nil {
+		size = min(repeatHistory, 8*len(r.hist))
+	}
+	hist := r.hist
+	r.hist, r.last = make([]uint64, size), make([]repeatSlot, 2*size)
+	for n := max(0, r.n-len(hist)); n < r.n; n++ {
+		h := hist[n%len(hist)]
+		r.hist[n%size] = h
+		*r.slot(h) = repeatSlot{h, n}
+	}
+}
+
+// window is how far back a repeat may start.
+func (r *repeatStage) window() int { return len(r.hist) }
+
 func (r *repeatStage) hold(l []byte, off int) {
 	if len(r.pending) == 0 {
 		r.pendingOff, r.pendingChars = off, 0
 	}
-	r.pending = append(r.pending, append([]byte(nil), l...))
+	r.pending = append(r.pending, [2]int{len(r.arena), len(r.arena) + len(l)})
+	r.arena = append(r.arena, l...)
 	r.pendingChars += len(l)
 }
 
 func (r *repeatStage) remember(h uint64) {
-	r.hist[r.n%repeatHistory] = h
-	r.last[h] = r.n
+	r.hist[r.n%len(r.hist)] = h
+	e := r.slot(h)
+	e.h, e.n = h, r.n
 	r.n++
-	if len(r.last) > 4*repeatHistory { // forget lines that fell out of the history
-		for k, i := range r.last {
-			if r.n-i >= repeatHistory {
-				delete(r.last, k)
-			}
-		}
-	}
 }
 
 // flush ends the run being matched: a long enough one becomes a note, a short one passes on.
@@ -83,10 +110,10 @@ func (r *repeatStage) flush() {
 		r.next.line(r.scratch, r.pendingOff)
 	} else {
 		for _, p := range r.pending {
-			r.next.line(p, r.pendingOff)
+			r.next.line(r.arena[p[0]:p[1]], r.pendingOff)
 		}
 	}
-	r.pending = r.pending[:0]
+	r.pending, r.arena = r.pending[:0], r.arena[:0]
 }
 
 func (r *repeatStage) end() {

@@ -22,11 +22,12 @@ type stage interface {
 	end()
 }
 
-// condensePipeline returns the shared transforms in front of sink: long lines are cut, stack
+// condensePipeline returns the shared transforms in front of sink: progress meters are reduced to
+// their final state, long lines are cut, stack
 // traces shortened, blocks that repeat earlier ones replaced by a note, and runs of repeated or
 // similar lines collapsed.
 func condensePipeline(sink stage) stage {
-	return &clipStage{next: &traceStage{next: &repeatStage{next: &runStage{next: sink}}}}
+	return &meterStage{next: &clipStage{next: &traceStage{next: &repeatStage{next: &runStage{next: sink}}}}}
 }
 
 // feedLines pushes lines into st; a line's offset is its index. Stages treat the lines they are
@@ -466,6 +467,7 @@ type selector struct {
 	unit      string
 	out       []string
 
+	fill     []string          // every line offered, when known: see fillGaps
 	pin      func([]byte) bool // pinned lines are kept whole up to pinBudget (see pin.go)
 	pinned   []item
 	pinChars int
@@ -528,7 +530,29 @@ func (s *selector) end() {
 	if len(s.pinned) > 0 {
 		kept = uniqueByIdx(append(kept, s.pinned...))
 	}
+	if s.fill != nil {
+		kept = fillGaps(kept, s.fill)
+	}
 	s.out = renderItems(kept, s.main.count, s.unit)
+}
+
+// fillGaps adds to kept each line that is alone between two kept ones and no longer than the gap
+// line that would replace it: saying it was left out costs more than showing it.
+func fillGaps(kept []item, lines []string) []item {
+	var add []item
+	next := 0
+	for _, it := range append(kept, item{idx: len(lines)}) {
+		if it.idx == next+1 && next < len(lines) {
+			if c := charCount(lines[next]); c <= len(gapLine(1, "lines")) {
+				add = append(add, item{idx: next, chars: c + 1, text: lines[next]})
+			}
+		}
+		next = it.idx + 1
+	}
+	if len(add) == 0 {
+		return kept
+	}
+	return uniqueByIdx(append(kept, add...))
 }
 
 func itemsText(items []item) []string {
@@ -566,8 +590,8 @@ func selectLines(lines []string, budget int, salient func([]byte) bool, salBudge
 	return s.out
 }
 
-// selectCondensed is selectLines(condense(lines), ...) without building the condensed lines: the
-// pipeline runs twice, once to count them (to centre the middle window) and once to select.
+// selectCondensed is selectLines(condense(lines), ...): the pipeline runs twice, once to collect
+// the condensed lines (to centre the middle window and fill one-line gaps) and once to select.
 func selectCondensed(lines []string, budget int, salient func([]byte) bool, salBudget int) []string {
 	return selectCondensedWith(lines, budget, salient, salBudget, false)
 }
@@ -579,10 +603,11 @@ func selectFailure(lines []string, budget int, salient func([]byte) bool, salBud
 }
 
 func selectCondensedWith(lines []string, budget int, salient func([]byte) bool, salBudget int, pin bool) []string {
-	var c counter
-	feedLines(lines, condensePipeline(&c))
-	s := newSelector((c.n-1)/2, budget, salient, salBudget, "lines")
+	c := &collector{lines: make([]string, 0, len(lines))}
+	feedLines(lines, condensePipeline(c))
+	s := newSelector((len(c.lines)-1)/2, budget, salient, salBudget, "lines")
 	s.byIndex()
+	s.fill = c.lines
 	if pin {
 		s.pinning()
 	}

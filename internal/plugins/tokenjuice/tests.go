@@ -83,7 +83,7 @@ func decodeTestEvents(lines []string) []string {
 }
 
 var (
-	testSalientRE = regexp.MustCompile(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s+\d+: [\w<]|^stack backtrace:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
+	testSalientRE = regexp.MustCompile(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s+\d+: [\w<]|^\s*File ".*", line \d+|^stack backtrace:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
 	// testNoiseRE are lines of passing tests and runner chatter.
 	testNoiseRE = regexp.MustCompile(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(note: Some details are omitted|note: run with .RUST_BACKTRACE|generatedMessage: (true|false),|code: 'ERR_\w+',|operator: '\w+'|ℹ (cancelled|skipped|todo) 0$|\S+ \(\S+\) \.\.\. ok$|✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
 	// ruleRE finds the long rules runners draw around headings ("==== FAILURES ====").
@@ -123,6 +123,10 @@ func reduceTests(d *doc) (string, bool) {
 			continue
 		}
 		if hasRule(l) {
+			if strings.Trim(l, "=_-*#~ ") == "" {
+				dropped++ // a rule alone separates what the kept lines show apart anyway
+				continue
+			}
 			l = ruleRE.ReplaceAllStringFunc(l, func(r string) string { return r[:3] })
 		}
 		kept = append(kept, l)
