@@ -367,3 +367,16 @@ func TestModels(t *testing.T) {
 		t.Errorf("models = %+v", out)
 	}
 }
+
+func TestStreamedDirectiveReply(t *testing.T) {
+	f := &fakeAgent{result: &app.TurnResult{Result: agent.Result{Text: "Thinking level set to low.", Finish: "directive"}, Directive: true}}
+	srv := serve(t, f)
+	_, b := post(t, srv.URL+"/v1/chat/completions", `{"model":"a/b","stream":true,"messages":[{"role":"user","content":"/think low"}]}`)
+	if !strings.Contains(string(b), `"content":"Thinking level set to low."`) {
+		t.Errorf("chat stream lacks the reply: %s", b)
+	}
+	_, b = post(t, srv.URL+"/v1/responses", `{"model":"a/b","stream":true,"input":"/think low"}`)
+	if !strings.Contains(string(b), `"delta":"Thinking level set to low."`) {
+		t.Errorf("responses stream lacks the reply: %s", b)
+	}
+}

@@ -298,6 +298,10 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		sse.event("", newAPIError(typ, code, err.Error()))
 		return
 	}
+	if res.Directive && res.Text != "" {
+		// A directive-only message is answered without a model: its reply was not streamed.
+		sse.event("", chunk(chatOut{Content: ptr(res.Text)}, nil))
+	}
 	if len(res.ClientCalls) > 0 {
 		sse.event("", chunk(chatOut{ToolCalls: toolCallsOut(res.ClientCalls, true)}, nil))
 	}

@@ -306,6 +306,10 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 	out := finalOutput(&res.Result)
 	if res.Text != "" || len(res.ClientCalls) == 0 {
 		openMessage()
+		if res.Directive && res.Text != "" {
+			// A directive-only message is answered without a model: its reply was not streamed.
+			emit("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "delta": res.Text})
+		}
 		// The final message carries the last step's answer.
 		emit("response.output_text.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "text": res.Text})
 		emit("response.content_part.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": out[0].Content[0]})
