@@ -1,5 +1,5 @@
 // Package mcpserve serves nodmix's catalog as an MCP server over stdio and streamable HTTP, with
-// one view of the catalog per client session, and holds the gateway's small HTTP server.
+// one view of the catalog per client session and a cap on the HTTP sessions open at once.
 package mcpserve
 
 import (
