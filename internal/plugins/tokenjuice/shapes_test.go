@@ -1,0 +1,299 @@
+package tokenjuice
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestPinner: the lines a failure must keep are recognised by their shape, whatever printed
+// them; ordinary lines are not pinned, and an assertion block ends at a stack frame.
+func TestPinner(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []string
+		want  []bool
+	}{
+		{"go got/want", []string{"=== RUN   TestTax", "    tax_test.go:9: Tax(1999) = 164, want 165", "PASS"},
+			[]bool{false, true, false}},
+		{"rust left/right", []string{"thread 'tests::t' (7) panicked at src/lib.rs:5:9:", "assertion `left == right` failed", "  left: 164", " right: 165", "note: run with `RUST_BACKTRACE=1`"},
+			[]bool{true, true, true, true, false}},
+		{"rust panic message", []string{"thread 'main' panicked at src/main.rs:2:5:", "attempt to multiply with overflow", "ok"},
+			[]bool{true, true, false}},
+		{"node assert diff", []string{"AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:", "+ actual - expected", "", "+ 61.279999999999994", "- 61.28", "    at TestContext.<anonymous> (file:///t.js:13:12)", "+ not a value after the frame"},
+			[]bool{true, true, false, true, true, false, false}},
+		{"tap values", []string{"not ok 4 - code save10", "  ---", "  error: |-", "    Expected values to be strictly equal:", "    100 !== 90", "  expected: 90", "  actual: 100"},
+			[]bool{true, false, false, true, true, true, true}},
+		{"python", []string{"AssertionError: 2 != 3", "FAILED (failures=3, errors=1)", "Ran 8 tests in 0.009s", "KeyError: 'EF'"},
+			[]bool{true, true, true, true}},
+		{"exit statuses", []string{"exit status 2", "make: *** [Makefile:9: build/parse.o] Error 1", "collect2: error: ld returned 1 exit status", "Process finished with exit code 137", "npm error code ELIFECYCLE", "the exit of the tunnel"},
+			[]bool{true, true, true, true, true, false}},
+		{"ordinary lines", []string{"2026-01-05T10:00:00Z INFO GET /api/items/1 200", "compiling 12 files", "+ set -euo pipefail", "- item"},
+			[]bool{false, false, false, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &pinner{}
+			got := make([]bool, len(tt.lines))
+			for i, l := range tt.lines {
+				got[i] = p.pin([]byte(l))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pinned (-want +got):\n%s\nlines: %q", diff, tt.lines)
+			}
+		})
+	}
+}
+
+// TestPinnedLinesSurviveSampling: a long output whose failures sit in its middle keeps every
+// pinned line, though its budgets would have sampled them away.
+func TestPinnedLinesSurviveSampling(t *testing.T) {
+	var b strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&b, "step %d: processed record %d of the batch without trouble\n", i, i*7)
+		if i%40 == 20 {
+			fmt.Fprintf(&b, "    check_test.go:%d: Total(%d) = %d, want %d\n", i, i, i*2, i*2+1)
+		}
+	}
+	b.WriteString("exit status 1\n")
+	out := Compact(Input{Command: "./run-checks", ExitCode: 1, Output: []byte(b.String())})
+	if out.Raw {
+		t.Fatal("left raw")
+	}
+	for i := 20; i < 400; i += 40 {
+		if want := fmt.Sprintf("Total(%d) = %d, want %d", i, i*2, i*2+1); !strings.Contains(out.Text, want) {
+			t.Errorf("lost %q", want)
+		}
+	}
+	if !strings.Contains(out.Text, "exit status 1") {
+		t.Error("lost the exit status")
+	}
+}
+
+func TestJSONOutline(t *testing.T) {
+	var checks []string
+	for i := range 30 {
+		status := 200
+		if i == 17 {
+			status = 503
+		}
+		checks = append(checks, fmt.Sprintf(`    {"id": "c%02d", "status": %d, "ms": %d}`, i, status, i*13%97))
+	}
+	pretty := "{\n  \"service\": \"api\",\n  \"version\": \"2.14.3\",\n  \"healthy\": false,\n  \"engines\": {\n    \"node\": \">= 18\"\n  },\n" +
+		"  \"checks\": [\n" + strings.Join(checks, ",\n") + "\n  ],\n  \"uptime\": 1843321\n}\n"
+	tests := []struct {
+		name, in string
+		want     []string // substrings of the outline
+		absent   []string
+	}{
+		{"pretty object", pretty,
+			[]string{`"version": "2.14.3"`, `"healthy": false`, `"uptime": 1843321`, `"engines": {"node": ">= 18"}`, `[30 items: `, `"id": "c00"`, `"id": "c17", "status": 503`, `"id": "c29"`},
+			[]string{`"id": "c10"`}},
+		{"minified", `{"page":3,"total":4310,"items":[` + strings.Repeat(`{"sku":"A","n":1},`, 40) + `{"sku":"LAST","n":2}]}`,
+			[]string{`"page":3`, `"total":4310`, `[41 items: {"sku":"A","n":1}`, `"LAST"`}, nil},
+		{"sequence", strings.Repeat("{\"k\": 1}\n", 20) + "{\"k\": 2}\n",
+			[]string{"[21 JSON values]", "[0] {\"k\": 1}", "[20] {\"k\": 2}", "… 15 items omitted …"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := reduceJSON(&doc{raw: []byte(tt.in)})
+			if !ok {
+				t.Fatal("not read as JSON")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("missing %q in:\n%s", w, got)
+				}
+			}
+			for _, w := range tt.absent {
+				if strings.Contains(got, w) {
+					t.Errorf("%q should have been left out of:\n%s", w, got)
+				}
+			}
+		})
+	}
+	for _, bad := range []string{`{"a": 1`, `[1, 2,]`, `{"a" 1}`, `[main 1a2b3c] fix things`, `{} trailing`, `"just a string"`} {
+		if parseJSONValues([]byte(bad)) != nil {
+			t.Errorf("%q read as JSON", bad)
+		}
+	}
+	out := Compact(Input{Command: "npm view --json express", Output: []byte(pretty)})
+	if out.Rule != "json" {
+		t.Errorf("rule %s, want json", out.Rule)
+	}
+}
+
+// FuzzParseJSON: the parser never panics, accepts every valid document that starts with a
+// bracket, and its outline of what it accepts never panics either.
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range []string{`{"a": [1, 2, {"b": null}], "c": "d\"e"}`, `[true, false, -1.5e3]`, "{\"x\": 1}\n{\"x\": 2}\n", `{"a":`, `[`, `{"\u00e9": "\\"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		vals := parseJSONValues(b)
+		t2 := strings.TrimSpace(string(b))
+		if json.Valid(b) && len(t2) > 1 && (t2[0] == '{' || t2[0] == '[') && len(b) <= jsonMaxBytes && vals == nil && jsonDepth(b) <= jsonMaxDepth {
+			t.Fatalf("valid JSON refused: %q", b)
+		}
+		if vals != nil {
+			if _, ok := reduceJSON(&doc{raw: b, json: vals}); !ok {
+				t.Fatal("parsed values not outlined")
+			}
+		}
+	})
+}
+
+// jsonDepth is the deepest nesting of brackets in b, outside strings.
+func jsonDepth(b []byte) int {
+	depth, deepest, inStr := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inStr && c == '\\':
+			i++
+		case c == '"':
+			inStr = !inStr
+		case !inStr && (c == '{' || c == '['):
+			depth++
+			deepest = max(deepest, depth)
+		case !inStr && (c == '}' || c == ']'):
+			depth--
+		}
+	}
+	return deepest
+}
+
+func TestListingRules(t *testing.T) {
+	tests := []struct {
+		name, cmd, in, want string
+	}{
+		{"apt-cache policy", "apt-cache policy git nginx",
+			"git:\n  Installed: 1:2.39.5-0+deb12u3\n  Candidate: 1:2.39.5-0+deb12u3\n  Version table:\n *** 1:2.39.5-0+deb12u3 500\n        500 http://deb.example/debian bookworm/main amd64 Packages\n        100 /var/lib/dpkg/status\n" +
+				"nginx:\n  Installed: (none)\n  Candidate: 1.22.1-9+deb12u11\n  Version table:\n     1.22.1-9+deb12u11 500\n        500 http://deb.example/debian-security bookworm-security/main amd64 Packages\n",
+			"git: Installed: 1:2.39.5-0+deb12u3 Candidate: 1:2.39.5-0+deb12u3\nnginx: Installed: (none) Candidate: 1.22.1-9+deb12u11\n(2 version tables omitted)"},
+		{"dpkg -l", "dpkg -l 'python3*'",
+			"Desired=Unknown/Install/Remove/Purge/Hold\n| Status=Not/Inst/Conf-files/Unpacked/halF-conf/Half-inst/trig-aWait/Trig-pend\n|/ Err?=(none)/Reinst-required (Status,Err: uppercase=bad)\n" +
+				"||/ Name           Version      Architecture Description\n+++-==============-============-============-=================================\n" +
+				"ii  python3        3.11.2-1+b1  amd64        interactive high-level object-oriented language\nun  python3-all    <none>       <none>       (no description available)\nii  python3-apt    2.6.0        amd64        Python 3 interface to libapt-pkg\n",
+			"3 packages (status: name version; architectures and descriptions omitted):\nii (2): python3 3.11.2-1+b1, python3-apt 2.6.0\nun (1): python3-all"},
+		{"ps", "ps aux",
+			"USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\nroot           1  0.0  0.0   4360  3044 ?        S    09:12   0:00 bash\n" +
+				"root          21  0.0  0.0   2920  1800 ?        S    09:12   0:00 sleep 600\nroot          22  0.0  0.0   2920  1832 ?        S    09:12   0:00 sleep 600\n",
+			"USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\nroot 1 0.0 0.0 4360 3044 ? S 09:12 0:00 bash\nroot 21 0.0 0.0 2920 1800 ? S 09:12 0:00 sleep 600  (×2, pids 21 22)"},
+		{"diff -u", "diff -u a.conf b.conf",
+			"--- a.conf\t2026-12-01 09:11:40.979236869 +0000\n+++ b.conf\t2026-12-01 09:11:40.979415735 +0000\n@@ -1,5 +1,5 @@\n one\n two\n-port = 80\n+port = 8080\n four\n five\n",
+			"--- a.conf\n+++ b.conf\n@@ -1,5 +1,5 @@\n-port = 80\n+port = 8080\n(4 lines of context omitted)"},
+		{"apt-cache search", "apt-cache search sqlite",
+			"libsqlite3-dev - SQLite 3 development files\nsqlite3 - Command line interface for SQLite 3\n",
+			"2 packages (descriptions omitted):\nlibsqlite3-dev sqlite3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := parseCommand(tt.cmd, nil)
+			r := classify(cmd)
+			got, ok := r.reduce(&doc{src: cmd.source(), raw: []byte(tt.in), lines: normalize([]byte(tt.in))})
+			if !ok {
+				t.Fatalf("rule %s refused the output", r.id)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("rule %s (-want +got):\n%s", r.id, diff)
+			}
+		})
+	}
+}
+
+func TestTapFilter(t *testing.T) {
+	in := []string{"TAP version 13", "# Subtest: sums", "ok 1 - sums", "  ---", "  duration_ms: 0.3", "  ...",
+		"not ok 2 - rounds", "  ---", "  duration_ms: 0.4", "  location: '/p/t.js:29:3'", "  failureType: 'testCodeFailure'",
+		"  error: |-", "    1.64 !== 1.65", "  code: 'ERR_ASSERTION'", "  expected: 1.65", "  actual: 1.64", "  stack: |-",
+		"    TestContext.<anonymous> (file:///p/t.js:30:12)", "    Test.runInAsyncScope (node:async_hooks:206:9)", "  ...", "1..2", "# pass 1", "# fail 1", "# todo 0"}
+	want := []string{"not ok 2 - rounds", "  location: '/p/t.js:29:3'", "  error: |-", "    1.64 !== 1.65", "  expected: 1.65", "  actual: 1.64",
+		"    TestContext.<anonymous> (file:///p/t.js:30:12)", "# pass 1", "# fail 1"}
+	if diff := cmp.Diff(want, tapFilter(in)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestRepeatStage(t *testing.T) {
+	block := []string{"✖ sums price times quantity", "  AssertionError: Expected values to be strictly equal:", "  + 61.279999999999994", "  - 61.28"}
+	in := append(append(append([]string{"▶ subtotal"}, block...), "✖ failing tests:", ""), block...)
+	for i := range block[1:] {
+		in[len(in)-3+i] = strings.TrimLeft(in[len(in)-3+i], " ") // the summary indents anew
+	}
+	c := &collector{}
+	feedLines(in, &repeatStage{next: c})
+	want := append(append([]string{"▶ subtotal"}, block...), "✖ failing tests:", "", "… 4 lines repeated from above …")
+	if diff := cmp.Diff(want, c.lines); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// Short repeats pass through.
+	c = &collector{}
+	feedLines([]string{"}", "]", "x", "}", "]"}, &repeatStage{next: c})
+	if diff := cmp.Diff([]string{"}", "]", "x", "}", "]"}, c.lines); diff != "" {
+		t.Errorf("short repeat (-want +got):\n%s", diff)
+	}
+}
+
+func TestMeterStage(t *testing.T) {
+	in := []string{"  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current",
+		"                                 Dload  Upload   Total   Spent    Left  Speed",
+		"  0     0    0     0    0     0      0      0 --:--:-- --:--:-- --:--:--     0*   Trying 127.0.0.1:18765...",
+		" 45 2929k   45 1318k    0     0  1200k      0  0:00:02  0:00:01  0:00:01 1200k",
+		"100 2929k  100 2929k    0     0  2400k      0  0:00:01  0:00:01 --:--:-- 2400k", "* Closing connection 0"}
+	c := &collector{}
+	feedLines(in, &meterStage{next: c})
+	want := []string{"*   Trying 127.0.0.1:18765...", "100 2929k  100 2929k    0     0  2400k      0  0:00:01  0:00:01 --:--:-- 2400k", "* Closing connection 0"}
+	if diff := cmp.Diff(want, c.lines); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeTestEvents(t *testing.T) {
+	lines := []string{`{"Time":"2026-12-01T09:06:29Z","Action":"run","Package":"p","Test":"TestTitle"}`,
+		`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Test":"TestTitle","Output":"    r_test.go:15: Title(\"o'neil\") = \"O'neil\", want \"O'Neil\"\n"}`,
+		`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`}
+	want := []string{`    r_test.go:15: Title("o'neil") = "O'neil", want "O'Neil"`, "FAIL\tp\t0.01s"}
+	if diff := cmp.Diff(want, decodeTestEvents(lines)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if decodeTestEvents([]string{"ok  \tp\t0.01s"}) != nil {
+		t.Error("plain go test output read as events")
+	}
+}
+
+// TestGitStatusKeepsEveryPath: the paths of a status are never sampled below its budget (the
+// reference and earlier versions dropped the middle of a long section), and a status too large
+// for it says what it left out.
+func TestGitStatusKeepsEveryPath(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("On branch main\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n")
+	var paths []string
+	for i := range 17 {
+		p := fmt.Sprintf("packages/web/src/components/dashboard/widgets/__tests__/Widget%02dPanel.test.tsx", i)
+		paths = append(paths, p)
+		fmt.Fprintf(&b, "\tmodified:   %s\n", p)
+	}
+	b.WriteString("\nno changes added to commit (use \"git add\" and/or \"git commit -a\")\n")
+	out := Compact(Input{Command: "git status", Output: []byte(b.String())})
+	for _, p := range paths {
+		if !strings.Contains(out.Text, p) {
+			t.Errorf("path lost: %s", p)
+		}
+	}
+	if strings.Contains(out.Text, "omitted") {
+		t.Errorf("a status within budget was sampled:\n%s", out.Text)
+	}
+
+	b.Reset()
+	b.WriteString("On branch main\nUntracked files:\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "\tbuild/generated/assets/chunk-%05d.js\n", i)
+	}
+	out = Compact(Input{Command: "git status", Output: []byte(b.String())})
+	if out.CompactChars > statusPathsBudget+400 || !strings.Contains(out.Text, "paths omitted") ||
+		!strings.Contains(out.Text, "chunk-00000.js") || !strings.Contains(out.Text, "chunk-02999.js") {
+		t.Errorf("large status: %d chars:\n%.600s", out.CompactChars, out.Text)
+	}
+}
