@@ -3,7 +3,6 @@ package tokenjuice
 import (
 	"bytes"
 	"fmt"
-	"hash/maphash"
 )
 
 // Runners often print a failure twice (as it happens and again in a closing summary), and logs
@@ -18,7 +17,20 @@ const (
 	repeatMinChars = 80
 )
 
-var repeatSeed = maphash.MakeSeed()
+// lineHash is FNV-1a: a fixed function, so that which repeats are found (the table forgets lines
+// whose slot a later line takes) does not vary from one run to the next.
+func lineHash(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	// Mix the high bits into the low ones, which pick the table slot.
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return h
+}
 
 type repeatStage struct {
 	next stage
@@ -39,7 +51,7 @@ type repeatStage struct {
 
 func (r *repeatStage) line(l []byte, off int) {
 	// Indentation is not compared: a closing summary often repeats a failure indented anew.
-	h := maphash.Bytes(repeatSeed, bytes.TrimLeft(l, " \t"))
+	h := lineHash(bytes.TrimLeft(l, " \t"))
 	if r.hist == nil || r.n >= len(r.hist) && len(r.hist) < repeatHistory && len(r.pending) == 0 {
 		r.grow()
 	}
