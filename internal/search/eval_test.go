@@ -159,8 +159,8 @@ const liveMCPBenchDir = "testdata/retrieval/livemcpbench/"
 
 // evalSet is a retrieval benchmark set with its dev queries split in two fixed parts by
 // the FNV-1a (32-bit) hash of the qid: an even hash puts a query in "tune", the part the
-// ranker's rules and parameters were chosen on, an odd one in "held", kept aside to
-// check that they generalize. Only tune is looked at while tuning.
+// ranker's rules and parameters are chosen on, an odd one in "held", kept aside to
+// check that what was chosen holds on queries it was not chosen for.
 type evalSet struct {
 	name  string
 	tools []testTool
