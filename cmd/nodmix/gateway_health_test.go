@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func TestGatewayHealthAndServers(t *testing.T) {
 	env := baseEnv(home)
 	gw := exec.Command(binary, "gateway")
 	gw.Env = env
-	var gwErr bytes.Buffer
+	var gwErr syncBuffer // written by the process's copier while the test reads it
 	gw.Stdout, gw.Stderr = &gwErr, &gwErr
 	if err := gw.Start(); err != nil {
 		t.Fatal(err)
@@ -166,4 +167,22 @@ func TestGatewayAddressErrors(t *testing.T) {
 			t.Errorf("gateway --listen %s: exit %d, stderr %q; want %d, %q", tt.listen, code, stderr, tt.code, tt.stderr)
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
