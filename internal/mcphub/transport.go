@@ -70,8 +70,9 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	stderr := newLineLogger(d.log.With("stream", "stderr"), d.scrub)
 	d.attemptStderr = stderr
 	cmd.Stderr = stderr
-	// A grandchild that keeps stderr open must not hold up Wait forever.
-	cmd.WaitDelay = h.terminateGrace
+	// A grandchild that keeps stderr open must not hold up Wait (and so shutdown): once the
+	// server has exited, its stderr gets a moment to drain and is then closed.
+	cmd.WaitDelay = stderrDrain
 	procgroup.Own(cmd) // ended as a group: see conn.close
 	d.attemptCmd = cmd
 	ct := &mcp.CommandTransport{Command: cmd, TerminateDuration: h.terminateGrace}
@@ -344,3 +345,6 @@ func (h scrubHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h scrubHandler) WithGroup(name string) slog.Handler {
 	return scrubHandler{h.inner.WithGroup(name), h.s}
 }
+
+// stderrDrain is how long an exited server's stderr may stay open (held by a child it left).
+const stderrDrain = 200 * time.Millisecond
