@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,6 +60,9 @@ func TestThrownTextBounded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			lim := testLimits()
 			lim.MaxResultBytes = tc.maxResult
+			// Building and bounding megabytes of text under the race detector on a busy
+			// machine takes seconds; the bound, not the speed, is under test.
+			lim.Timeout = 20 * time.Second
 			_, err := p.Run(context.Background(), tc.code, &fakeBridge{}, lim)
 			ce := codeError(t, err)
 			max := tc.maxResult

@@ -115,7 +115,8 @@ return JSON.parse(open + "]".repeat(1000).repeat(1000)).length;`,
 			kind: KindLimit, want: bridgeCapMessage(DefaultMaxBridgeCalls)},
 		{name: "result too large", code: `return "x".repeat(2e6);`, kind: KindLimit, want: resultSizeMessage(DefaultMaxResultBytes)},
 		{name: "bridge arguments too large", code: `try { await nodmix.tools.call("x", "y".repeat(2e6)); } catch (e) { throw e; }`,
-			kind: KindThrown, want: "Error: " + bridgeArgsMessage(DefaultMaxResultBytes)},
+			kind: KindThrown, want: "Error: " + bridgeArgsMessage(DefaultMaxResultBytes),
+			lim: func(l *Limits) { l.Timeout = 20 * time.Second }}, // megabytes under -race take seconds
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
