@@ -19,7 +19,7 @@ var (
 	// exitRE: an exit status, however a tool words it.
 	exitRE = regexp.MustCompile(`(?i)\bexit(ed)?( with)? (status|code)\b[: ]*-?\d+|^exit \d+$|returned -?\d+ exit status|\] Error -?\d+$|^make(\[\d+\])?: \*\*\* |process finished with exit code|exited with code -?\d+|\bELIFECYCLE\b|command failed with exit code`)
 	// failHeadRE: lines that name a failure or a test that failed, and the summaries of runners.
-	failHeadRE = regexp.MustCompile(`^(panic: |fatal error: |thread '.*' panicked at |Exception in thread |Caused by: |\s*--- FAIL: |FAIL\s|FAIL:|ERROR:|FAILED |\s*not ok \d+|\s*✖ |\s*\d+\) \S|---- \S+ stdout ----$|test \S+ \.\.\. FAILED$|test result: |Ran \d+ tests? |(OK|FAILED) \(|\s*\d+ (passing|failing|pending)\b|ℹ (tests|pass|fail) \d+|# (tests|pass|fail) \d+|\s*Tests?:\s+\d|Test Suites:|\S+Error(\s*\[\w+\])?: |\S+Exception: |[\w.]+Error$|==\d+==ERROR: |SUMMARY: )`)
+	failHeadRE = regexp.MustCompile(`^(panic: |fatal error: |thread '.*' panicked at |Exception in thread |Caused by: |\s*--- FAIL: |FAIL\s|FAIL:|ERROR:|FAILED |\s*not ok \d+|\s*✖ |\s*\d+\) \S|---- \S+ stdout ----$|test \S+ \.\.\. FAILED$|test result: |Ran \d+ tests? |(OK|FAILED) \(|\s*\d+ (passing|failing|pending)\b|ℹ (tests|pass|fail) \d+|# (tests|pass|fail) \d+|\s*Tests?:\s+\d|Test Suites:|\S+Error(\s*\[\w+\])?: |\S+Exception: |[\w.]+Error$|==\d+==ERROR: |SUMMARY: |WARNING: DATA RACE|(Read|Write|Previous read|Previous write) at 0x[0-9a-f]+ by |Goroutine \d+ \((running|finished)\) created at:)`)
 	// assertHeadRE opens an assertion block: the lines after it carry its values.
 	assertHeadRE = regexp.MustCompile(`AssertionError|[Aa]ssertion\b.*\bfailed|[Aa]ssertion failed|Expected values to be|\+ actual - expected|\+ expected - actual|Lists differ|Tuples differ|Dicts differ|Sets differ|First differing element|expect\(.*\)\.|Error Trace:|Error:\s+Not equal|Difference:`)
 	// valueRE: a line that states a value an assertion compared, in the forms runners print.
@@ -68,10 +68,25 @@ func (p *pinner) pin(l []byte) bool {
 			}
 		}
 	}
-	return mayExit(l) && exitRE.Match(l) || failHeadRE.Match(l) || mayValue(l) && valueOnlyRE.Match(l)
+	return mayExit(l) && exitRE.Match(l) || mayFailHead(l) && failHeadRE.Match(l) || mayValue(l) && valueOnlyRE.Match(l)
 }
 
-// mayExit, mayAssert and mayValue are cheap tests before the regexps, which every line of a log
+// failHeadWords: every line failHeadRE matches holds one of them.
+var failHeadWords = [][]byte{[]byte("panic"), []byte("fatal"), []byte("thread"), []byte("Exception"), []byte("Caused"),
+	[]byte("FAIL"), []byte("ERROR"), []byte("not ok"), []byte("✖"), []byte(") "), []byte("----"), []byte("test"),
+	[]byte("Ran "), []byte("OK ("), []byte("passing"), []byte("failing"), []byte("pending"), []byte("ℹ"), []byte("# "),
+	[]byte("Test"), []byte("Error"), []byte("SUMMARY"), []byte("WARNING"), []byte(" at 0x"), []byte("Goroutine")}
+
+func mayFailHead(l []byte) bool {
+	for _, w := range failHeadWords {
+		if bytes.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayExit, mayFailHead, mayAssert and mayValue are cheap tests before the regexps, which every line of a log
 // would otherwise go through.
 func mayExit(l []byte) bool {
 	return containsFold(l, "exit") || bytes.Contains(l, []byte("Error ")) || bytes.Contains(l, []byte("make")) ||

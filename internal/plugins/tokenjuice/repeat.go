@@ -3,6 +3,7 @@ package tokenjuice
 import (
 	"bytes"
 	"fmt"
+	"math"
 )
 
 // Runners often print a failure twice (as it happens and again in a closing summary), and logs
@@ -36,9 +37,10 @@ type repeatStage struct {
 	next stage
 	n    int      // lines read
 	hist []uint64 // a ring of the last hashes; it grows to repeatHistory with the output
-	// last maps a hash to its latest line number, in a table indexed by the hash: a newer line
-	// evicts an older one of the same slot, which only lets a repeat go unseen.
-	last []repeatSlot
+	// lastH and lastN map a hash to its latest line number, in a table indexed by the hash: a
+	// newer line evicts an older one of the same slot, which only lets a repeat go unseen.
+	lastH []uint64
+	lastN []int32
 
 	// the run being matched: it repeats the lines from line from on
 	from         int
@@ -51,6 +53,11 @@ type repeatStage struct {
 
 func (r *repeatStage) line(l []byte, off int) {
 	// Indentation is not compared: a closing summary often repeats a failure indented anew.
+	if r.n >= math.MaxInt32 { // line numbers are kept in 32 bits
+		r.flush()
+		r.next.line(l, off)
+		return
+	}
 	h := lineHash(bytes.TrimLeft(l, " \t"))
 	if r.hist == nil || r.n >= len(r.hist) && len(r.hist) < repeatHistory && len(r.pending) == 0 {
 		r.grow()
@@ -64,8 +71,8 @@ func (r *repeatStage) line(l []byte, off int) {
 		}
 		r.flush()
 	}
-	if e := r.slot(h); e.h == h && e.n < r.n && r.n-e.n < r.window() && len(l) > 0 {
-		r.from = e.n
+	if i := r.slot(h); r.lastH[i] == h && int(r.lastN[i]) < r.n && r.n-int(r.lastN[i]) < r.window() && len(l) > 0 {
+		r.from = int(r.lastN[i])
 		r.hold(l, off)
 		r.remember(h)
 		return
@@ -74,12 +81,7 @@ func (r *repeatStage) line(l []byte, off int) {
 	r.next.line(l, off)
 }
 
-type repeatSlot struct {
-	h uint64
-	n int
-}
-
-func (r *repeatStage) slot(h uint64) *repeatSlot { return &r.last[h%uint64(len(r.last))] }
+func (r *repeatStage) slot(h uint64) int { return int(h % uint64(len(r.lastH))) }
 
 // grow sizes the tables for the lines read so far: small outputs, the most common, stay cheap.
 func (r *repeatStage) grow() {
@@ -88,11 +90,12 @@ func (r *repeatStage) grow() {
 		size = min(repeatHistory, 8*len(r.hist))
 	}
 	hist := r.hist
-	r.hist, r.last = make([]uint64, size), make([]repeatSlot, 2*size)
+	r.hist, r.lastH, r.lastN = make([]uint64, size), make([]uint64, size), make([]int32, size)
 	for n := max(0, r.n-len(hist)); n < r.n; n++ {
 		h := hist[n%len(hist)]
 		r.hist[n%size] = h
-		*r.slot(h) = repeatSlot{h, n}
+		i := r.slot(h)
+		r.lastH[i], r.lastN[i] = h, int32(n)
 	}
 }
 
@@ -110,8 +113,8 @@ func (r *repeatStage) hold(l []byte, off int) {
 
 func (r *repeatStage) remember(h uint64) {
 	r.hist[r.n%len(r.hist)] = h
-	e := r.slot(h)
-	e.h, e.n = h, r.n
+	i := r.slot(h)
+	r.lastH[i], r.lastN[i] = h, int32(r.n)
 	r.n++
 }
 

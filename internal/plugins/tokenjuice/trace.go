@@ -182,7 +182,7 @@ func (t *traceStage) line(l []byte, off int) {
 			t.hold(l, off, false)
 			return
 		case raceFileRE.Match(l) && len(t.frames) > 0:
-			t.frames[len(t.frames)-1].add(bytes.TrimLeft(l, " "))
+			t.frames[len(t.frames)-1].add(l)
 			return
 		case bytes.HasPrefix(l, []byte("=====")):
 			t.raceSection()
@@ -410,7 +410,7 @@ func (t *traceStage) learnGoroot(f *frame) {
 	for _, p := range []string{"runtime", "testing"} {
 		if bytes.HasPrefix(fn, []byte(p+".")) {
 			if i := bytes.Index(file, []byte("/src/"+p+"/")); i > 0 {
-				t.goroot = string(bytes.TrimLeft(file[:i+len("/src/")], "\t"))
+				t.goroot = string(bytes.TrimLeft(file[:i+len("/src/")], " \t"))
 			}
 		}
 	}
@@ -421,7 +421,7 @@ func (t *traceStage) learnGoroot(f *frame) {
 // start with a domain, as module paths do ("example.com/x").
 func (t *traceStage) goLib(f *frame) bool {
 	if f.n == 2 {
-		file := bytes.TrimLeft(f.lines[1], "\t")
+		file := bytes.TrimLeft(f.lines[1], " \t")
 		if bytes.Contains(file, []byte("_testmain.go:")) {
 			return true
 		}
@@ -442,11 +442,7 @@ func (t *traceStage) goLib(f *frame) bool {
 func (t *traceStage) raceSection() {
 	shown := 0
 	for i := range t.frames {
-		f := &t.frames[i]
-		if f.n == 2 {
-			f.lines[1] = append([]byte{'\t'}, f.lines[1]...)
-		}
-		t.learnGoroot(f)
+		t.learnGoroot(&t.frames[i])
 	}
 	for i := range t.frames {
 		f := &t.frames[i]
