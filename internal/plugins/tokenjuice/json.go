@@ -21,6 +21,7 @@ const (
 	jsonScalarMax  = 320 // a longer string is cut in the middle
 	jsonOutliers   = 4   // outliers shown per array
 	jsonTopItems   = 3   // elements shown at each end of a top-level array or sequence
+	jsonTopBudget  = 12000
 )
 
 var jsonRule = &rule{id: "json", family: "structured", match: func(*command, *simple) bool { return false }, reduce: reduceJSON}
@@ -225,14 +226,16 @@ func foldSpace(b []byte) string {
 // key is a member's key as written, with its colon and the spacing after it.
 func (r *jsonRender) key(span [2]int) string { return foldSpace(r.b[span[0]:span[1]]) }
 
-// object renders a top-level object: one line per member.
+// object renders a top-level object: one line per member. An object with more members than fit
+// jsonTopBudget is a map rather than a record (ids to entries): its lines are sampled like a
+// listing's.
 func (r *jsonRender) object(n *jnode) []string {
-	out := []string{fmt.Sprintf("{%s}", plural(len(n.kids), "key"))}
+	lines := make([]string, len(n.kids))
 	for i, kid := range n.kids {
 		k := r.key(n.keys[i])
-		out = append(out, "  "+k+r.summary(kid, jsonMemberRoom-charCount(k)))
+		lines[i] = "  " + k + r.summary(kid, jsonMemberRoom-charCount(k))
 	}
-	return out
+	return append([]string{fmt.Sprintf("{%s}", plural(len(n.kids), "key"))}, sample(lines, jsonTopBudget, "keys")...)
 }
 
 // array renders a top-level array or sequence: its size, its first and last elements, and its

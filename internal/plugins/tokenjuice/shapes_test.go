@@ -120,6 +120,17 @@ func TestJSONOutline(t *testing.T) {
 			t.Errorf("%q read as JSON", bad)
 		}
 	}
+	// A map of thousands of entries is sampled like a listing, within its budget.
+	var m strings.Builder
+	m.WriteString("{\n")
+	for i := range 3000 {
+		fmt.Fprintf(&m, "  \"node-%04d\": {\"ready\": true, \"pods\": %d},\n", i, i%7)
+	}
+	m.WriteString("  \"last\": {\"ready\": false, \"pods\": 0}\n}\n")
+	big, ok := reduceJSON(&doc{raw: []byte(m.String())})
+	if !ok || charCount(big) > jsonTopBudget+200 || !strings.Contains(big, "keys omitted") || !strings.Contains(big, `"last": {"ready": false, "pods": 0}`) {
+		t.Errorf("3001-key map: %d chars, ok %v:\n%.400s", charCount(big), ok, big)
+	}
 	out := Compact(Input{Command: "npm view --json express", Output: []byte(pretty)})
 	if out.Rule != "json" {
 		t.Errorf("rule %s, want json", out.Rule)
