@@ -44,7 +44,7 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 			}
 			var resp response
 			if err := json.Unmarshal(data, &resp); err != nil {
-				if truncated(err, data) {
+				if llm.CutShort(err, data) {
 					err = llm.ErrTruncated
 				}
 				yield(llm.Event{}, fmt.Errorf("gemini: stream chunk: %w", err))
@@ -60,12 +60,6 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 		}
 		a.done()
 	}
-}
-
-// truncated reports whether a chunk failed to parse only because it was cut off.
-func truncated(err error, data []byte) bool {
-	var se *json.SyntaxError
-	return errors.As(err, &se) && se.Offset >= int64(len(data))
 }
 
 // assembler turns response chunks into events and the final message. Text arrives in pieces;
@@ -139,7 +133,7 @@ func (a *assembler) part(wp *part) bool {
 			id = "call_" + strconv.Itoa(idx)
 		}
 		md.ID = fc.ID
-		args := objectArgs(fc.Args)
+		args := llm.ObjectArgs(fc.Args)
 		p := llm.Part{Kind: llm.KindToolCall, CallID: id, Name: fc.Name, Args: args}
 		a.stamp(&p, md)
 		a.parts = append(a.parts, p)

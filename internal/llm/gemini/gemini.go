@@ -4,16 +4,13 @@ package gemini
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"mime"
 	"net/http"
 	"net/url"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/nodmix/nodmix/internal/llm"
@@ -72,16 +69,16 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	}
 	var gc json.RawMessage
 	if req.MaxTokens > 0 || req.Temperature != nil {
-		if gc, err = marshal(&generationConfig{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature}); err != nil {
+		if gc, err = llm.Marshal(&generationConfig{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature}); err != nil {
 			return nil, fmt.Errorf("gemini: %w", err)
 		}
 	}
-	extra, gc, err := passThrough(req.Extra, gc)
+	extra, gc, err := llm.PassThrough(req.Extra, owned[:], "generationConfig", gc)
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
 	body.GenerationConfig = gc
-	b, err := marshal(&body)
+	b, err := llm.Marshal(&body)
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
@@ -92,9 +89,7 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
 	h := http.Header{"Content-Type": {"application/json"}}
-	for k, vs := range p.Header {
-		h[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
-	}
+	p.SetHeaders(h)
 	method := ":generateContent"
 	if req.Stream {
 		method = ":streamGenerateContent?alt=sse"
@@ -103,37 +98,9 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 }
 
 // owned are the fields Encode decides even when it leaves them out: an Extra `tools` beside
-// the run's own, or `contents`, would change what the model is asked.
+// the run's own, or `contents`, would change what the model is asked. An Extra generationConfig
+// (topK, stopSequences, …) is sent with nodmix's own members over it.
 var owned = [...]string{"contents", "systemInstruction", "tools", "toolConfig"}
-
-// passThrough returns extra without the owned fields, and the generationConfig to send: an
-// Extra generationConfig (topK, stopSequences, …) with nodmix's own members over it.
-func passThrough(extra map[string]json.RawMessage, gc json.RawMessage) (map[string]json.RawMessage, json.RawMessage, error) {
-	if len(extra) == 0 {
-		return extra, gc, nil
-	}
-	out := extra
-	drop := func(k string) {
-		if len(out) == len(extra) {
-			out = maps.Clone(extra)
-		}
-		delete(out, k)
-	}
-	for _, k := range owned {
-		if _, ok := extra[k]; ok {
-			drop(k)
-		}
-	}
-	if theirs, ok := extra["generationConfig"]; ok && gc != nil {
-		merged, err := llm.MergePatch(theirs, gc)
-		if err != nil {
-			return nil, nil, fmt.Errorf("pass-through field \"generationConfig\": %w", err)
-		}
-		gc = merged
-		drop("generationConfig")
-	}
-	return out, gc, nil
-}
 
 // signsForeignCalls reports whether the model validates thought signatures on replayed
 // function calls, so that calls without one must carry skipSignature. Gemini 1.x and 2.x do
@@ -310,7 +277,7 @@ func modelParts(m *llm.Message, signForeign bool) ([]part, error) {
 			}
 			signed = signed || md.ThoughtSignature != ""
 			parts = append(parts, part{
-				FunctionCall:     &functionCall{ID: md.ID, Name: p.Name, Args: objectArgs(p.Args)},
+				FunctionCall:     &functionCall{ID: md.ID, Name: p.Name, Args: llm.ObjectArgs(p.Args)},
 				ThoughtSignature: md.ThoughtSignature,
 			})
 		case llm.KindImage:
@@ -326,17 +293,6 @@ func modelParts(m *llm.Message, signForeign bool) ([]part, error) {
 		parts[firstCall].ThoughtSignature = skipSignature
 	}
 	return parts, nil
-}
-
-// objectArgs is a call's arguments as Gemini's Struct takes them. Arguments that are not a
-// JSON object (a call cut short on another provider) go back as {}, so that one broken call
-// in the history does not make every later request fail.
-func objectArgs(raw json.RawMessage) json.RawMessage {
-	t := bytes.TrimSpace(raw)
-	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
-		return t
-	}
-	return json.RawMessage("{}")
 }
 
 // userParts is a user or tool message: text, images, and tool results as functionResponse
@@ -398,9 +354,12 @@ func callFor(msgs []llm.Message, before int, callID string) (name, id string) {
 // public http(s) URLs, with the media type the path's extension names when it names one.
 func imagePart(u string) (part, error) {
 	if strings.HasPrefix(u, "data:") {
-		mt, data, err := parseDataURL(u)
+		mt, data, err := llm.DataURL(u)
 		if err != nil {
-			return part{}, err
+			return part{}, fmt.Errorf("image %w", err)
+		}
+		if mt == "" {
+			return part{}, errors.New("image data URL has no media type")
 		}
 		return part{InlineData: &blob{MimeType: mt, Data: data}}, nil
 	}
@@ -410,36 +369,4 @@ func imagePart(u string) (part, error) {
 	}
 	mt, _, _ := strings.Cut(mime.TypeByExtension(path.Ext(pu.Path)), ";")
 	return part{FileData: &fileData{MimeType: mt, FileURI: u}}, nil
-}
-
-// parseDataURL returns a data URL's media type and its payload in base64.
-func parseDataURL(u string) (mediaType, b64 string, err error) {
-	head, data, ok := strings.Cut(strings.TrimPrefix(u, "data:"), ",")
-	if !ok {
-		return "", "", errors.New("image data URL has no data")
-	}
-	head, isB64 := strings.CutSuffix(head, ";base64")
-	mediaType, _, _ = strings.Cut(head, ";")
-	if mediaType == "" {
-		return "", "", errors.New("image data URL has no media type")
-	}
-	if isB64 {
-		return mediaType, data, nil
-	}
-	raw, err := url.PathUnescape(data)
-	if err != nil {
-		return "", "", errors.New("image data URL is not valid percent-encoding")
-	}
-	return mediaType, base64.StdEncoding.EncodeToString([]byte(raw)), nil
-}
-
-// marshal encodes v without HTML escaping: tool descriptions keep their < and > as written.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -38,7 +38,7 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 			}
 			var resp chatResponse
 			if err := json.Unmarshal(line, &resp); err != nil {
-				if truncated(err, line) {
+				if llm.CutShort(err, line) {
 					err = llm.ErrTruncated
 				}
 				yield(llm.Event{}, fmt.Errorf("ollama: stream line: %w", err))
@@ -50,12 +50,6 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 		}
 		yield(llm.Event{}, fmt.Errorf("ollama: stream ended without done: %w", llm.ErrTruncated))
 	}
-}
-
-// truncated reports whether a line failed to parse only because it was cut off.
-func truncated(err error, data []byte) bool {
-	var se *json.SyntaxError
-	return errors.As(err, &se) && se.Offset >= int64(len(data))
 }
 
 // assembler turns response lines into events and the final message; consecutive pieces of
@@ -139,7 +133,7 @@ func (a *assembler) call(tc *toolCall) bool {
 	if id == "" {
 		id = "call_" + strconv.Itoa(idx)
 	}
-	args := objectArgs(tc.Function.Arguments)
+	args := llm.ObjectArgs(tc.Function.Arguments)
 	a.parts = append(a.parts, llm.Part{Kind: llm.KindToolCall, CallID: id, Name: tc.Function.Name, Args: args})
 	return a.yield(llm.Event{Kind: llm.EventToolCall, Index: idx, CallID: id, Name: tc.Function.Name}, nil) &&
 		a.yield(llm.Event{Kind: llm.EventToolArgs, Index: idx, Text: string(args)}, nil)

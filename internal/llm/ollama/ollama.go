@@ -4,14 +4,10 @@ package ollama
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/nodmix/nodmix/internal/llm"
@@ -61,16 +57,16 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	}
 	var opts json.RawMessage
 	if req.MaxTokens > 0 || req.Temperature != nil {
-		if opts, err = marshal(&options{NumPredict: req.MaxTokens, Temperature: req.Temperature}); err != nil {
+		if opts, err = llm.Marshal(&options{NumPredict: req.MaxTokens, Temperature: req.Temperature}); err != nil {
 			return nil, fmt.Errorf("ollama: %w", err)
 		}
 	}
-	extra, opts, err := passThrough(req.Extra, opts)
+	extra, opts, err := llm.PassThrough(req.Extra, owned[:], "options", opts)
 	if err != nil {
 		return nil, fmt.Errorf("ollama: %w", err)
 	}
 	body.Options = opts
-	b, err := marshal(&body)
+	b, err := llm.Marshal(&body)
 	if err != nil {
 		return nil, fmt.Errorf("ollama: %w", err)
 	}
@@ -81,44 +77,14 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 		return nil, fmt.Errorf("ollama: %w", err)
 	}
 	h := http.Header{"Content-Type": {"application/json"}}
-	for k, vs := range p.Header {
-		h[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
-	}
+	p.SetHeaders(h)
 	return &llm.Encoded{Path: "/api/chat", Header: h, Body: b}, nil
 }
 
 // owned are the fields Encode decides even when it leaves them out: an Extra `stream` on a
 // request nodmix reads as one document, or `tools` beside the run's own, would break the call.
+// Extra's options (num_ctx, top_k, …) are sent with nodmix's own members over them.
 var owned = [...]string{"model", "messages", "tools", "stream"}
-
-// passThrough returns extra without the owned fields, and the options to send: Extra's
-// options (num_ctx, top_k, …) with nodmix's own members over them.
-func passThrough(extra map[string]json.RawMessage, opts json.RawMessage) (map[string]json.RawMessage, json.RawMessage, error) {
-	if len(extra) == 0 {
-		return extra, opts, nil
-	}
-	out := extra
-	drop := func(k string) {
-		if len(out) == len(extra) {
-			out = maps.Clone(extra)
-		}
-		delete(out, k)
-	}
-	for _, k := range owned {
-		if _, ok := extra[k]; ok {
-			drop(k)
-		}
-	}
-	if theirs, ok := extra["options"]; ok && opts != nil {
-		merged, err := llm.MergePatch(theirs, opts)
-		if err != nil {
-			return nil, nil, fmt.Errorf("pass-through field \"options\": %w", err)
-		}
-		opts = merged
-		drop("options")
-	}
-	return out, opts, nil
-}
 
 // encodeMessages turns the transcript into Ollama messages: the system prompt first, one
 // message per user or assistant turn, and one role:"tool" message per tool result.
@@ -160,22 +126,11 @@ func assistantMessage(m *llm.Message) message {
 				thinking.WriteString(p.Text)
 			}
 		case llm.KindToolCall:
-			out.ToolCalls = append(out.ToolCalls, toolCall{ID: p.CallID, Function: callFunction{Name: p.Name, Arguments: objectArgs(p.Args)}})
+			out.ToolCalls = append(out.ToolCalls, toolCall{ID: p.CallID, Function: callFunction{Name: p.Name, Arguments: llm.ObjectArgs(p.Args)}})
 		}
 	}
 	out.Content, out.Thinking = content.String(), thinking.String()
 	return out
-}
-
-// objectArgs is a call's arguments as Ollama takes them. Arguments that are not a JSON object
-// (a call cut short on another provider) go back as {}, so that one broken call in the
-// history does not make every later request fail.
-func objectArgs(raw json.RawMessage) json.RawMessage {
-	t := bytes.TrimSpace(raw)
-	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
-		return t
-	}
-	return json.RawMessage("{}")
 }
 
 // appendUser appends a user or tool message: tool results become role:"tool" messages in
@@ -233,27 +188,9 @@ func imageData(u string) (string, error) {
 	if !strings.HasPrefix(u, "data:") {
 		return "", errors.New("image is a URL: Ollama takes inline images only (data: URLs)")
 	}
-	head, data, ok := strings.Cut(u[len("data:"):], ",")
-	if !ok {
-		return "", errors.New("image data URL has no data")
-	}
-	if strings.HasSuffix(head, ";base64") {
-		return data, nil
-	}
-	raw, err := url.PathUnescape(data)
+	_, data, err := llm.DataURL(u)
 	if err != nil {
-		return "", errors.New("image data URL is not valid percent-encoding")
+		return "", fmt.Errorf("image %w", err)
 	}
-	return base64.StdEncoding.EncodeToString([]byte(raw)), nil
-}
-
-// marshal encodes v without HTML escaping: tool descriptions keep their < and > as written.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return data, nil
 }
