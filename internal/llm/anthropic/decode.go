@@ -3,7 +3,6 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -137,20 +136,16 @@ func (d *dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 }
 
 func decodeDocument(r io.Reader) (llm.Event, error) {
-	body, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
+	body, err := llm.ReadBody(r, MaxBody)
 	if err != nil {
-		return llm.Event{}, fmt.Errorf("anthropic: read response: %w", err)
-	}
-	if len(body) > MaxBody {
-		return llm.Event{}, fmt.Errorf("anthropic: response larger than %d bytes", MaxBody)
+		return llm.Event{}, fmt.Errorf("anthropic: %w", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return llm.Event{}, fmt.Errorf("anthropic: empty response: %w", llm.ErrTruncated)
 	}
 	var w wireResponse
 	if err := json.Unmarshal(body, &w); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) && se.Offset >= int64(len(body)) {
+		if llm.CutShort(err, body) {
 			return llm.Event{}, fmt.Errorf("anthropic: response: %w", llm.ErrTruncated)
 		}
 		return llm.Event{}, fmt.Errorf("anthropic: response: %w", err)
@@ -420,10 +415,10 @@ func (s *streamState) done() llm.Event {
 			}
 		case "thinking":
 			text := b.text.String()
-			raw, _ := marshal(thinkingBlock{Type: "thinking", Thinking: text, Signature: b.sig.String()})
+			raw, _ := llm.Marshal(thinkingBlock{Type: "thinking", Thinking: text, Signature: b.sig.String()})
 			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindReasoning, Text: text, Dialect: Name, Raw: raw})
 		case "redacted_thinking":
-			raw, _ := marshal(redactedBlock{Type: "redacted_thinking", Data: b.data})
+			raw, _ := llm.Marshal(redactedBlock{Type: "redacted_thinking", Data: b.data})
 			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindReasoning, Dialect: Name, Raw: raw})
 		case "tool_use":
 			in := b.args

@@ -2,14 +2,10 @@ package anthropic
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/nodmix/nodmix/internal/llm"
@@ -77,8 +73,6 @@ type wireToolChoice struct {
 // imageOmitted stands in for an image on a text-only endpoint.
 const imageOmitted = "[image omitted: this model takes text only]"
 
-var emptyObject = json.RawMessage(`{}`)
-
 // Encode builds a POST /messages request. The body is compact JSON in a fixed field order;
 // req.Extra adds fields nodmix does not model (never one it decides), then p is applied.
 // Thinking blocks go back only when this dialect produced them; with thinking on, settings the
@@ -108,11 +102,11 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	}
 	w.Temperature = d.temperature(req.Temperature)
 
-	body, err := marshal(&w)
+	body, err := llm.Marshal(&w)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encode request: %w", err)
 	}
-	if body, err = llm.AddMissing(body, passThrough(req.Extra)); err != nil {
+	if body, err = llm.AddMissing(body, passThroughFields(req.Extra)); err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	if body, err = llm.MergePatch(body, p.Body); err != nil {
@@ -130,9 +124,7 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	if req.Stream {
 		h.Set("Accept", "text/event-stream")
 	}
-	for k, vs := range p.Header {
-		h[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
-	}
+	p.SetHeaders(h)
 	return &llm.Encoded{Path: "/messages", Header: h, Body: body}, nil
 }
 
@@ -140,18 +132,10 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 // request nodmix reads as one document, or `tools` beside the run's own, would break the call.
 var owned = [...]string{"model", "max_tokens", "system", "messages", "tools", "tool_choice", "temperature", "stream"}
 
-// passThrough is extra without the owned fields, copied only when it has some.
-func passThrough(extra map[string]json.RawMessage) map[string]json.RawMessage {
-	for _, k := range owned {
-		if _, ok := extra[k]; ok {
-			out := maps.Clone(extra)
-			for _, k := range owned {
-				delete(out, k)
-			}
-			return out
-		}
-	}
-	return extra
+// passThroughFields is extra without the owned fields, copied only when it has some.
+func passThroughFields(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	out, _, _ := llm.PassThrough(extra, owned[:], "", nil) // no member to merge: cannot fail
+	return out
 }
 
 func (d *dialect) maxTokens(req *llm.Request) int {
@@ -227,7 +211,7 @@ func (d *dialect) blocks(m *llm.Message, i int) ([]any, error) {
 			}
 			blocks = append(blocks, imageBlock{Type: "image", Source: src})
 		case llm.KindToolCall:
-			blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: p.CallID, Name: p.Name, Input: toolInput(p.Args)})
+			blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: p.CallID, Name: p.Name, Input: llm.ObjectArgs(p.Args)})
 		case llm.KindToolResult:
 			blocks = append(blocks, toolResultBlock{Type: "tool_result", ToolUseID: p.CallID, Content: p.Text, IsError: p.IsError})
 		case llm.KindReasoning:
@@ -250,22 +234,13 @@ func (d *dialect) blocks(m *llm.Message, i int) ([]any, error) {
 // imageSourceOf maps a part's image URL: a data URL becomes a base64 source, an http(s) URL a
 // url source the API fetches itself.
 func imageSourceOf(u string) (imageSource, error) {
-	if rest, ok := strings.CutPrefix(u, "data:"); ok {
-		meta, data, ok := strings.Cut(rest, ",")
-		if !ok {
-			return imageSource{}, fmt.Errorf("image: data URL has no data")
+	if strings.HasPrefix(u, "data:") {
+		mediaType, data, err := llm.DataURL(u)
+		if err != nil {
+			return imageSource{}, fmt.Errorf("image: %w", err)
 		}
-		meta, isBase64 := strings.CutSuffix(meta, ";base64")
-		mediaType, _, _ := strings.Cut(meta, ";")
 		if mediaType == "" {
 			return imageSource{}, fmt.Errorf("image: data URL has no media type")
-		}
-		if !isBase64 {
-			raw, err := url.PathUnescape(data)
-			if err != nil {
-				return imageSource{}, fmt.Errorf("image: data URL: %w", err)
-			}
-			data = base64.StdEncoding.EncodeToString([]byte(raw))
 		}
 		return imageSource{Type: "base64", MediaType: mediaType, Data: data}, nil
 	}
@@ -273,17 +248,6 @@ func imageSourceOf(u string) (imageSource, error) {
 		return imageSource{Type: "url", URL: u}, nil
 	}
 	return imageSource{}, fmt.Errorf("image: want a data URL or an https URL")
-}
-
-// toolInput is a tool call's arguments as the object `input` must be. Arguments that are not a
-// JSON object (a call cut short, kept by the decoder as a JSON string) go back as {}, as on
-// every dialect, so one broken call in the history does not make every later request fail.
-func toolInput(args json.RawMessage) json.RawMessage {
-	t := bytes.TrimSpace(args)
-	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
-		return t
-	}
-	return emptyObject
 }
 
 func tools(in []llm.Tool) ([]wireTool, error) {
@@ -335,7 +299,7 @@ type thinkingView struct {
 // the three fields: Extra (whose only one of them is thinking) and the merge patch act key by
 // key, so the shadow ends with the body's own values.
 func fitThinking(body []byte, w *wireRequest, extra map[string]json.RawMessage, patch []byte) ([]byte, error) {
-	shadow, err := marshal(struct {
+	shadow, err := llm.Marshal(struct {
 		ToolChoice  *wireToolChoice `json:"tool_choice,omitempty"`
 		Temperature *float64        `json:"temperature,omitempty"`
 	}{w.ToolChoice, w.Temperature})
@@ -368,16 +332,4 @@ func fitThinking(body []byte, w *wireRequest, extra map[string]json.RawMessage, 
 		return body, nil
 	}
 	return llm.MergePatch(body, []byte("{"+strings.Join(fix, ",")+"}"))
-}
-
-// marshal writes v as compact JSON without HTML escaping, so text and stored blocks go out as
-// the model wrote them.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

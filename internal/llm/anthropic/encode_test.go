@@ -338,23 +338,6 @@ func TestEncodeMessages(t *testing.T) {
 	}
 }
 
-func TestToolInput(t *testing.T) {
-	for in, want := range map[string]string{
-		``:            `{}`,
-		` null `:      `{}`,
-		`{"a":1}`:     `{"a":1}`,
-		` {"a": 1} `:  `{"a": 1}`,
-		`"{\"a\":"`:   `{}`,
-		`[1,2]`:       `{}`,
-		`{"a":`:       `{}`,
-		`not json <>`: `{}`,
-	} {
-		if got := string(toolInput(json.RawMessage(in))); got != want {
-			t.Errorf("toolInput(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestImageSource(t *testing.T) {
 	tests := []struct {
 		url  string
