@@ -95,7 +95,7 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 		body.ToolStream = d.q.ToolStream && len(req.Tools) > 0
 	}
 
-	b, err := marshal(&body)
+	b, err := llm.Marshal(&body)
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
@@ -114,9 +114,7 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	if req.Stream {
 		h.Set("Accept", "text/event-stream")
 	}
-	for k, vs := range p.Header {
-		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
-	}
+	p.SetHeaders(h)
 	return &llm.Encoded{Path: "/chat/completions", Header: h, Body: b}, nil
 }
 
@@ -142,17 +140,6 @@ func autoToolChoice(b []byte) ([]byte, error) {
 		return b, nil
 	}
 	return llm.MergePatch(b, []byte(`{"tool_choice":"auto"}`))
-}
-
-// marshal encodes v compactly, without escaping <, > and & (model text is full of them).
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func (d *dialect) messages(req *llm.Request) ([]message, error) {
@@ -227,7 +214,7 @@ func (d *dialect) assistant(m *llm.Message) (message, error) {
 		case llm.KindText:
 			text += p.Text
 		case llm.KindToolCall:
-			msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: p.CallID, Type: "function", Function: callFunction{Name: p.Name, Arguments: argsText(p.Args)}})
+			msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: p.CallID, Type: "function", Function: callFunction{Name: p.Name, Arguments: llm.ArgsText(p.Args)}})
 		case llm.KindReasoning:
 			own := p.Dialect == Name && len(p.Raw) > 0
 			switch {
@@ -261,36 +248,4 @@ func (d *dialect) assistant(m *llm.Message) (message, error) {
 		msg.Content = text
 	}
 	return msg, nil
-}
-
-// argsText is the `arguments` string of a tool call: the JSON object as the model sent it, or
-// the model's own text when Args holds it as a JSON string (see callArgs).
-func argsText(args json.RawMessage) string {
-	if len(args) == 0 {
-		return "{}"
-	}
-	if args[0] == '"' {
-		var s string
-		if json.Unmarshal(args, &s) == nil {
-			return s
-		}
-	}
-	return string(args)
-}
-
-// callArgs turns the arguments text a model sent into Part.Args, which is always valid JSON:
-// the text itself when it is a JSON object; "{}" when it is empty; else the text as a JSON
-// string. No tool's parameters (an object schema) accept a string, so the tool call fails
-// validation with the model's own text in view and the loop can tell the model so, and the
-// call is sent back to the provider as the model wrote it.
-func callArgs(text string) json.RawMessage {
-	t := bytes.TrimSpace([]byte(text))
-	if len(t) == 0 {
-		return json.RawMessage("{}")
-	}
-	if t[0] == '{' && json.Valid(t) {
-		return json.RawMessage(text)
-	}
-	s, _ := json.Marshal(text)
-	return s
 }

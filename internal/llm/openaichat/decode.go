@@ -1,6 +1,7 @@
 package openaichat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,7 +55,7 @@ func (d *dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 			// as they are, so they are cleared first.
 			clear(c.Choices)
 			c = response{Choices: c.Choices[:0]}
-			if err := unmarshal(sse.Data, &c); err != nil {
+			if err := llm.UnmarshalLoose(sse.Data, &c); err != nil {
 				bad = fmt.Errorf("decode chunk: %w", err)
 				continue
 			}
@@ -71,17 +72,13 @@ func (d *dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 }
 
 func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	b, err := llm.ReadBody(r, maxBody)
 	if err != nil {
-		return llm.Event{}, fmt.Errorf("read response: %w", err)
-	}
-	if len(b) > maxBody {
-		return llm.Event{}, fmt.Errorf("response larger than %d bytes", maxBody)
+		return llm.Event{}, err
 	}
 	var c response
-	if err := unmarshal(b, &c); err != nil {
-		var se *json.SyntaxError
-		if len(strings.TrimSpace(string(b))) == 0 || errors.As(err, &se) && se.Offset >= int64(len(b)) {
+	if err := llm.UnmarshalLoose(b, &c); err != nil {
+		if len(bytes.TrimSpace(b)) == 0 || llm.CutShort(err, b) {
 			return llm.Event{}, llm.ErrTruncated
 		}
 		return llm.Event{}, fmt.Errorf("decode response: %w", err)
@@ -123,17 +120,6 @@ func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
 		return llm.Event{}, errors.New("decode response: no choices")
 	}
 	return a.done(), nil
-}
-
-// unmarshal decodes b into v. A field of an unexpected type is skipped, not an error: providers
-// vary, and what nodmix reads of a chunk must not fail on what it does not.
-func unmarshal(b []byte, v any) error {
-	err := json.Unmarshal(b, v)
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return nil
-	}
-	return err
 }
 
 func streamError(e *apiError, data []byte) error {
@@ -318,7 +304,7 @@ func (a *assembler) done() llm.Event {
 		if id == "" {
 			id = "call_" + strconv.Itoa(i)
 		}
-		msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindToolCall, CallID: id, Name: c.name, Args: callArgs(c.args.String())})
+		msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindToolCall, CallID: id, Name: c.name, Args: llm.CallArgs(c.args.String())})
 	}
 	ev := llm.Event{Kind: llm.EventDone, Message: msg, Finish: a.finish}
 	switch {

@@ -181,7 +181,7 @@ func checkDeltasMatchDone(t *testing.T, evs []llm.Event) {
 		if id, ok := ids[i]; ok && id != c.CallID {
 			t.Errorf("call %d announced as %q, done as %q", i, id, c.CallID)
 		}
-		if a, ok := args[i]; ok && json.Valid([]byte(a)) && a != argsText(c.Args) {
+		if a, ok := args[i]; ok && json.Valid([]byte(a)) && a != llm.ArgsText(c.Args) {
 			t.Errorf("call %d: argument deltas %q, args %s", i, a, c.Args)
 		}
 	}
@@ -277,32 +277,5 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("error %s, want %s", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestCallArgs(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`{"a":1}`, `{"a":1}`},
-		{` {"a": 1} `, ` {"a": 1} `},
-		{``, `{}`},
-		{`   `, `{}`},
-		{`{"a":`, `"{\"a\":"`},
-		{`[1,2]`, `"[1,2]"`},
-		{`"s"`, `"\"s\""`},
-		{`null`, `"null"`},
-		{`{"a":1}{"b":2}`, `"{\"a\":1}{\"b\":2}"`},
-	}
-	for _, tt := range tests {
-		got := callArgs(tt.in)
-		if string(got) != tt.want {
-			t.Errorf("callArgs(%q) = %s, want %s", tt.in, got, tt.want)
-		}
-		if !json.Valid(got) {
-			t.Errorf("callArgs(%q) = %s, not JSON", tt.in, got)
-		}
-		// Sent back, the provider sees what the model wrote (empty becomes {}).
-		if back := argsText(got); back != tt.in && strings.TrimSpace(tt.in) != "" {
-			t.Errorf("argsText(callArgs(%q)) = %q", tt.in, back)
-		}
 	}
 }

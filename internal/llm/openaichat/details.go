@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/nodmix/nodmix/internal/llm"
 )
 
 // details merges the reasoning_details deltas of an OpenRouter stream into the array a whole
@@ -112,12 +114,12 @@ func (d *details) raw() json.RawMessage {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			kb, _ := marshal(k)
+			kb, _ := llm.Marshal(k)
 			b.Write(kb)
 			b.WriteByte(':')
 			switch {
 			case it.concat[k] != nil:
-				vb, _ := marshal(it.concat[k].String())
+				vb, _ := llm.Marshal(it.concat[k].String())
 				b.Write(vb)
 			case it.vals[k] != nil:
 				b.Write(it.vals[k])

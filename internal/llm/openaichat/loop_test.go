@@ -70,7 +70,7 @@ func step2(t *testing.T, q Quirks, resp []byte, stream bool) (*llm.Message, []se
 			t.Errorf("message %d = %+v, want the result of %s", 2+i, got, c.CallID)
 		}
 		// Stored as JSON, an object's spacing is compacted; the arguments are the same.
-		if got := body.Messages[1].ToolCalls[i]; got.ID != c.CallID || compact(got.Function.Arguments) != compact(argsText(c.Args)) {
+		if got := body.Messages[1].ToolCalls[i]; got.ID != c.CallID || compact(got.Function.Arguments) != compact(llm.ArgsText(c.Args)) {
 			t.Errorf("call %d sent back as %+v, want %s %s", i, got, c.CallID, c.Args)
 		}
 	}

@@ -1,8 +1,8 @@
 package openairesp
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -44,7 +44,7 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 				return
 			}
 			var ev event
-			if err := unmarshal(sse.Data, &ev); err != nil {
+			if err := llm.UnmarshalLoose(sse.Data, &ev); err != nil {
 				bad = fmt.Errorf("decode event: %w", err)
 				continue
 			}
@@ -69,17 +69,13 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 }
 
 func decodeWhole(r io.Reader) (llm.Event, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	b, err := llm.ReadBody(r, maxBody)
 	if err != nil {
-		return llm.Event{}, fmt.Errorf("read response: %w", err)
-	}
-	if len(b) > maxBody {
-		return llm.Event{}, fmt.Errorf("response larger than %d bytes", maxBody)
+		return llm.Event{}, err
 	}
 	var resp responseObject
-	if err := unmarshal(b, &resp); err != nil {
-		var se *json.SyntaxError
-		if len(strings.TrimSpace(string(b))) == 0 || errors.As(err, &se) && se.Offset >= int64(len(b)) {
+	if err := llm.UnmarshalLoose(b, &resp); err != nil {
+		if len(bytes.TrimSpace(b)) == 0 || llm.CutShort(err, b) {
 			return llm.Event{}, llm.ErrTruncated
 		}
 		return llm.Event{}, fmt.Errorf("decode response: %w", err)
@@ -90,17 +86,6 @@ func decodeWhole(r io.Reader) (llm.Event, error) {
 		return llm.Event{}, err
 	}
 	return *ev, nil
-}
-
-// unmarshal decodes b into v. A field of an unexpected type is skipped, not an error: what
-// nodmix reads of an event must not fail on what it does not.
-func unmarshal(b []byte, v any) error {
-	err := json.Unmarshal(b, v)
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return nil
-	}
-	return err
 }
 
 // assembler builds the response message from the output items as they stream.
@@ -147,7 +132,7 @@ func (a *assembler) event(ev *event, yield func(llm.Event, error) bool) (*llm.Ev
 	switch ev.Type {
 	case "response.output_item.added", "response.output_item.done":
 		var it item
-		if err := unmarshal(ev.Item, &it); err != nil {
+		if err := llm.UnmarshalLoose(ev.Item, &it); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", ev.Type, err)
 		}
 		s := a.slot(ev.OutputIndex)
@@ -270,7 +255,7 @@ func (a *assembler) finish(resp *responseObject) (*llm.Event, error) {
 			continue
 		}
 		var it item
-		if err := unmarshal(raw, &it); err != nil {
+		if err := llm.UnmarshalLoose(raw, &it); err != nil {
 			return nil, fmt.Errorf("decode response output %d: %w", i, err)
 		}
 		s.raw, s.it = raw, it
@@ -351,7 +336,7 @@ func (s *slot) part() (llm.Part, bool) {
 		if s.raw == nil {
 			args = s.args.String()
 		}
-		return llm.Part{Kind: llm.KindToolCall, CallID: it.CallID, Name: it.Name, Args: callArgs(args), Meta: metaOf(it.ID, ""), Dialect: Name}, true
+		return llm.Part{Kind: llm.KindToolCall, CallID: it.CallID, Name: it.Name, Args: llm.CallArgs(args), Meta: metaOf(it.ID, ""), Dialect: Name}, true
 	}
 	return llm.Part{}, false
 }

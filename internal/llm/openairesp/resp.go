@@ -3,7 +3,6 @@
 package openairesp
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -70,7 +69,7 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 		}
 	}
 
-	b, err := marshal(&body)
+	b, err := llm.Marshal(&body)
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
@@ -84,24 +83,11 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	if req.Stream {
 		h.Set("Accept", "text/event-stream")
 	}
-	for k, vs := range p.Header {
-		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
-	}
+	p.SetHeaders(h)
 	return &llm.Encoded{Path: "/responses", Header: h, Body: b}, nil
 }
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
-
-// marshal encodes v compactly, without escaping <, > and & (model text is full of them).
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
 
 func inputItems(msgs []llm.Message) ([]any, error) {
 	out := make([]any, 0, len(msgs)*2)
@@ -188,7 +174,7 @@ func assistantItems(parts []llm.Part) ([]any, error) {
 				Content: []outputText{{Type: "output_text", Text: p.Text, Annotations: []struct{}{}}},
 			})
 		case llm.KindToolCall:
-			out = append(out, functionCall{Type: "function_call", ID: m.ID, CallID: p.CallID, Name: p.Name, Arguments: argsText(p.Args)})
+			out = append(out, functionCall{Type: "function_call", ID: m.ID, CallID: p.CallID, Name: p.Name, Arguments: llm.ArgsText(p.Args)})
 		}
 	}
 	return out, nil
@@ -202,36 +188,4 @@ func followed(parts []llm.Part) bool {
 		}
 	}
 	return false
-}
-
-// argsText is the `arguments` string of a tool call: the JSON object as the model sent it, or
-// the model's own text when Args holds it as a JSON string (see callArgs).
-func argsText(args json.RawMessage) string {
-	if len(args) == 0 {
-		return "{}"
-	}
-	if args[0] == '"' {
-		var s string
-		if json.Unmarshal(args, &s) == nil {
-			return s
-		}
-	}
-	return string(args)
-}
-
-// callArgs turns the arguments text a model sent into Part.Args, which is always valid JSON:
-// the text itself when it is a JSON object; "{}" when it is empty; else the text as a JSON
-// string. No tool's parameters (an object schema) accept a string, so the tool call fails
-// validation with the model's own text in view and the loop can tell the model so, and the
-// call is sent back to the provider as the model wrote it.
-func callArgs(text string) json.RawMessage {
-	t := bytes.TrimSpace([]byte(text))
-	if len(t) == 0 {
-		return json.RawMessage("{}")
-	}
-	if t[0] == '{' && json.Valid(t) {
-		return json.RawMessage(text)
-	}
-	s, _ := json.Marshal(text)
-	return s
 }
