@@ -1,6 +1,7 @@
 package tokenjuice
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -188,17 +189,14 @@ func reducePipShow(d *doc) (string, bool) {
 			}
 			return strings.Join(out, "\n"), true
 		}
-		if l == "---" {
-			out = append(out, l)
-			continue
-		}
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n"), true
 }
 
 // reduceUnifiedDiff serves diff -u and diff -r: headers lose their timestamps, context lines go,
-// and every changed line stays up to a budget, past which each hunk keeps its first changes.
+// and every changed line stays up to a budget, past which the changed lines are sampled and the
+// hunk headers kept ahead of them.
 func reduceUnifiedDiff(d *doc) (string, bool) {
 	var out []string
 	changed, context := 0, 0
@@ -227,7 +225,13 @@ func reduceUnifiedDiff(d *doc) (string, bool) {
 	if context > 0 {
 		out = append(out, fmt.Sprintf("(%s of context omitted)", plural(context, "line")))
 	}
-	return strings.Join(selectFailure(out, listItemsBudget, func(l []byte) bool { return len(l) > 0 && (l[0] == '@' || l[0] == 'O' || l[0] == 'd') }, listItemsBudget), "\n"), true
+	return strings.Join(selectFailure(out, listItemsBudget, isDiffHeader, listItemsBudget), "\n"), true
+}
+
+// isDiffHeader: the lines that say where changes are (hunk headers, "Only in", "diff -r" lines),
+// kept ahead of the changed lines when there are too many of those.
+func isDiffHeader(l []byte) bool {
+	return bytes.HasPrefix(l, []byte("@@")) || bytes.HasPrefix(l, []byte("Only in ")) || bytes.HasPrefix(l, []byte("diff "))
 }
 
 func isUnifiedDiff(_ *command, s *simple) bool {
