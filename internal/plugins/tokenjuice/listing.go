@@ -80,7 +80,7 @@ func reduceNameList(d *doc) (string, bool) {
 	return strings.Join(append(out, other...), "\n"), true
 }
 
-var dpkgRowRE = regexp.MustCompile(`^([a-zA-Z][a-zA-Z ]?[a-zA-Z ]?)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*)$`)
+var dpkgRowRE = regexp.MustCompile(`^([a-zA-Z][a-zA-Z ]?[a-zA-Z ]?)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*))?$`)
 
 // reduceDpkgList serves dpkg -l: the legend goes; installed packages are listed as "name
 // version", the others by name under their status, without architectures and descriptions.
