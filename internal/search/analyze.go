@@ -38,6 +38,12 @@ type nodmixAnalyzer struct {
 	sink   termSink        // docTerms' buffers, reused while building
 	vocab  map[string]bool // lowercased words and parts the corpus uses
 	sorted []string        // vocab, sorted, for prefix lookups
+
+	// While building: the term ids of every word's terms (by the word's analysis) and
+	// of every pair of adjacent words joined, so that a word met again costs one map
+	// lookup, not a stemming and a term lookup per term. Dropped by freeze.
+	ids   map[*wordInfo][]int32
+	joins map[[2]*wordInfo]int32
 }
 
 // wordInfo is the analysis of one raw word.
@@ -103,6 +109,7 @@ func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
 func (a *nodmixAnalyzer) freeze() {
 	a.frozen = true
 	a.sink = termSink{}
+	a.ids, a.joins = nil, nil
 	a.vocab = map[string]bool{}
 	for _, info := range a.words {
 		for _, w := range info.parts {
@@ -146,6 +153,64 @@ func (a *nodmixAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
 		a.fieldTerms(t, text)
 		for _, term := range t.terms {
 			emit(f, term.term, term.weight)
+		}
+	}
+	add(fieldName, ownName(d))
+	add(fieldID, d.ID)
+	if d.Label != d.Name {
+		add(fieldLabel, d.Label)
+	}
+	lead, body := splitLead(d.Description)
+	add(fieldDescription, lead)
+	add(fieldBody, body)
+	add(fieldServer, d.Server)
+	add(fieldParams, d.ParamText)
+	for _, k := range d.SchemaKeys {
+		add(fieldKeys, k)
+	}
+}
+
+// docTermIDs is docTerms with the terms already interned: emit receives intern's id of
+// every term docTerms would emit, in the same order and with the same weights.
+func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, emit func(int, int32, float64)) {
+	if a.ids == nil {
+		a.ids = make(map[*wordInfo][]int32, 1024)
+		a.joins = make(map[[2]*wordInfo]int32, 1024)
+	}
+	t := &a.sink
+	add := func(f int, text string) {
+		if text == "" || nodmixFields[f].weight == 0 {
+			return
+		}
+		t.raws = rawWords(t.raws[:0], text)
+		var prev *wordInfo
+		for _, raw := range t.raws {
+			info := a.word(raw, t)
+			ids, ok := a.ids[info]
+			if !ok {
+				ids = make([]int32, len(info.terms))
+				for i, term := range info.terms {
+					ids[i] = intern(term)
+				}
+				a.ids[info] = ids
+			}
+			for _, id := range ids {
+				emit(f, id, 1)
+			}
+			if info.stop {
+				prev = nil
+				continue
+			}
+			if prev != nil {
+				key := [2]*wordInfo{prev, info}
+				id, ok := a.joins[key]
+				if !ok {
+					id = intern(stem(prev.lower + info.lower))
+					a.joins[key] = id
+				}
+				emit(f, id, nodmixJoinWeight)
+			}
+			prev = info
 		}
 	}
 	add(fieldName, ownName(d))

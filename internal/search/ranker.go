@@ -91,6 +91,14 @@ var (
 	_ analyzer = (*nodmixAnalyzer)(nil)
 )
 
+// idAnalyzer is an analyzer that interns terms itself, which lets it cache the ids of
+// the words it has seen: docTermIDs must emit exactly the ids of docTerms' terms.
+type idAnalyzer interface {
+	docTermIDs(doc *RankDoc, intern func(string) int32, emit func(field int, term int32, weight float64))
+}
+
+var _ idAnalyzer = (*nodmixAnalyzer)(nil)
+
 // fieldSpec weighs a field and sets its length normalization.
 type fieldSpec struct {
 	weight, b float64
@@ -267,26 +275,35 @@ func newRanker(docs []RankDoc, an analyzer) *Ranker {
 	lens := make([]float64, len(docs)*nf)
 	totals := make([]float64, nf)
 	slot := []int32{} // slot[t]: position of term t in acc, offset by one
+	intern := func(term string) int32 {
+		id, ok := r.terms[term]
+		if !ok {
+			id = int32(len(r.terms))
+			r.terms[term] = id
+			slot = append(slot, 0)
+		}
+		return id
+	}
+	ian, _ := an.(idAnalyzer)
 	for i := range docs {
 		d := &docs[i]
 		r.indexExact(i, d)
 		docStart[i] = int32(len(flat))
 		docLens := lens[i*nf : (i+1)*nf]
 		acc = acc[:0]
-		an.docTerms(d, func(f int, term string, w float64) {
-			id, ok := r.terms[term]
-			if !ok {
-				id = int32(len(r.terms))
-				r.terms[term] = id
-				slot = append(slot, 0)
-			}
+		add := func(f int, id int32, w float64) {
 			if slot[id] == 0 {
 				acc = append(acc, termCounts{term: id})
 				slot[id] = int32(len(acc))
 			}
 			acc[slot[id]-1].counts[f] += w
 			docLens[f] += w
-		})
+		}
+		if ian != nil {
+			ian.docTermIDs(d, intern, add)
+		} else {
+			an.docTerms(d, func(f int, term string, w float64) { add(f, intern(term), w) })
+		}
 		for _, tc := range acc {
 			slot[tc.term] = 0
 			for f := range nf {

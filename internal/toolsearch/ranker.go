@@ -1,8 +1,6 @@
 package toolsearch
 
 import (
-	"encoding/json"
-
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/search"
 )
@@ -40,13 +38,13 @@ func rankDoc(t *catalog.Tool, paramText bool) search.RankDoc {
 	if len(t.InputSchema) == 0 || len(t.InputSchema) > maxIndexedSchema {
 		return d
 	}
-	var schema any
-	if json.Unmarshal(t.InputSchema, &schema) != nil {
+	keys, text, ok := search.SchemaFacts(t.InputSchema)
+	if !ok {
 		return d
 	}
-	d.SchemaKeys = search.SchemaKeys(schema)
+	d.SchemaKeys = keys
 	if paramText {
-		d.ParamText = search.SchemaText(schema)
+		d.ParamText = text
 	}
 	return d
 }

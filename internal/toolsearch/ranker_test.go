@@ -199,3 +199,17 @@ func BenchmarkIndex5000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIndex10000 is building the index of a 10,000-tool snapshot.
+func BenchmarkIndex10000(b *testing.B) {
+	entries, _ := benchCatalog(b, 10000)
+	snap, err := catalog.NewSnapshot(1, entries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	loopCPU(b, func() {
+		if _, err := NewIndex(snap, nil, SearchRanker(search.RankerOptions{})); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

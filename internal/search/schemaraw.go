@@ -1,0 +1,265 @@
+package search
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// SchemaFacts returns SchemaKeys and SchemaText of a JSON schema given as its raw bytes, without
+// decoding it into maps: an index build reads thousands of schemas for a few strings each. It
+// answers exactly what decoding with encoding/json and calling those two would (the last of
+// duplicate keys wins; strings are unescaped the same way); ok is false when raw is not valid JSON.
+func SchemaFacts(raw []byte) (keys []string, text string, ok bool) {
+	if !json.Valid(raw) {
+		return nil, "", false
+	}
+	p := rawSchema{b: raw}
+	if !p.numbersFit() {
+		return nil, "", false // decoding into any fails on a number beyond float64
+	}
+	root := p.value(0)
+	if root.kind == '{' {
+		if props, ok := p.lastMember(root, "properties"); ok && props.kind == '{' {
+			members := p.members(props)
+			if len(members) > 0 {
+				keys = make([]string, len(members))
+				for i, m := range members {
+					keys[i] = m.name
+				}
+			}
+		}
+	}
+	var parts []string
+	p.collect(root, 0, &parts)
+	return keys, strings.Join(parts, " "), true
+}
+
+// rawSchema walks valid JSON in place.
+type rawSchema struct{ b []byte }
+
+// span is one JSON value of b: its first byte (kind) and extent.
+type span struct {
+	kind       byte // '{', '[', '"', or another byte for numbers and literals
+	start, end int
+}
+
+type member struct {
+	name string
+	val  span
+}
+
+func (p *rawSchema) skipSpace(i int) int {
+	for i < len(p.b) {
+		switch p.b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// numbersFit reports whether every number of b fits a float64, as decoding into any needs.
+func (p *rawSchema) numbersFit() bool {
+	for i := 0; i < len(p.b); i++ {
+		c := p.b[i]
+		switch {
+		case c == '"':
+			i = p.stringEnd(i) - 1
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := p.end(i)
+			num := p.b[i:j]
+			if len(num) > 300 || bytes.ContainsAny(num, "eE") {
+				if _, err := strconv.ParseFloat(string(num), 64); err != nil {
+					return false
+				}
+			}
+			i = j - 1
+		}
+	}
+	return true
+}
+
+// value returns the value starting at or after i.
+func (p *rawSchema) value(i int) span {
+	i = p.skipSpace(i)
+	return span{kind: p.b[i], start: i, end: p.end(i)}
+}
+
+// end returns the index just after the value starting at i.
+func (p *rawSchema) end(i int) int {
+	switch p.b[i] {
+	case '"':
+		return p.stringEnd(i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(p.b); j++ {
+			switch p.b[j] {
+			case '"':
+				j = p.stringEnd(j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(p.b)
+	}
+	j := i
+	for j < len(p.b) {
+		switch p.b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// stringEnd returns the index just after the string starting at i.
+func (p *rawSchema) stringEnd(i int) int {
+	for j := i + 1; j < len(p.b); j++ {
+		switch p.b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(p.b)
+}
+
+// str decodes a string value as encoding/json does.
+func (p *rawSchema) str(s span) string {
+	b := p.b[s.start+1 : s.end-1]
+	plain := true
+	for _, c := range b {
+		if c == '\\' || c >= utf8.RuneSelf {
+			plain = false
+			break
+		}
+	}
+	if plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
+		return string(b)
+	}
+	var out string
+	_ = json.Unmarshal(p.b[s.start:s.end], &out) // valid JSON: cannot fail
+	return out
+}
+
+// eachMember calls fn with every member of the object at o, in order.
+func (p *rawSchema) eachMember(o span, fn func(key, val span)) {
+	i := p.skipSpace(o.start + 1)
+	for i < o.end && p.b[i] == '"' {
+		key := span{kind: '"', start: i, end: p.stringEnd(i)}
+		i = p.skipSpace(key.end) + 1 // past ':'
+		val := p.value(i)
+		fn(key, val)
+		i = p.skipSpace(val.end)
+		if i < o.end && p.b[i] == ',' {
+			i = p.skipSpace(i + 1)
+		}
+	}
+}
+
+// lastMember returns the last value of key in the object at o, as a decoded map would keep it.
+func (p *rawSchema) lastMember(o span, key string) (span, bool) {
+	var out span
+	found := false
+	p.eachMember(o, func(k, v span) {
+		if p.keyIs(k, key) {
+			out, found = v, true
+		}
+	})
+	return out, found
+}
+
+// keyIs reports whether the string k decodes to key.
+func (p *rawSchema) keyIs(k span, key string) bool {
+	b := p.b[k.start+1 : k.end-1]
+	if !slices.Contains(b, '\\') && utf8.Valid(b) {
+		return string(b) == key
+	}
+	return p.str(k) == key
+}
+
+// members returns the members of the object at o by name, sorted, each with its last value.
+func (p *rawSchema) members(o span) []member {
+	var out []member
+	p.eachMember(o, func(k, v span) {
+		out = append(out, member{name: p.str(k), val: v})
+	})
+	// A stable sort keeps duplicates in document order; the last of each is the one kept.
+	slices.SortStableFunc(out, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	kept := out[:0]
+	for i, m := range out {
+		if i+1 < len(out) && out[i+1].name == m.name {
+			continue
+		}
+		kept = append(kept, m)
+	}
+	return kept
+}
+
+// collect is collectSchemaText over raw JSON.
+func (p *rawSchema) collect(node span, depth int, parts *[]string) {
+	if depth > maxSchemaTextDepth || node.kind != '{' {
+		return
+	}
+	var desc, props, kws [4]span
+	var has [6]bool
+	p.eachMember(node, func(k, v span) {
+		switch {
+		case p.keyIs(k, "description"):
+			desc[0], has[0] = v, true
+		case p.keyIs(k, "properties"):
+			props[0], has[1] = v, true
+		default:
+			for j, kw := range [...]string{"items", "anyOf", "oneOf", "allOf"} {
+				if p.keyIs(k, kw) {
+					kws[j], has[2+j] = v, true
+				}
+			}
+		}
+	})
+	if has[0] && desc[0].kind == '"' {
+		if d := p.str(desc[0]); d != "" {
+			*parts = append(*parts, d)
+		}
+	}
+	if has[1] && props[0].kind == '{' {
+		for _, m := range p.members(props[0]) {
+			if m.name != "" {
+				*parts = append(*parts, m.name)
+			}
+			p.collect(m.val, depth+1, parts)
+		}
+	}
+	for j := range kws {
+		if !has[2+j] {
+			continue
+		}
+		v := kws[j]
+		if v.kind != '[' {
+			p.collect(v, depth+1, parts)
+			continue
+		}
+		i := p.skipSpace(v.start + 1)
+		for i < v.end && p.b[i] != ']' {
+			child := p.value(i)
+			p.collect(child, depth+1, parts)
+			i = p.skipSpace(child.end)
+			if i < v.end && p.b[i] == ',' {
+				i++
+			}
+		}
+	}
+}

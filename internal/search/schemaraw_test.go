@@ -1,0 +1,73 @@
+package search
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// decodedFacts is what SchemaFacts must equal: the schema decoded into maps, then read.
+func decodedFacts(raw []byte) (keys []string, text string, ok bool) {
+	var schema any
+	if json.Unmarshal(raw, &schema) != nil {
+		return nil, "", false
+	}
+	return SchemaKeys(schema), SchemaText(schema), true
+}
+
+type facts struct {
+	Keys []string
+	Text string
+	OK   bool
+}
+
+func checkFacts(t *testing.T, raw []byte) {
+	t.Helper()
+	k, s, ok := decodedFacts(raw)
+	want := facts{k, s, ok}
+	k, s, ok = SchemaFacts(raw)
+	if diff := cmp.Diff(want, facts{k, s, ok}); diff != "" {
+		t.Errorf("SchemaFacts(%q) (-decoded +raw):\n%s", raw, diff)
+	}
+}
+
+func TestSchemaFactsEdgeCases(t *testing.T) {
+	for _, raw := range []string{
+		``, `null`, `[]`, `"x"`, `{}`, `{"properties":{}}`, `{"properties":[]}`, ` { "properties" : { "b" : {}, "a" : { "description" : "A" } } } `,
+		`{"description":"one","description":"two"}`, `{"description":"one","description":3}`,
+		`{"properties":{"a":{"description":"x"}},"properties":5}`,
+		`{"properties":{"a":{"description":"first"},"a":{"description":"second"},"b":1}}`,
+		`{"descr\u0069ption":"esc\u00e9\n","properties":{"k\u00e9y":{}}}`,
+		"{\"description\":\"bad \xff utf8\",\"properties\":{\"\xfe\":{}}}",
+		`{"items":{"description":"item"},"anyOf":[{"description":"a"},null,{"properties":{"z":{}}}],"oneOf":3,"allOf":[[{"description":"nested array"}]]}`,
+		`{"properties":{"a":{"properties":{"b":{"properties":{"c":{"properties":{"d":{"properties":{"e":{"description":"deep"}}}}}}}}}}}`,
+		`{"properties":{"":{"description":"empty name"}},"description":""}`,
+		`{"a":[1,2,{"b":"}"}],"description":"after \"quoted\" ]}"}`,
+		`{"properties":{"x":1}} trailing`, `{"properties":`,
+	} {
+		checkFacts(t, []byte(raw))
+	}
+}
+
+// TestSchemaFactsRetrievalSets: every schema of the retrieval sets gives what decoding gives.
+func TestSchemaFactsRetrievalSets(t *testing.T) {
+	n := 0
+	for _, path := range []string{sealtoolsTools, metatoolTools, "testdata/retrieval/livemcpbench/tools.jsonl"} {
+		for _, tool := range readTools(t, path) {
+			if len(tool.Schema) > 0 {
+				checkFacts(t, tool.Schema)
+				n++
+			}
+		}
+	}
+	if n < 4000 {
+		t.Fatalf("only %d schemas checked", n)
+	}
+}
+
+func FuzzSchemaFacts(f *testing.F) {
+	f.Add([]byte(`{"description":"d","properties":{"a":{"description":"x","items":[{"description":"i"}]}}}`))
+	f.Add([]byte(`{"properties":{"a":1,"a":{"description":"\u00e9"}},"anyOf":[null]}`))
+	f.Fuzz(func(t *testing.T, raw []byte) { checkFacts(t, raw) })
+}
