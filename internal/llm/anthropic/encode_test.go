@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"flag"
 	"net/http"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata")
@@ -151,43 +150,6 @@ var encodeCases = []struct {
 	},
 }
 
-// golden renders an encoded request for a golden file: path, headers and the body, indented.
-// Indenting keeps the body's key order and contents, so the comparison is exact.
-func golden(t *testing.T, enc *llm.Encoded) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	b.WriteString(`{"path":`)
-	p, _ := json.Marshal(enc.Path)
-	b.Write(p)
-	b.WriteString(`,"header":{`)
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range enc.Header {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kv, _ := json.Marshal(k)
-		vv, _ := json.Marshal(enc.Header[k])
-		b.Write(kv)
-		b.WriteByte(':')
-		b.Write(vv)
-	}
-	b.WriteString(`},"body":`)
-	b.Write(enc.Body)
-	b.WriteByte('}')
-	var out bytes.Buffer
-	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
-		t.Fatalf("golden: %v\n%s", err, b.Bytes())
-	}
-	out.WriteByte('\n')
-	return out.Bytes()
-}
-
 func TestEncodeGolden(t *testing.T) {
 	for _, tt := range encodeCases {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,25 +161,7 @@ func TestEncodeGolden(t *testing.T) {
 			if diff := cmp.Diff(before, cloneRequest(t, &tt.req)); diff != "" {
 				t.Errorf("Encode modified the request (-before +after):\n%s", diff)
 			}
-			var c bytes.Buffer
-			if err := json.Compact(&c, enc.Body); err != nil || !bytes.Equal(c.Bytes(), enc.Body) {
-				t.Errorf("body is not compact JSON (%v):\n%s", err, enc.Body)
-			}
-			got := golden(t, enc)
-			path := filepath.Join("testdata", "req_"+tt.name+".json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", path, diff)
-			}
+			llmtest.CheckEncoded(t, filepath.Join("testdata", "req_"+tt.name+".json"), enc, *update)
 			again, _ := New(tt.opt).Encode(&tt.req, tt.patch)
 			if !bytes.Equal(again.Body, enc.Body) {
 				t.Error("two encodings of one request differ")

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"maps"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,43 +14,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// checkGolden compares an encoded request with testdata/encode_<name>.json: the path, the
-// headers and the body (indented for reading; key order is the body's own).
-func checkGolden(t *testing.T, name string, enc *llm.Encoded) {
-	t.Helper()
-	if !json.Valid(enc.Body) {
-		t.Fatalf("body is not valid JSON: %s", enc.Body)
-	}
-	var buf bytes.Buffer
-	e := json.NewEncoder(&buf)
-	e.SetEscapeHTML(false)
-	e.SetIndent("", "  ")
-	doc := struct {
-		Path   string          `json:"path"`
-		Header http.Header     `json:"header"`
-		Body   json.RawMessage `json:"body"`
-	}{enc.Path, enc.Header, enc.Body}
-	if err := e.Encode(doc); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join("testdata", "encode_"+name+".json")
-	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
 
 func temp(f float64) *float64 { return &f }
 
@@ -154,7 +120,7 @@ func TestEncodeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, tc.name, enc)
+			llmtest.CheckEncoded(t, filepath.Join("testdata", "encode_"+tc.name+".json"), enc, *update)
 			if diff := cmp.Diff(before, snapshot(t, &tc.req)); diff != "" {
 				t.Errorf("Encode modified the request (-before +after):\n%s", diff)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // FuzzDecodeStream holds Decode to its contract on any input, streamed or whole: it never
@@ -26,7 +27,7 @@ func FuzzDecodeStream(f *testing.F) {
 	all := New(Quirks{ReasoningContent: true, ReasoningDetails: true, AutoToolChoiceWhenThinking: true})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, stream := range []bool{true, false} {
-			evs, err := collect(t, all.Decode(bytes.NewReader(in), stream))
+			evs, err := llmtest.Collect(t, all.Decode(bytes.NewReader(in), stream))
 			if err != nil {
 				continue
 			}

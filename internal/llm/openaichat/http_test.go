@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // TestExchangeHTTP sends an encoded request to a server that answers with a recorded stream,
@@ -62,9 +63,9 @@ func TestExchangeHTTP(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	evs, err := collect(t, New(q).Decode(resp.Body, true))
+	evs, err := llmtest.Collect(t, New(q).Decode(resp.Body, true))
 	want, _ := os.ReadFile("testdata/stream/deepseek_reasoning.events")
-	if diff := cmp.Diff(string(want), render(evs, err)); diff != "" {
+	if diff := cmp.Diff(string(want), llmtest.Render(evs, err)); diff != "" {
 		t.Errorf("events over HTTP (-recorded +got):\n%s", diff)
 	}
 }

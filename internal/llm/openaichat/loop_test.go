@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // sentAssistant is what step 2's body carries of the assistant turn step 1 produced.
@@ -27,7 +28,7 @@ type sentAssistant struct {
 func step2(t *testing.T, q Quirks, resp []byte, stream bool) (*llm.Message, []sentAssistant) {
 	t.Helper()
 	d := New(q)
-	evs, err := collect(t, d.Decode(bytes.NewReader(resp), stream))
+	evs, err := llmtest.Collect(t, d.Decode(bytes.NewReader(resp), stream))
 	if err != nil {
 		t.Fatal(err)
 	}

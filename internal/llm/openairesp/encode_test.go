@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -125,53 +123,6 @@ func encodeCases() []encodeCase {
 	}
 }
 
-// golden is what a golden file holds: the request as it would go out, body indented.
-type golden struct {
-	Path   string          `json:"path"`
-	Header http.Header     `json:"header"`
-	Body   json.RawMessage `json:"body"`
-}
-
-func checkGolden(t *testing.T, file string, enc *llm.Encoded) {
-	t.Helper()
-	if !json.Valid(enc.Body) {
-		t.Fatalf("body is not JSON: %s", enc.Body)
-	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, enc.Body); err != nil || !bytes.Equal(compact.Bytes(), enc.Body) {
-		t.Errorf("body is not compact: %s", enc.Body)
-	}
-	var ind bytes.Buffer
-	if err := json.Indent(&ind, enc.Body, "  ", "  "); err != nil {
-		t.Fatal(err)
-	}
-	g := golden{Path: enc.Path, Header: enc.Header, Body: ind.Bytes()}
-	var out bytes.Buffer
-	e := json.NewEncoder(&out)
-	e.SetEscapeHTML(false)
-	e.SetIndent("", "  ")
-	if err := e.Encode(g); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), out.String()); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
-}
-
 func TestEncodeGolden(t *testing.T) {
 	for _, tc := range encodeCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,7 +135,7 @@ func TestEncodeGolden(t *testing.T) {
 			if after, _ := json.Marshal(req); !bytes.Equal(before, after) {
 				t.Error("Encode modified the request")
 			}
-			checkGolden(t, filepath.Join("encode", tc.name+".json"), enc)
+			llmtest.CheckEncoded(t, filepath.Join("testdata", "encode", tc.name+".json"), enc, *update)
 		})
 	}
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // step2 decodes step 1's response, answers its tool calls, and encodes the next request's input.
 func step2(t *testing.T, resp []byte, stream bool) []json.RawMessage {
 	t.Helper()
 	d := New()
-	evs, err := collect(t, d.Decode(bytes.NewReader(resp), stream))
+	evs, err := llmtest.Collect(t, d.Decode(bytes.NewReader(resp), stream))
 	if err != nil {
 		t.Fatal(err)
 	}
