@@ -12,30 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
-// collect ranges over a decode to its end, failing the test if anything follows an error or
-// EventDone.
+// collect decodes r, holding the sequence to the Dialect contract.
 func collect(t *testing.T, r io.Reader, stream bool) ([]llm.Event, error) {
 	t.Helper()
-	var evs []llm.Event
-	var last error
-	ended := false
-	for ev, err := range New(Options{}).Decode(r, stream) {
-		if ended {
-			t.Fatalf("event after the end of the sequence: %+v, %v", ev, err)
-		}
-		if err != nil {
-			last, ended = err, true
-			continue
-		}
-		evs = append(evs, ev)
-		ended = ev.Kind == llm.EventDone
-	}
-	if !ended {
-		t.Fatal("sequence ended without EventDone or an error")
-	}
-	return evs, last
+	return llmtest.Collect(t, New(Options{}).Decode(r, stream))
 }
 
 func openTestdata(t *testing.T, name string) *os.File {
@@ -169,31 +152,8 @@ func TestDecodeStream(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			checkErr(t, err, tt.wantErr)
+			llmtest.CheckErr(t, err, tt.wantErr)
 		})
-	}
-}
-
-func checkErr(t *testing.T, got, want error) {
-	t.Helper()
-	var wantSE *llm.StreamError
-	switch {
-	case want == nil:
-		if got != nil {
-			t.Errorf("error = %v, want none", got)
-		}
-	case errors.As(want, &wantSE):
-		var se *llm.StreamError
-		if !errors.As(got, &se) {
-			t.Fatalf("error = %v, want a *llm.StreamError", got)
-		}
-		if diff := cmp.Diff(wantSE, se); diff != "" {
-			t.Errorf("stream error (-want +got):\n%s", diff)
-		}
-	default:
-		if !errors.Is(got, want) {
-			t.Errorf("error = %v, want %v", got, want)
-		}
 	}
 }
 
@@ -258,7 +218,7 @@ func TestDecodeStreamMalformed(t *testing.T) {
 				}
 				return
 			}
-			checkErr(t, err, tt.wantErr)
+			llmtest.CheckErr(t, err, tt.wantErr)
 		})
 	}
 }
@@ -335,7 +295,7 @@ func TestDecodeDocumentErrors(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			checkErr(t, err, tt.wantErr)
+			llmtest.CheckErr(t, err, tt.wantErr)
 		})
 	}
 }

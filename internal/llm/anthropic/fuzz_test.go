@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 const fuzzCorpus = "testdata/fuzz/FuzzDecodeStream"
@@ -54,53 +54,19 @@ func FuzzDecodeStream(f *testing.F) {
 	d := New(Options{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, stream := range []bool{true, false} {
-			ended, calls := false, 0
-			for ev, err := range d.Decode(bytes.NewReader(data), stream) {
-				if ended {
-					t.Fatalf("stream=%v: event after the end: %+v, %v", stream, ev, err)
-				}
-				if err != nil {
-					ended = true
-					continue
-				}
-				switch ev.Kind {
-				case llm.EventToolCall:
+			evs, err := llmtest.Collect(t, d.Decode(bytes.NewReader(data), stream))
+			calls := 0
+			for _, ev := range evs {
+				if ev.Kind == llm.EventToolCall {
 					if ev.Index != calls {
-						t.Fatalf("tool call index %d, want %d", ev.Index, calls)
+						t.Fatalf("stream=%v: tool call index %d, want %d", stream, ev.Index, calls)
 					}
 					calls++
-				case llm.EventDone:
-					ended = true
-					checkDone(t, ev)
 				}
 			}
-			if !ended {
-				t.Fatalf("stream=%v: sequence ended without EventDone or an error", stream)
+			if err == nil {
+				llmtest.CheckSendBack(t, d, evs[len(evs)-1])
 			}
 		}
 	})
-}
-
-func checkDone(t *testing.T, ev llm.Event) {
-	t.Helper()
-	if ev.Message == nil || ev.Message.Role != llm.RoleAssistant {
-		t.Fatalf("done without an assistant message: %+v", ev)
-	}
-	for _, p := range ev.Message.Parts {
-		if p.Kind == llm.KindToolCall && !json.Valid(p.Args) {
-			t.Fatalf("tool call args are not JSON: %q", p.Args)
-		}
-		if p.Raw != nil && !json.Valid(p.Raw) {
-			t.Fatalf("raw block is not JSON: %q", p.Raw)
-		}
-	}
-	// Whatever was decoded can be sent back on the next step.
-	req := llm.Request{Model: "m", Messages: []llm.Message{userText("q"), *ev.Message}}
-	enc, err := New(Options{}).Encode(&req, llm.Patch{})
-	if err != nil {
-		t.Fatalf("encoding the decoded message: %v", err)
-	}
-	if !json.Valid(enc.Body) {
-		t.Fatalf("encoded body is not JSON: %s", enc.Body)
-	}
 }

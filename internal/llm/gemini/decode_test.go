@@ -11,30 +11,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
-// decoded is what a Decode sequence produced: its events and the error that ended it.
-type decoded struct {
-	events []llm.Event
-	err    error
-}
-
-func decodeFile(t *testing.T, name string, stream bool) decoded {
+// decodeFile decodes testdata/name, holding the sequence to the Dialect contract.
+func decodeFile(t *testing.T, name string, stream bool) ([]llm.Event, error) {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var d decoded
-	for ev, err := range New().Decode(f, stream) {
-		if err != nil {
-			d.err = err
-			break
-		}
-		d.events = append(d.events, ev)
-	}
-	return d
+	return llmtest.Collect(t, New().Decode(f, stream))
 }
 
 func metaJSON(sig, id string) json.RawMessage {
@@ -139,35 +127,12 @@ func TestDecodeRecorded(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			got := decodeFile(t, tc.file, tc.stream)
-			if diff := cmp.Diff(tc.want, got.events); diff != "" {
+			evs, err := decodeFile(t, tc.file, tc.stream)
+			if diff := cmp.Diff(tc.want, evs); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			checkErr(t, got.err, tc.wantErr)
+			llmtest.CheckErr(t, err, tc.wantErr)
 		})
-	}
-}
-
-func checkErr(t *testing.T, got, want error) {
-	t.Helper()
-	var wantSE *llm.StreamError
-	switch {
-	case want == nil:
-		if got != nil {
-			t.Errorf("error = %v, want none", got)
-		}
-	case errors.As(want, &wantSE):
-		var se *llm.StreamError
-		if !errors.As(got, &se) {
-			t.Fatalf("error = %v, want a *llm.StreamError", got)
-		}
-		if diff := cmp.Diff(wantSE, se); diff != "" {
-			t.Errorf("stream error (-want +got):\n%s", diff)
-		}
-	default:
-		if !errors.Is(got, want) {
-			t.Errorf("error = %v, want %v", got, want)
-		}
 	}
 }
 
@@ -198,7 +163,7 @@ func TestDecodeNonStreamDocuments(t *testing.T) {
 				}
 				last = ev
 			}
-			checkErr(t, gotErr, tc.wantErr)
+			llmtest.CheckErr(t, gotErr, tc.wantErr)
 			if tc.wantErr == nil {
 				if last.Kind != llm.EventDone || last.Finish != tc.wantFinish {
 					t.Errorf("last event = %s finish %q, want done with finish %q", last.Kind, last.Finish, tc.wantFinish)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // FuzzDecodeStream feeds arbitrary bytes to Decode, as a stream and as one document: it must
@@ -16,24 +16,9 @@ func FuzzDecodeStream(f *testing.F) {
 	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"text":"x","thoughtSignature":"s"}]},"finishReason":"STOP"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, stream := range []bool{true, false} {
-			ended := false
-			for ev, err := range New().Decode(bytes.NewReader(data), stream) {
-				if ended {
-					t.Fatalf("event after the end: %+v, %v", ev, err)
-				}
-				if err != nil {
-					ended = true
-					continue
-				}
-				if ev.Kind == llm.EventDone {
-					if ev.Message == nil {
-						t.Fatal("done without a message")
-					}
-					ended = true
-				}
-			}
-			if !ended {
-				t.Fatalf("stream=%v: sequence ended without done or an error", stream)
+			evs, err := llmtest.Collect(t, New().Decode(bytes.NewReader(data), stream))
+			if err == nil && evs[len(evs)-1].Message == nil {
+				t.Fatalf("stream=%v: done without a message", stream)
 			}
 		}
 	})

@@ -2,12 +2,10 @@ package openairesp
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
@@ -31,22 +29,7 @@ func FuzzDecodeStream(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			done := evs[len(evs)-1]
-			if done.Message == nil || done.Message.Role != llm.RoleAssistant {
-				t.Fatalf("EventDone without an assistant message: %+v", done)
-			}
-			for _, p := range done.Message.Parts {
-				if p.Kind == llm.KindToolCall && !json.Valid(p.Args) {
-					t.Fatalf("call args not JSON: %q", p.Args)
-				}
-				if len(p.Raw) > 0 && !json.Valid(p.Raw) {
-					t.Fatalf("raw not JSON: %q", p.Raw)
-				}
-			}
-			req := llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "q"}}}, *done.Message}}
-			if _, err := all.Encode(&req, llm.Patch{}); err != nil {
-				t.Fatalf("a decoded message does not encode: %v", err)
-			}
+			llmtest.CheckSendBack(t, all, evs[len(evs)-1])
 		}
 	})
 }
