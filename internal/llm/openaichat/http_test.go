@@ -1,10 +1,6 @@
 package openaichat
 
 import (
-	"bytes"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 
@@ -28,41 +24,10 @@ func TestExchangeHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" ||
-			r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "text/event-stream" {
-			http.Error(w, "bad request line or headers", http.StatusBadRequest)
-			return
-		}
-		if !bytes.Equal(body, enc.Body) {
-			http.Error(w, "body changed in transit", http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for len(stream) > 0 {
-			n := min(len(stream), 97) // pieces that cut lines and events
-			_, _ = w.Write(stream[:n])
-			w.(http.Flusher).Flush()
-			stream = stream[n:]
-		}
-	}))
-	defer srv.Close()
-
-	hr, err := http.NewRequest(http.MethodPost, srv.URL+"/v1"+enc.Path, bytes.NewReader(enc.Body))
-	if err != nil {
-		t.Fatal(err)
+	if enc.Path != "/chat/completions" || enc.Header.Get("Content-Type") != "application/json" || enc.Header.Get("Accept") != "text/event-stream" {
+		t.Fatalf("request %s with headers %v", enc.Path, enc.Header)
 	}
-	hr.Header = enc.Header.Clone()
-	resp, err := srv.Client().Do(hr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("status %d: %s", resp.StatusCode, b)
-	}
+	resp := llmtest.Replay(t, enc, "/v1", "text/event-stream", stream)
 	evs, err := llmtest.Collect(t, New(q).Decode(resp.Body, true))
 	want, _ := os.ReadFile("testdata/stream/deepseek_reasoning.events")
 	if diff := cmp.Diff(string(want), llmtest.Render(evs, err)); diff != "" {
