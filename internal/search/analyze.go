@@ -1,6 +1,7 @@
 package search
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -44,10 +45,19 @@ type nodmixAnalyzer struct {
 	// lookup, not a stemming and a term lookup per term. Dropped by freeze.
 	ids   map[*wordInfo][]int32
 	joins map[[2]*wordInfo]int32
+
+	// list holds every analyzed word by its id; the distinct words of document i are
+	// docWords[docWordStart[i]:docWordStart[i+1]], which is what the vocabulary is
+	// made of, and what an update carries over for an unchanged document.
+	list         []*wordInfo
+	docWords     []int32
+	docWordStart []int32
+	seen         []int32 // while building: seen[word] is the document (offset by one) that last had it
 }
 
 // wordInfo is the analysis of one raw word.
 type wordInfo struct {
+	id    int32    // position in the analyzer's list
 	lower string   // the word lowercased
 	stop  bool     // lower is a stop word
 	parts []string // lower and its case parts, as splitWords gives them
@@ -101,7 +111,34 @@ func (*nodmixAnalyzer) tailMatch() bool     { return true }
 func (*nodmixAnalyzer) literalTier() bool   { return false }
 
 func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
-	a.words = make(map[string]*wordInfo, 4*len(docs))
+	if a.words == nil {
+		a.words = make(map[string]*wordInfo, 4*len(docs))
+	}
+	a.docWords = make([]int32, 0, 32*len(docs))
+	a.docWordStart = make([]int32, 1, len(docs)+1)
+	a.seen = make([]int32, len(a.list))
+}
+
+// successor shares the analysis of every word seen so far (wordInfos are immutable) with
+// the analyzer of an update; the cache map is copied, since this one's ranker may be
+// searched concurrently.
+func (a *nodmixAnalyzer) successor() analyzer {
+	return &nodmixAnalyzer{words: maps.Clone(a.words), list: slices.Clip(a.list)}
+}
+
+func (a *nodmixAnalyzer) carry(prev analyzer, doc int) {
+	p := prev.(*nodmixAnalyzer)
+	a.docWords = append(a.docWords, p.docWords[p.docWordStart[doc]:p.docWordStart[doc+1]]...)
+	a.docWordStart = append(a.docWordStart, int32(len(a.docWords)))
+}
+
+// noteWord records that the document being analyzed has word info.
+func (a *nodmixAnalyzer) noteWord(info *wordInfo) {
+	doc := int32(len(a.docWordStart)) // the document's number, offset by one
+	if a.seen[info.id] != doc {
+		a.seen[info.id] = doc
+		a.docWords = append(a.docWords, info.id)
+	}
 }
 
 // freeze ends the build: the word cache becomes read-only, and the corpus vocabulary
@@ -109,9 +146,16 @@ func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
 func (a *nodmixAnalyzer) freeze() {
 	a.frozen = true
 	a.sink = termSink{}
-	a.ids, a.joins = nil, nil
+	a.ids, a.joins, a.seen = nil, nil, nil
 	a.vocab = map[string]bool{}
-	for _, info := range a.words {
+	used := make([]bool, len(a.list))
+	for _, id := range a.docWords {
+		used[id] = true
+	}
+	for id, info := range a.list {
+		if !used[id] {
+			continue // a word of documents an update removed
+		}
 		for _, w := range info.parts {
 			if len(w) >= nodmixMinPart && !strings.Contains(w, "_") {
 				a.vocab[w] = true
@@ -131,13 +175,16 @@ func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
 		return info
 	}
 	parts := splitWords(nil, raw, &t.buf)
-	info := &wordInfo{lower: parts[0], stop: nodmixStopWords[parts[0]], parts: parts}
+	info := &wordInfo{id: -1, lower: parts[0], stop: nodmixStopWords[parts[0]], parts: parts}
 	for _, w := range parts {
 		if !nodmixStopWords[w] {
 			info.terms = appendStemVariants(info.terms, w)
 		}
 	}
 	if !a.frozen && a.words != nil {
+		info.id = int32(len(a.list))
+		a.list = append(a.list, info)
+		a.seen = append(a.seen, 0)
 		a.words[raw] = info
 	}
 	return info
@@ -186,6 +233,7 @@ func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, emit 
 		var prev *wordInfo
 		for _, raw := range t.raws {
 			info := a.word(raw, t)
+			a.noteWord(info)
 			ids, ok := a.ids[info]
 			if !ok {
 				ids = make([]int32, len(info.terms))
@@ -226,6 +274,7 @@ func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, emit 
 	for _, k := range d.SchemaKeys {
 		add(fieldKeys, k)
 	}
+	a.docWordStart = append(a.docWordStart, int32(len(a.docWords)))
 }
 
 // ownName is the name a tool has of its own: ToolName when set, else the part of the

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -61,6 +62,15 @@ type Ranker struct {
 	k1          float64
 	literalTier bool
 	scratch     sync.Pool // *rankScratch
+
+	// The analysis of every document, kept for Update: document i's cells are
+	// flat[docStart[i]:docStart[i+1]], its field lengths lens[i·fields:]. deadTerms
+	// counts the ids no document uses any more, left by updates.
+	flat      []termCell
+	docStart  []int32
+	lens      []float64
+	deadTerms int
+	opts      RankerOptions
 }
 
 // analyzer turns documents and queries into terms; the reference and nodmix's ranker
@@ -75,6 +85,11 @@ type analyzer interface {
 	docTerms(doc *RankDoc, emit func(field int, term string, weight float64))
 	// freeze ends the build.
 	freeze()
+	// carry takes the next document's analysis from prev, the analyzer of the ranker
+	// being updated, where it was document doc: docTerms is not called for it.
+	carry(prev analyzer, doc int)
+	// successor returns the analyzer of an update of this analyzer's ranker.
+	successor() analyzer
 	queryTerms(query string) []weightedTerm
 	k1() float64
 	// classic scores a single field with Okapi BM25 exactly as the reference writes it;
@@ -106,10 +121,14 @@ type fieldSpec struct {
 
 // NewRanker indexes docs; hit indices are positions in docs.
 func NewRanker(docs []RankDoc, opts RankerOptions) *Ranker {
+	var r *Ranker
 	if opts.Reference {
-		return newRanker(docs, referenceAnalyzer{})
+		r = newRanker(docs, referenceAnalyzer{})
+	} else {
+		r = newRanker(docs, newNodmixAnalyzer())
 	}
-	return newRanker(docs, newNodmixAnalyzer())
+	r.opts = opts
+	return r
 }
 
 // Len is the number of indexed documents.
@@ -244,6 +263,21 @@ var _ [maxFields - numFields]struct{}
 // document into per-document term counts by field (and field lengths), the second,
 // once the average field lengths are known, turns them into postings.
 func newRanker(docs []RankDoc, an analyzer) *Ranker {
+	return buildRanker(docs, an, nil, nil)
+}
+
+// termCell is one term of a document with its count in one field; a document's cells
+// are grouped by term.
+type termCell struct {
+	term  int32
+	field uint8
+	count float32 // a sum of small weights: exact in float32
+}
+
+// buildRanker is newRanker; with prev, every document whose reuse entry is not -1 is
+// prev's document of that index, unchanged, and its analysis is taken from prev
+// instead of being redone. Term ids then continue prev's.
+func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Ranker {
 	specs := an.fields()
 	nf := len(specs)
 	r := &Ranker{
@@ -251,10 +285,14 @@ func newRanker(docs []RankDoc, an analyzer) *Ranker {
 		an:          an,
 		byID:        make(map[string][]int32, len(docs)),
 		byLower:     make(map[string][]int32, 2*len(docs)),
-		terms:       map[string]int32{},
 		norm:        make([]float64, len(docs)),
 		k1:          an.k1(),
 		literalTier: an.literalTier(),
+	}
+	if prev != nil {
+		r.terms = maps.Clone(prev.terms)
+	} else {
+		r.terms = make(map[string]int32, 4*len(docs))
 	}
 	an.prepare(docs)
 
@@ -264,17 +302,12 @@ func newRanker(docs []RankDoc, an analyzer) *Ranker {
 		term   int32
 		counts [maxFields]float64
 	}
-	type cell struct {
-		term  int32
-		field uint8
-		count float32 // a sum of small weights: exact in float32
-	}
 	var acc []termCounts
-	var flat []cell
+	flat := make([]termCell, 0, 48*len(docs))
 	docStart := make([]int32, len(docs)+1)
 	lens := make([]float64, len(docs)*nf)
 	totals := make([]float64, nf)
-	slot := []int32{} // slot[t]: position of term t in acc, offset by one
+	slot := make([]int32, len(r.terms)) // slot[t]: position of term t in acc, offset by one
 	intern := func(term string) int32 {
 		id, ok := r.terms[term]
 		if !ok {
@@ -290,25 +323,32 @@ func newRanker(docs []RankDoc, an analyzer) *Ranker {
 		r.indexExact(i, d)
 		docStart[i] = int32(len(flat))
 		docLens := lens[i*nf : (i+1)*nf]
-		acc = acc[:0]
-		add := func(f int, id int32, w float64) {
-			if slot[id] == 0 {
-				acc = append(acc, termCounts{term: id})
-				slot[id] = int32(len(acc))
-			}
-			acc[slot[id]-1].counts[f] += w
-			docLens[f] += w
-		}
-		if ian != nil {
-			ian.docTermIDs(d, intern, add)
+		if reuse != nil && reuse[i] >= 0 {
+			j := int(reuse[i])
+			flat = append(flat, prev.flat[prev.docStart[j]:prev.docStart[j+1]]...)
+			copy(docLens, prev.lens[j*nf:(j+1)*nf])
+			an.carry(prev.an, j)
 		} else {
-			an.docTerms(d, func(f int, term string, w float64) { add(f, intern(term), w) })
-		}
-		for _, tc := range acc {
-			slot[tc.term] = 0
-			for f := range nf {
-				if tc.counts[f] != 0 {
-					flat = append(flat, cell{term: tc.term, field: uint8(f), count: float32(tc.counts[f])})
+			acc = acc[:0]
+			add := func(f int, id int32, w float64) {
+				if slot[id] == 0 {
+					acc = append(acc, termCounts{term: id})
+					slot[id] = int32(len(acc))
+				}
+				acc[slot[id]-1].counts[f] += w
+				docLens[f] += w
+			}
+			if ian != nil {
+				ian.docTermIDs(d, intern, add)
+			} else {
+				an.docTerms(d, func(f int, term string, w float64) { add(f, intern(term), w) })
+			}
+			for _, tc := range acc {
+				slot[tc.term] = 0
+				for f := range nf {
+					if tc.counts[f] != 0 {
+						flat = append(flat, termCell{term: tc.term, field: uint8(f), count: float32(tc.counts[f])})
+					}
 				}
 			}
 		}
@@ -318,6 +358,7 @@ func newRanker(docs []RankDoc, an analyzer) *Ranker {
 	}
 	docStart[len(docs)] = int32(len(flat))
 	an.freeze()
+	r.flat, r.docStart, r.lens = flat, docStart, lens
 
 	avg := make([]float64, nf)
 	for f := range avg {
@@ -345,6 +386,9 @@ func newRanker(docs []RankDoc, an analyzer) *Ranker {
 		}
 	}
 	for t := 1; t < len(r.start); t++ {
+		if r.start[t] == 0 {
+			r.deadTerms++
+		}
 		r.start[t] += r.start[t-1]
 	}
 	r.post = make([]int32, postings)
@@ -400,13 +444,15 @@ func (r *Ranker) indexExact(i int, d *RankDoc) {
 // referenceAnalyzer is the reference ranker's text model.
 type referenceAnalyzer struct{}
 
-func (referenceAnalyzer) fields() []fieldSpec { return []fieldSpec{{weight: 1, b: 0.75}} }
-func (referenceAnalyzer) k1() float64         { return 1.2 }
-func (referenceAnalyzer) classic() bool       { return true }
-func (referenceAnalyzer) tailMatch() bool     { return false }
-func (referenceAnalyzer) prepare([]RankDoc)   {}
-func (referenceAnalyzer) freeze()             {}
-func (referenceAnalyzer) literalTier() bool   { return true }
+func (referenceAnalyzer) fields() []fieldSpec   { return []fieldSpec{{weight: 1, b: 0.75}} }
+func (referenceAnalyzer) k1() float64           { return 1.2 }
+func (referenceAnalyzer) classic() bool         { return true }
+func (referenceAnalyzer) tailMatch() bool       { return false }
+func (referenceAnalyzer) prepare([]RankDoc)     {}
+func (referenceAnalyzer) freeze()               {}
+func (referenceAnalyzer) carry(analyzer, int)   {}
+func (a referenceAnalyzer) successor() analyzer { return a }
+func (referenceAnalyzer) literalTier() bool     { return true }
 
 func (referenceAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
 	var terms, words []string

@@ -58,7 +58,7 @@ func NewIndex(snap *catalog.Snapshot, policy dispatch.Policy, rank RankerFactory
 	if snap == nil {
 		return nil, errors.New("toolsearch: index needs a snapshot")
 	}
-	return newIndex(snap, served(snap, policy), rank)
+	return newIndex(snap, served(snap, policy), rank, nil)
 }
 
 // served returns the entries of snap that Tool Search serves under policy, in snapshot order.
@@ -72,8 +72,10 @@ func served(snap *catalog.Snapshot, policy dispatch.Policy) []*catalog.Entry {
 	return out
 }
 
-// newIndex builds the index of entries, the served entries of snap.
-func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFactory) (*Index, error) {
+// newIndex builds the index of entries, the served entries of snap. With prev, an index built by
+// the same factory, its ranker builds the new one when it can, redoing the work of changed tools
+// only.
+func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFactory, prev *Index) (*Index, error) {
 	if rank == nil {
 		return nil, errors.New("toolsearch: index needs a ranker")
 	}
@@ -100,11 +102,22 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 		}
 		ix.sources.add(t)
 	}
-	ix.ranker = rank(tools)
+	if up, ok := rankerOf(prev).(updater); ok {
+		ix.ranker = up.update(tools)
+	} else {
+		ix.ranker = rank(tools)
+	}
 	ix.descOnce = make([]sync.Once, len(entries))
 	ix.desc = make([]Descriptor, len(entries))
 	ix.key = indexKey(snap.Version(), entries)
 	return ix, nil
+}
+
+func rankerOf(ix *Index) Ranker {
+	if ix == nil {
+		return nil
+	}
+	return ix.ranker
 }
 
 // catalogued reports whether Tool Search serves t: control tools and hidden tools stay out.
@@ -295,7 +308,9 @@ func (c *IndexCache) Index(snap *catalog.Snapshot) (*Index, error) {
 	if ix := c.lookup(func(ix *Index) bool { return ix.key == key }); ix != nil {
 		return ix, nil
 	}
-	ix, err := newIndex(snap, entries, c.rank)
+	// The latest index is the likeliest to share most tools with the new snapshot: a server that
+	// reconnects changes its own tools only.
+	ix, err := newIndex(snap, entries, c.rank, c.latest())
 	if err != nil {
 		return nil, err
 	}
@@ -306,6 +321,16 @@ func (c *IndexCache) Index(snap *catalog.Snapshot) (*Index, error) {
 		c.items = c.items[:indexCacheSize]
 	}
 	return ix, nil
+}
+
+// latest returns the index built or used last, or nil.
+func (c *IndexCache) latest() *Index {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.items) == 0 {
+		return nil
+	}
+	return c.items[0]
 }
 
 // lookup returns the first cached index that match accepts, moving it to the front, or nil.

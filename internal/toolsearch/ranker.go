@@ -1,6 +1,8 @@
 package toolsearch
 
 import (
+	"bytes"
+
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/search"
 )
@@ -19,8 +21,41 @@ func SearchRanker(opts search.RankerOptions) RankerFactory {
 		for i, t := range tools {
 			docs[i] = rankDoc(t, !opts.Reference || trusted(t))
 		}
-		return searchRanker{search.NewRanker(docs, opts)}
+		return &searchRanker{r: search.NewRanker(docs, opts), tools: tools, docs: docs, opts: opts}
 	}
+}
+
+// updater is a Ranker that builds the ranker of a changed catalog from itself, redoing only
+// the work of tools that changed. IndexCache uses it between catalog versions.
+type updater interface {
+	update(tools []*catalog.Tool) Ranker
+}
+
+var _ updater = (*searchRanker)(nil)
+
+// update reuses the document of every tool whose indexed fields are unchanged, and the search
+// ranker's analysis of it.
+func (s *searchRanker) update(tools []*catalog.Tool) Ranker {
+	prev := make(map[string]int, len(s.tools))
+	for i, t := range s.tools {
+		prev[t.ID] = i
+	}
+	docs := make([]search.RankDoc, len(tools))
+	for i, t := range tools {
+		if j, ok := prev[t.ID]; ok && sameIndexed(s.tools[j], t) {
+			docs[i] = s.docs[j]
+		} else {
+			docs[i] = rankDoc(t, !s.opts.Reference || trusted(t))
+		}
+	}
+	return &searchRanker{r: s.r.Update(docs), tools: tools, docs: docs, opts: s.opts}
+}
+
+// sameIndexed reports whether a and b agree on every field rankDoc reads.
+func sameIndexed(a, b *catalog.Tool) bool {
+	return a.ID == b.ID && a.Name == b.Name && a.Label == b.Label && a.Description == b.Description &&
+		a.Source == b.Source && a.Server == b.Server && a.MCPToolName == b.MCPToolName &&
+		bytes.Equal(a.InputSchema, b.InputSchema)
 }
 
 func rankDoc(t *catalog.Tool, paramText bool) search.RankDoc {
@@ -49,9 +84,16 @@ func rankDoc(t *catalog.Tool, paramText bool) search.RankDoc {
 	return d
 }
 
-type searchRanker struct{ r *search.Ranker }
+// searchRanker is the search package's ranker with what an update needs: the tools and documents
+// it was built from.
+type searchRanker struct {
+	r     *search.Ranker
+	tools []*catalog.Tool
+	docs  []search.RankDoc
+	opts  search.RankerOptions
+}
 
-func (s searchRanker) Search(query string, limit int, allow func(int) bool) []Hit {
+func (s *searchRanker) Search(query string, limit int, allow func(int) bool) []Hit {
 	hits := s.r.Search(query, limit, allow)
 	out := make([]Hit, len(hits))
 	for i, h := range hits {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,7 +96,7 @@ func TestSearchRankerFiltersBeforeLimit(t *testing.T) {
 
 // benchCatalog returns about n tools from the retrieval sets (Seal-Tools, MetaTool), padded with
 // renamed copies, and the Seal-Tools dev queries.
-func benchCatalog(b *testing.B, n int) ([]catalog.Entry, []string) {
+func benchCatalog(b testing.TB, n int) ([]catalog.Entry, []string) {
 	b.Helper()
 	var tools []catalog.Tool
 	for _, set := range []string{"sealtools", "metatool"} {
@@ -211,5 +212,70 @@ func BenchmarkIndex10000(b *testing.B) {
 		if _, err := NewIndex(snap, nil, SearchRanker(search.RankerOptions{})); err != nil {
 			b.Fatal(err)
 		}
+	})
+}
+
+// changedServer returns entries with the tools of every 200th position (a server's worth at
+// 10,000 tools) described anew, as when a server reconnects with changed tools.
+func changedServer(entries []catalog.Entry, round int) []catalog.Entry {
+	out := slices.Clone(entries)
+	for i := 0; i < len(out); i += 200 {
+		out[i].Tool.Description = fmt.Sprintf("%s (revision %d)", out[i].Tool.Description, round)
+	}
+	return out
+}
+
+// TestIndexCacheUpdate: the index IndexCache builds from the previous one when a server's tools
+// change ranks exactly as one built afresh.
+func TestIndexCacheUpdate(t *testing.T) {
+	entries, queries := benchCatalog(t, 6000)
+	cache := NewIndexCache(nil, SearchRanker(search.RankerOptions{}))
+	for round := range 3 {
+		snap, err := catalog.NewSnapshot(uint64(round+1), changedServer(entries, round))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cache.Index(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := NewIndex(snap, nil, SearchRanker(search.RankerOptions{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range queries[:80] {
+			if diff := cmp.Diff(want.ranker.Search(q, 10, nil), got.ranker.Search(q, 10, nil)); diff != "" {
+				t.Fatalf("round %d, %q (-fresh +cached):\n%s", round, q, diff)
+			}
+		}
+	}
+}
+
+// BenchmarkIndexUpdate10000 is the index build when one server's tools (50 of 10,000) changed:
+// what a reconnect costs.
+func BenchmarkIndexUpdate10000(b *testing.B) {
+	entries, _ := benchCatalog(b, 10000)
+	var snaps [2]*catalog.Snapshot
+	for i := range snaps {
+		snap, err := catalog.NewSnapshot(uint64(i+1), changedServer(entries, i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		snaps[i] = snap
+	}
+	rank := SearchRanker(search.RankerOptions{})
+	prev, err := NewIndex(snaps[0], nil, rank)
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 1
+	loopCPU(b, func() {
+		snap := snaps[i%2]
+		ix, err := newIndex(snap, served(snap, nil), rank, prev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		prev = ix
+		i++
 	})
 }
