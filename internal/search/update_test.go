@@ -16,7 +16,7 @@ func TestRankerUpdate(t *testing.T) {
 	queries := readQueryFile(t, sealtoolsQueries)[:150]
 	// Each step stands for a server reconnecting with a changed tool list.
 	steps := []func([]RankDoc) []RankDoc{
-		func(d []RankDoc) []RankDoc { return d }, // nothing changed
+		func(d []RankDoc) []RankDoc { return d },                                                     // nothing changed
 		func(d []RankDoc) []RankDoc { return append(append([]RankDoc{}, d[:1000]...), d[1400:]...) }, // removed
 		func(d []RankDoc) []RankDoc { // changed, and moved
 			out := append([]RankDoc{}, d[2000:]...)
