@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // benchRequest is a mid-loop request: 10 messages (text, thinking, calls, results) and 20 tools.
@@ -37,15 +38,8 @@ func benchRequest() *llm.Request {
 }
 
 func BenchmarkEncode(b *testing.B) {
-	d := New(Options{})
-	req := benchRequest()
 	patch := llm.Patch{Body: json.RawMessage(`{"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}}`)}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := d.Encode(req, patch); err != nil {
-			b.Fatal(err)
-		}
-	}
+	llmtest.BenchEncode(b, New(Options{}), benchRequest(), patch)
 }
 
 // benchStream is a 200-event stream: thinking, text and two tool calls in pieces.
@@ -107,15 +101,5 @@ func TestBenchStream(t *testing.T) {
 }
 
 func BenchmarkDecodeStream(b *testing.B) {
-	d := New(Options{})
-	data := benchStream()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, err := range d.Decode(bytes.NewReader(data), true) {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	llmtest.BenchDecode(b, New(Options{}), benchStream(), true)
 }

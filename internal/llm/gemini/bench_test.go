@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // benchRequest is a mid-loop request: 10 messages (text, signed calls, results) and 20 tools.
@@ -37,13 +38,7 @@ func benchRequest() *llm.Request {
 
 func BenchmarkEncode(b *testing.B) {
 	req := benchRequest()
-	d := New()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := d.Encode(req, llm.Patch{Body: json.RawMessage(`{"generationConfig":{"thinkingConfig":{"thinkingLevel":"LOW"}}}`)}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	llmtest.BenchEncode(b, New(), req, llm.Patch{Body: json.RawMessage(`{"generationConfig":{"thinkingConfig":{"thinkingLevel":"LOW"}}}`)})
 }
 
 // benchStream is 200 chunks: 40 of thought summary, 158 of answer text, a signed call and the end.
@@ -63,15 +58,5 @@ func benchStream() []byte {
 
 func BenchmarkDecodeStream(b *testing.B) {
 	data := benchStream()
-	d := New()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		for ev, err := range d.Decode(bytes.NewReader(data), true) {
-			if err != nil {
-				b.Fatal(err)
-			}
-			_ = ev
-		}
-	}
+	llmtest.BenchDecode(b, New(), data, true)
 }

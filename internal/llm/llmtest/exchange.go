@@ -80,3 +80,14 @@ func BenchDecode(b *testing.B, d llm.Dialect, data []byte, stream bool) llm.Even
 	}
 	return done
 }
+
+// BenchEncode measures d encoding req with p, failing on any error.
+func BenchEncode(b *testing.B, d llm.Dialect, req *llm.Request, p llm.Patch) {
+	b.Helper()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := d.Encode(req, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -185,18 +185,9 @@ func BenchmarkDecodeStream(b *testing.B) {
 	if n := strings.Count(string(in), "data: {"); n != 200 {
 		b.Fatalf("%d chunks", n)
 	}
-	d := New(Quirks{ReasoningContent: true})
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for b.Loop() {
-		for ev, err := range d.Decode(bytes.NewReader(in), true) {
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == llm.EventDone && len(ev.Message.ToolCalls()) != 2 {
-				b.Fatal("calls lost")
-			}
-		}
+	done := llmtest.BenchDecode(b, New(Quirks{ReasoningContent: true}), in, true)
+	if len(done.Message.ToolCalls()) != 2 {
+		b.Fatal("calls lost")
 	}
 }
 
@@ -240,15 +231,7 @@ func BenchmarkEncode(b *testing.B) {
 		{"plain", Quirks{}, llm.Patch{}},
 		{"patched", Quirks{ReasoningContent: true}, patch},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			d := New(bc.q)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := d.Encode(req, bc.patch); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(bc.name, func(b *testing.B) { llmtest.BenchEncode(b, New(bc.q), req, bc.patch) })
 	}
 }
 

@@ -169,18 +169,9 @@ func BenchmarkDecodeStream(b *testing.B) {
 	if n := strings.Count(string(in), "data: {"); n != 200 {
 		b.Fatalf("%d events", n)
 	}
-	d := New()
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for b.Loop() {
-		for ev, err := range d.Decode(bytes.NewReader(in), true) {
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == llm.EventDone && len(ev.Message.ToolCalls()) != 2 {
-				b.Fatal("calls lost")
-			}
-		}
+	done := llmtest.BenchDecode(b, New(), in, true)
+	if len(done.Message.ToolCalls()) != 2 {
+		b.Fatal("calls lost")
 	}
 }
 
@@ -220,14 +211,6 @@ func BenchmarkEncode(b *testing.B) {
 		name  string
 		patch llm.Patch
 	}{{"plain", llm.Patch{}}, {"patched", patch}} {
-		b.Run(bc.name, func(b *testing.B) {
-			d := New()
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := d.Encode(req, bc.patch); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(bc.name, func(b *testing.B) { llmtest.BenchEncode(b, New(), req, bc.patch) })
 	}
 }
