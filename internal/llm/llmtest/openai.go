@@ -1,5 +1,5 @@
-// Package llmtest is a stand-in for a paid model API in tests: an OpenAI server on loopback
-// that speaks Chat Completions and Responses (streamed and not) as OpenAI documents them.
+// Package llmtest is what tests of model calls share: an OpenAI server on loopback standing in
+// for a paid API, and the golden-file, decode-contract, replay and benchmark checks of dialects.
 package llmtest
 
 import (
