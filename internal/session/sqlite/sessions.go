@@ -281,10 +281,11 @@ func (s *Store) DeleteSession(ctx context.Context, key string) error {
 // write runs fn in a write transaction, committing if fn returns nil. The deferred rollback also
 // releases the write lock if fn panics.
 func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, done, err := s.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
+	defer done()
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	if err := fn(tx); err != nil {
 		return err
@@ -300,4 +301,24 @@ func (s *Store) stamp(ctx context.Context, tx *sql.Tx) (int64, error) {
 		return 0, err
 	}
 	return session.Stamp(time.Now(), time.UnixMicro(last)).UnixMicro(), nil
+}
+
+// beginWrite starts a write transaction once this process's other writers are done. SQLite takes
+// one writer at a time anyway; queueing in-process writers here, in order, spares them its busy
+// handler, which polls with growing sleeps (under 50 concurrent sessions that put the p99 of a
+// turn near 0.7 s). busy_timeout still covers writers in other processes. done must be called
+// after the transaction ends.
+func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, func(), error) {
+	select {
+	case s.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	done := func() { <-s.writeSem }
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return tx, done, nil
 }

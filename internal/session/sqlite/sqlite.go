@@ -107,7 +107,8 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 // Store is a session.Store in a SQLite file.
 type Store struct {
 	db       *sql.DB
-	maxBlobs int // MaxBlobBytes; tests lower it
+	maxBlobs int           // MaxBlobBytes; tests lower it
+	writeSem chan struct{} // one in-process writer at a time: see beginWrite
 }
 
 var _ session.Store = (*Store)(nil)
@@ -129,7 +130,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("state store %s: schema: %w", path, err)
 	}
-	return &Store{db: db, maxBlobs: MaxBlobBytes}, nil
+	return &Store{db: db, maxBlobs: MaxBlobBytes, writeSem: make(chan struct{}, 1)}, nil
 }
 
 // Selected implements session.Store.
@@ -152,10 +153,11 @@ func (s *Store) Selected(ctx context.Context, sess string) ([]string, error) {
 
 // AddSelected implements session.Store in one transaction.
 func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (added []string, err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, done, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("selections: %w", err)
 	}
+	defer done()
 	defer func() {
 		if err != nil {
 			_ = tx.Rollback()
@@ -215,10 +217,11 @@ func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) (err
 	if len(data) > s.maxBlobs {
 		return fmt.Errorf("blob: %d bytes is more than the store keeps (%d)", len(data), s.maxBlobs)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, done, err := s.beginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("blob: %w", err)
 	}
+	defer done()
 	defer func() {
 		if err != nil {
 			_ = tx.Rollback()
