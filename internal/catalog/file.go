@@ -30,6 +30,19 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
+// decodeLineSlow reads a line with the standard decoder, which names what is wrong with it.
+func decodeLineSlow(b []byte, ft *fileTool) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(ft); err != nil {
+		return fmt.Errorf("not a catalog entry: %w", err)
+	}
+	if dec.InputOffset() != int64(len(b)) {
+		return fmt.Errorf("not a catalog entry: text after the object")
+	}
+	return nil
+}
+
 // ReadFile reads a catalog file: one JSON object a line, blank lines skipped. `source` defaults to
 // "mcp"; a tool without a name takes its id. Errors name the line.
 func ReadFile(r io.Reader) ([]Tool, error) {
@@ -45,13 +58,10 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 			continue
 		}
 		var ft fileTool
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&ft); err != nil {
-			return nil, &LineError{line, fmt.Errorf("not a catalog entry: %w", err)}
-		}
-		if dec.InputOffset() != int64(len(b)) {
-			return nil, &LineError{line, fmt.Errorf("not a catalog entry: text after the object")}
+		if !decodeLine(b, &ft) {
+			if err := decodeLineSlow(b, &ft); err != nil {
+				return nil, &LineError{line, err}
+			}
 		}
 		if ft.ID == "" {
 			return nil, &LineError{line, fmt.Errorf("id: is required")}

@@ -1,0 +1,65 @@
+package catalog_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+)
+
+var idKey = regexp.MustCompile(`"id":\s*"`)
+
+// benchFile is a catalog file of n lines from the retrieval sets (Seal-Tools, MetaTool), padded
+// with copies under new ids.
+func benchFile(b *testing.B, n int) []byte {
+	var lines [][]byte
+	for _, set := range []string{"sealtools", "metatool"} {
+		data, err := os.ReadFile("../../testdata/bench/retrieval/" + set + "/tools.jsonl")
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			lines = append(lines, bytes.Clone(sc.Bytes()))
+		}
+	}
+	var out bytes.Buffer
+	for i := range n {
+		l := lines[i%len(lines)]
+		if i >= len(lines) {
+			l = idKey.ReplaceAll(l, fmt.Appendf(nil, `"id": "copy%d_`, i/len(lines)))
+		}
+		out.Write(l)
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}
+
+// BenchmarkReadFile10000 is loading a 10,000-line catalog file, as `nodmix tools search
+// --catalog` does first.
+func BenchmarkReadFile10000(b *testing.B) {
+	data := benchFile(b, 10000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		tools, err := catalog.ReadFile(bytes.NewReader(data))
+		if err != nil || len(tools) != 10000 {
+			b.Fatal(len(tools), err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,136 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// decodeLine is the fast path of ReadFile: it fills ft from a line made of the fields a catalog
+// line has, each spelled exactly, with string values (or null) and any valid input_schema, which
+// stays raw. It reports false for anything else, which the standard decoder then reads and
+// reports on, so that both paths accept the same lines with the same result. A catalog of
+// 10,000 lines is read in a fraction of what reflection costs.
+func decodeLine(b []byte, ft *fileTool) bool {
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return false
+	}
+	i := skipSpace(b, 1)
+	if i < len(b) && b[i] == '}' {
+		return i+1 == len(b)
+	}
+	for i < len(b) && b[i] == '"' {
+		kEnd := stringEnd(b, i)
+		key := b[i+1 : kEnd-1]
+		i = skipSpace(b, kEnd)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		vEnd := valueEnd(b, i)
+		val := b[i:vEnd]
+		if string(key) == "input_schema" {
+			ft.InputSchema = bytes.Clone(val)
+		} else {
+			dst := ft.stringField(key)
+			if dst == nil {
+				return false // an unknown or differently spelled key: the decoder decides
+			}
+			switch val[0] {
+			case 'n': // null leaves a string field as it is
+			case '"':
+				*dst = unquote(val)
+			default:
+				return false
+			}
+		}
+		i = skipSpace(b, vEnd)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		return i+1 == len(b) && b[i] == '}'
+	}
+	return false
+}
+
+func (ft *fileTool) stringField(key []byte) *string {
+	switch string(key) {
+	case "id":
+		return &ft.ID
+	case "name":
+		return &ft.Name
+	case "label":
+		return &ft.Label
+	case "description":
+		return &ft.Description
+	case "summary":
+		return &ft.Summary
+	case "source":
+		return &ft.Source
+	case "server":
+		return &ft.Server
+	case "mcp_tool_name":
+		return &ft.MCPToolName
+	}
+	return nil
+}
+
+// unquote decodes a JSON string as encoding/json does.
+func unquote(v []byte) string {
+	body := v[1 : len(v)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body)
+	}
+	var s string
+	_ = json.Unmarshal(v, &s) // the line is valid JSON
+	return s
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string starting at i.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd returns the index after the value starting at i of valid JSON.
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
+}

@@ -1,0 +1,67 @@
+package catalog
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// checkLine: whenever the fast path takes a line, the standard decoder accepts it with the same
+// result.
+func checkLine(t *testing.T, line []byte) {
+	t.Helper()
+	var fast, slow fileTool
+	if !decodeLine(line, &fast) {
+		return
+	}
+	if err := decodeLineSlow(line, &slow); err != nil {
+		t.Fatalf("fast path took %q, which the decoder refuses: %v", line, err)
+	}
+	if diff := cmp.Diff(slow, fast); diff != "" {
+		t.Fatalf("%q (-decoder +fast):\n%s", line, diff)
+	}
+}
+
+func TestDecodeLine(t *testing.T) {
+	taken := 0
+	for _, l := range []string{
+		`{}`, `{ }`, `{"id":"a"}`, `{"id":"a","id":null}`, `{"id":"\u00e9\n"}`, "{\"id\":\"\xff\"}",
+		`{"id":"a","input_schema":null}`, `{"id":"a","input_schema": {"properties":{"x":{"description":"}"}}} }`,
+		`{"id":"a","input_schema":[1,2]}`, `{"ID":"a"}`, `{"id":1}`, `{"id":"a",}`, `{"id":"a"} x`,
+	} {
+		checkLine(t, []byte(l))
+		var ft fileTool
+		if decodeLine([]byte(l), &ft) {
+			taken++
+		}
+	}
+	if taken != 9 {
+		t.Errorf("fast path took %d lines, want 9", taken)
+	}
+	for _, path := range []string{"../../testdata/bench/retrieval/sealtools/tools.jsonl", "../../testdata/bench/retrieval/metatool/tools.jsonl"} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var ft fileTool
+			line := bytes.TrimSpace(sc.Bytes())
+			if !decodeLine(line, &ft) {
+				t.Fatalf("%s: fast path refused %q", path, line)
+			}
+			checkLine(t, line)
+		}
+		f.Close()
+	}
+}
+
+func FuzzDecodeLine(f *testing.F) {
+	f.Add([]byte(`{"id":"a","name":"b","input_schema":{"type":"object"},"source":"mcp"}`))
+	f.Add([]byte(`{"id":"a\u0062","label":null,"server":"s"}`))
+	f.Fuzz(func(t *testing.T, line []byte) { checkLine(t, line) })
+}
