@@ -241,7 +241,7 @@ func newGatewayCmd(g *globals) *cobra.Command {
 				Servers: func(context.Context) any { return serverStatus(a) },
 			}
 			h := webchat.Mount(gateway.WithAPI(gateway.NewHandler(routes), &gateway.API{Agent: a, Log: a.Log}))
-			fmt.Fprintf(g.env.Stderr, "nodmix gateway: listening on http://%s (MCP at /mcp, OpenAI-compatible API at /v1, mode %s, %d tools)\n",
+			fmt.Fprintf(g.env.Stderr, "nodmix gateway: listening on http://%s (chat page at /, OpenAI-compatible API at /v1, MCP at /mcp; mode %s, %d tools)\n",
 				ln.Addr(), a.Engine.Mode(), a.Engine.Allowed().Len())
 			return gateway.ServeListener(c.Context(), ln, token, h, gateway.Limits{})
 		},
