@@ -174,3 +174,39 @@ func UnmarshalLoose(b []byte, v any) error {
 	}
 	return err
 }
+
+// UserContent is a user message's content for the OpenAI wire formats, whose content is a
+// string or a list of typed parts: the text itself for a lone text part, else each text (empty
+// ones left out) and image part as part makes it, or "" when none remains. part sees only
+// KindText and KindImage parts.
+func UserContent[T any](parts []Part, part func(*Part) T) any {
+	if len(parts) == 1 && parts[0].Kind == KindText {
+		return parts[0].Text
+	}
+	cs := make([]T, 0, len(parts))
+	for i := range parts {
+		p := &parts[i]
+		if p.Kind == KindText && p.Text != "" || p.Kind == KindImage {
+			cs = append(cs, part(p))
+		}
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	return cs
+}
+
+// SplitToolResults splits a tool message for wire formats whose tool results hold text only:
+// its results in order, and its text and image parts (an image a tool returned), which follow
+// the results in a user message. Other parts are left out.
+func SplitToolResults(parts []Part) (results, rest []Part) {
+	for _, p := range parts {
+		switch p.Kind {
+		case KindToolResult:
+			results = append(results, p)
+		case KindText, KindImage:
+			rest = append(rest, p)
+		}
+	}
+	return results, rest
+}

@@ -232,3 +232,43 @@ func TestUnmarshalLoose(t *testing.T) {
 		t.Error("UnmarshalLoose of broken JSON: no error")
 	}
 }
+
+func TestUserContent(t *testing.T) {
+	tag := func(p *Part) string { return string(p.Kind) + ":" + p.Text + p.ImageURL }
+	text := func(s string) Part { return Part{Kind: KindText, Text: s} }
+	img := Part{Kind: KindImage, ImageURL: "https://x/a.png"}
+	tests := []struct {
+		name  string
+		parts []Part
+		want  any
+	}{
+		{"one text", []Part{text("hi")}, "hi"},
+		{"one empty text", []Part{text("")}, ""},
+		{"text and image", []Part{text("look"), img}, []string{"text:look", "image:https://x/a.png"}},
+		{"empty texts left out", []Part{text(""), img, text("")}, []string{"image:https://x/a.png"}},
+		{"nothing left", []Part{text(""), {Kind: KindToolCall, Name: "f"}}, ""},
+		{"none", nil, ""},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, UserContent(tt.parts, tag)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+func TestSplitToolResults(t *testing.T) {
+	parts := []Part{
+		{Kind: KindToolResult, CallID: "a", Text: "1"},
+		{Kind: KindImage, ImageURL: "data:image/png;base64,AA=="},
+		{Kind: KindReasoning, Text: "dropped"},
+		{Kind: KindToolResult, CallID: "b", Text: "2"},
+		{Kind: KindText, Text: "note"},
+	}
+	results, rest := SplitToolResults(parts)
+	if diff := cmp.Diff([]Part{parts[0], parts[3]}, results); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Part{parts[1], parts[4]}, rest); diff != "" {
+		t.Errorf("rest (-want +got):\n%s", diff)
+	}
+}

@@ -165,13 +165,9 @@ func (d *dialect) messages(req *llm.Request) ([]message, error) {
 		case llm.RoleTool:
 			// The tool role takes text only: anything else a tool returned (an image) follows
 			// the results in a user message.
-			var rest []llm.Part
-			for _, p := range m.Parts {
-				if p.Kind == llm.KindToolResult {
-					out = append(out, message{Role: "tool", ToolCallID: p.CallID, Content: p.Text})
-				} else if p.Kind == llm.KindText || p.Kind == llm.KindImage {
-					rest = append(rest, p)
-				}
+			results, rest := llm.SplitToolResults(m.Parts)
+			for _, p := range results {
+				out = append(out, message{Role: "tool", ToolCallID: p.CallID, Content: p.Text})
 			}
 			if len(rest) > 0 {
 				out = append(out, message{Role: "user", Content: userContent(rest)})
@@ -185,24 +181,12 @@ func (d *dialect) messages(req *llm.Request) ([]message, error) {
 
 // userContent is a plain string for one text part, else content parts.
 func userContent(parts []llm.Part) any {
-	if len(parts) == 1 && parts[0].Kind == llm.KindText {
-		return parts[0].Text
-	}
-	cs := make([]contentPart, 0, len(parts))
-	for _, p := range parts {
-		switch p.Kind {
-		case llm.KindText:
-			if p.Text != "" {
-				cs = append(cs, contentPart{Type: "text", Text: p.Text})
-			}
-		case llm.KindImage:
-			cs = append(cs, contentPart{Type: "image_url", ImageURL: &imageURL{URL: p.ImageURL}})
+	return llm.UserContent(parts, func(p *llm.Part) contentPart {
+		if p.Kind == llm.KindImage {
+			return contentPart{Type: "image_url", ImageURL: &imageURL{URL: p.ImageURL}}
 		}
-	}
-	if len(cs) == 0 {
-		return ""
-	}
-	return cs
+		return contentPart{Type: "text", Text: p.Text}
+	})
 }
 
 func (d *dialect) assistant(m *llm.Message) (message, error) {

@@ -105,13 +105,9 @@ func inputItems(msgs []llm.Message) ([]any, error) {
 		case llm.RoleTool:
 			// A function_call_output holds text: anything else a tool returned (an image)
 			// follows the outputs in a user message.
-			var rest []llm.Part
-			for _, p := range m.Parts {
-				if p.Kind == llm.KindToolResult {
-					out = append(out, callOutput{Type: "function_call_output", CallID: p.CallID, Output: p.Text})
-				} else if p.Kind == llm.KindText || p.Kind == llm.KindImage {
-					rest = append(rest, p)
-				}
+			results, rest := llm.SplitToolResults(m.Parts)
+			for _, p := range results {
+				out = append(out, callOutput{Type: "function_call_output", CallID: p.CallID, Output: p.Text})
 			}
 			if len(rest) > 0 {
 				out = append(out, userMessage{Role: "user", Content: userContent(rest)})
@@ -125,24 +121,12 @@ func inputItems(msgs []llm.Message) ([]any, error) {
 
 // userContent is a plain string for one text part, else input content parts.
 func userContent(parts []llm.Part) any {
-	if len(parts) == 1 && parts[0].Kind == llm.KindText {
-		return parts[0].Text
-	}
-	cs := make([]inputPart, 0, len(parts))
-	for _, p := range parts {
-		switch p.Kind {
-		case llm.KindText:
-			if p.Text != "" {
-				cs = append(cs, inputPart{Type: "input_text", Text: p.Text})
-			}
-		case llm.KindImage:
-			cs = append(cs, inputPart{Type: "input_image", ImageURL: p.ImageURL, Detail: "auto"})
+	return llm.UserContent(parts, func(p *llm.Part) inputPart {
+		if p.Kind == llm.KindImage {
+			return inputPart{Type: "input_image", ImageURL: p.ImageURL, Detail: "auto"}
 		}
-	}
-	if len(cs) == 0 {
-		return ""
-	}
-	return cs
+		return inputPart{Type: "input_text", Text: p.Text}
+	})
 }
 
 // assistantItems turns an assistant message into output items, one per part, in order. A
