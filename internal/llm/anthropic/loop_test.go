@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // thinking and signature of the first step's stream, with characters an encoder might escape.
@@ -115,30 +116,8 @@ func (s *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // step sends one request as the provider layer would and decodes the answer.
 func step(t *testing.T, d llm.Dialect, url string, req *llm.Request) *llm.Event {
 	t.Helper()
-	enc, err := d.Encode(req, llm.Patch{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hr, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/v1"+enc.Path, bytes.NewReader(enc.Body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hr.Header = enc.Header
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	for ev, err := range d.Decode(resp.Body, req.Stream) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Kind == llm.EventDone {
-			return &ev
-		}
-	}
-	t.Fatal("no EventDone")
-	return nil
+	ev := llmtest.Step(t, d, url, "/v1", req, llm.Patch{})
+	return &ev
 }
 
 // runLoop runs two steps: the model calls a tool, nodmix answers with its result.

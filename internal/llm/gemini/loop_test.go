@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // Signatures as Gemini 3 sends them: on the first of two parallel calls, and on the
@@ -60,27 +61,7 @@ func TestToolLoopKeepsSignatures(t *testing.T) {
 
 	step := func() *llm.Message {
 		t.Helper()
-		enc, err := d.Encode(req, llm.Patch{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hreq, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1beta"+enc.Path, bytes.NewReader(enc.Body))
-		hreq.Header = enc.Header
-		resp, err := srv.Client().Do(hreq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		for ev, err := range d.Decode(resp.Body, true) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ev.Kind == llm.EventDone {
-				return ev.Message
-			}
-		}
-		t.Fatal("no done event")
-		return nil
+		return llmtest.Step(t, d, srv.URL, "/v1beta", req, llm.Patch{}).Message
 	}
 
 	first := step()
@@ -89,15 +70,7 @@ func TestToolLoopKeepsSignatures(t *testing.T) {
 		t.Fatalf("calls = %d, want 2", len(calls))
 	}
 	// The session store keeps the message as JSON; the signature must survive it.
-	stored, err := json.Marshal(first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reloaded llm.Message
-	if err := json.Unmarshal(stored, &reloaded); err != nil {
-		t.Fatal(err)
-	}
-	req.Messages = append(req.Messages, reloaded,
+	req.Messages = append(req.Messages, llmtest.Reload(t, first),
 		llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: calls[0].CallID, Text: "18°C"}}},
 		llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: calls[1].CallID, Text: "no data", IsError: true}}},
 	)

@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -90,4 +91,45 @@ func BenchEncode(b *testing.B, d llm.Dialect, req *llm.Request, p llm.Patch) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Step runs one model call as the provider layer would: req encoded with p on d, POSTed to
+// base+prefix+enc.Path, and the answer decoded (a stream when req.Stream is set) and held to
+// the Dialect contract. It fails the test on any error and returns the EventDone.
+func Step(t testing.TB, d llm.Dialect, base, prefix string, req *llm.Request, p llm.Patch) llm.Event {
+	t.Helper()
+	enc, err := d.Encode(req, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+prefix+enc.Path, bytes.NewReader(enc.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Header = enc.Header.Clone()
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	evs, err := Collect(t, d.Decode(resp.Body, req.Stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs[len(evs)-1]
+}
+
+// Reload is msg after a trip through JSON, the form the session store keeps it in: what a
+// dialect sends back on the next step must survive it.
+func Reload(t testing.TB, msg *llm.Message) llm.Message {
+	t.Helper()
+	stored, err := json.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back llm.Message
+	if err := json.Unmarshal(stored, &back); err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,4 +132,23 @@ func TestReplay(t *testing.T) {
 		t.Errorf("replayed %+v, %v", evs, err)
 	}
 	CheckSendBack(t, echoDialect{}, evs[0])
+}
+
+func TestStepAndReload(t *testing.T) {
+	var path string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path = r.URL.Path
+		b, _ := io.ReadAll(r.Body)
+		_, _ = w.Write(append([]byte("asked "), b...))
+	}))
+	defer srv.Close()
+	ev := Step(t, echoDialect{}, srv.URL, "/v2", &llm.Request{Model: "m"}, llm.Patch{})
+	if path != "/v2/echo" || ev.Kind != llm.EventDone || ev.Message.Text() != `asked "m"` {
+		t.Errorf("step to %q: %+v", path, ev.Message)
+	}
+	msg := &llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.KindToolCall, CallID: "c", Name: "f", Args: json.RawMessage(`{"a":1}`), Meta: json.RawMessage(`{"id":"x"}`)}}}
+	back := Reload(t, msg)
+	if diff := cmp.Diff(*msg, back); diff != "" {
+		t.Errorf("reloaded (-before +after):\n%s", diff)
+	}
 }

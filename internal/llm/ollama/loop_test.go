@@ -1,7 +1,6 @@
 package ollama
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/llmtest"
 )
 
 // TestToolLoop runs two steps against a fake Ollama: the first answer thinks and makes a call,
@@ -52,27 +52,8 @@ func TestToolLoop(t *testing.T) {
 	patch := llm.Patch{Body: json.RawMessage(`{"think":"medium"}`)}
 	step := func() (*llm.Message, string) {
 		t.Helper()
-		enc, err := d.Encode(req, patch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hreq, _ := http.NewRequest(http.MethodPost, srv.URL+enc.Path, bytes.NewReader(enc.Body))
-		hreq.Header = enc.Header
-		resp, err := srv.Client().Do(hreq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		for ev, err := range d.Decode(resp.Body, true) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ev.Kind == llm.EventDone {
-				return ev.Message, ev.Finish
-			}
-		}
-		t.Fatal("no done event")
-		return nil, ""
+		ev := llmtest.Step(t, d, srv.URL, "", req, patch)
+		return ev.Message, ev.Finish
 	}
 
 	first, finish := step()

@@ -38,14 +38,7 @@ func step2(t *testing.T, q Quirks, resp []byte, stream bool) (*llm.Message, []se
 		t.Fatal("step 1 made no tool call")
 	}
 	// The session store keeps the message as JSON; step 2 reads it back from there.
-	stored, err := json.Marshal(msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back llm.Message
-	if err := json.Unmarshal(stored, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := llmtest.Reload(t, msg)
 	results := llm.Message{Role: llm.RoleTool}
 	for _, c := range calls {
 		results.Parts = append(results.Parts, llm.Part{Kind: llm.KindToolResult, CallID: c.CallID, Name: c.Name, Text: "result of " + c.Name})
