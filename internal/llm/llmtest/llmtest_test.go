@@ -152,3 +152,30 @@ func TestStepAndReload(t *testing.T) {
 		t.Errorf("reloaded (-before +after):\n%s", diff)
 	}
 }
+
+// recorder is a testing.TB that records failures instead of reporting them.
+type recorder struct {
+	testing.TB
+	errors []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+func TestGoldenDiffers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.json")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{TB: t}
+	Golden(r, path, []byte("two\n"), false)
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], `"one\n"`) || !strings.Contains(r.errors[0], `"two\n"`) {
+		t.Errorf("a differing golden file reported %q", r.errors)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != "one\n" {
+		t.Errorf("without update the file changed to %q", b)
+	}
+}

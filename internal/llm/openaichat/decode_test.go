@@ -31,50 +31,11 @@ func quirksFor(name string) Quirks {
 }
 
 func TestDecodeStream(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "stream", "*.sse"))
-	if len(files) == 0 {
-		t.Fatal("no recorded streams")
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".sse")
-		t.Run(name, func(t *testing.T) {
-			in, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := New(quirksFor(name))
-			evs, err := llmtest.Collect(t, d.Decode(bytes.NewReader(in), true))
-			got := llmtest.Render(evs, err)
-			llmtest.Golden(t, strings.TrimSuffix(f, ".sse")+".events", []byte(got), *update)
-			// A byte at a time, the events are the same.
-			evs2, err2 := llmtest.Collect(t, d.Decode(iotest.OneByteReader(bytes.NewReader(in)), true))
-			if diff := cmp.Diff(got, llmtest.Render(evs2, err2)); diff != "" {
-				t.Errorf("read a byte at a time (-whole +bytes):\n%s", diff)
-			}
-			llmtest.CheckDeltas(t, evs)
-		})
-	}
+	llmtest.CheckRecorded(t, filepath.Join("testdata", "stream", "*.sse"), true, func(name string) llm.Dialect { return New(quirksFor(name)) }, *update)
 }
 
 func TestDecodeWhole(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "whole", "*.json"))
-	if len(files) == 0 {
-		t.Fatal("no recorded responses")
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		t.Run(name, func(t *testing.T) {
-			in, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			evs, err := llmtest.Collect(t, New(quirksFor(name)).Decode(bytes.NewReader(in), false))
-			if err == nil && len(evs) != 1 {
-				t.Errorf("a whole response decodes to %d events, want one EventDone", len(evs))
-			}
-			llmtest.Golden(t, strings.TrimSuffix(f, ".json")+".events", []byte(llmtest.Render(evs, err)), *update)
-		})
-	}
+	llmtest.CheckRecorded(t, filepath.Join("testdata", "whole", "*.json"), false, func(name string) llm.Dialect { return New(quirksFor(name)) }, *update)
 }
 
 func TestDecodeParallelCalls(t *testing.T) {

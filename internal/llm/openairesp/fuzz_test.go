@@ -2,8 +2,6 @@ package openairesp
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/llm/llmtest"
@@ -12,16 +10,7 @@ import (
 // FuzzDecodeStream holds Decode to its contract on any input, streamed or whole: it never
 // panics, it ends in EventDone or an error, and what it assembles can be sent back.
 func FuzzDecodeStream(f *testing.F) {
-	for _, glob := range []string{"testdata/stream/*.sse", "testdata/whole/*.json"} {
-		files, _ := filepath.Glob(glob)
-		for _, file := range files {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(b)
-		}
-	}
+	llmtest.AddRecorded(f, "testdata/stream/*.sse", "testdata/whole/*.json")
 	all := New()
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, stream := range []bool{true, false} {
