@@ -162,6 +162,10 @@ func reducePs(d *doc) (string, bool) {
 			g.pids = append(g.pids, f[pidCol])
 		}
 	}
+	procs := 0
+	for _, g := range order {
+		procs += max(len(g.pids), 1)
+	}
 	out := []string{header}
 	for _, g := range order {
 		row := clip(g.row, maxLineChars)
@@ -170,8 +174,8 @@ func reducePs(d *doc) (string, bool) {
 		}
 		out = append(out, row)
 	}
-	rows := out[1:]
-	return strings.Join(append(out[:1], sample(rows, listItemsBudget*2, "rows")...), "\n"), true
+	rows := sample(out[1:], listItemsBudget*2, "rows")
+	return strings.Join(append(append(out[:1], rows...), plural(procs, "process")), "\n"), true
 }
 
 // reducePipShow keeps a package's fields as printed and outlines its files like a path listing.

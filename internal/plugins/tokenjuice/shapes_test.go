@@ -192,7 +192,7 @@ func TestListingRules(t *testing.T) {
 		{"ps", "ps aux",
 			"USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\nroot           1  0.0  0.0   4360  3044 ?        S    09:12   0:00 bash\n" +
 				"root          21  0.0  0.0   2920  1800 ?        S    09:12   0:00 sleep 600\nroot          22  0.0  0.0   2920  1832 ?        S    09:12   0:00 sleep 600\n",
-			"USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\nroot 1 0.0 0.0 4360 3044 ? S 09:12 0:00 bash\nroot 21 0.0 0.0 2920 1800 ? S 09:12 0:00 sleep 600  (×2, pids 21 22)"},
+			"USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\nroot 1 0.0 0.0 4360 3044 ? S 09:12 0:00 bash\nroot 21 0.0 0.0 2920 1800 ? S 09:12 0:00 sleep 600  (×2, pids 21 22)\n3 processes"},
 		{"diff -u", "diff -u a.conf b.conf",
 			"--- a.conf\t2026-12-01 09:11:40.979236869 +0000\n+++ b.conf\t2026-12-01 09:11:40.979415735 +0000\n@@ -1,5 +1,5 @@\n one\n two\n-port = 80\n+port = 8080\n four\n five\n",
 			"--- a.conf\n+++ b.conf\n@@ -1,5 +1,5 @@\n-port = 80\n+port = 8080\n(4 lines of context omitted)"},
