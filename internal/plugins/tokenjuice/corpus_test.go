@@ -110,6 +110,12 @@ func (t *tally) add(c corpusCase, out Output, kept int) {
 	}
 }
 
+// plus sums two tallies (their medians are not kept).
+func (t *tally) plus(u *tally) *tally {
+	return &tally{cases: t.cases + u.cases, facts: t.facts + u.facts, kept: t.kept + u.kept,
+		rawChars: t.rawChars + u.rawChars, compactChars: t.compactChars + u.compactChars}
+}
+
 func (t *tally) saved() float64 { return 1 - float64(t.compactChars)/float64(max(t.rawChars, 1)) }
 
 func (t *tally) String() string {
@@ -124,6 +130,10 @@ func (t *tally) String() string {
 		100*(1-float64(t.compactTokens)/float64(max(t.rawTokens, 1))), t.nrRawChars, t.nrCompactChars,
 		100*(1-float64(t.nrCompactChars)/float64(max(t.nrRawChars, 1))), 100*median, t.leftRaw, t.leftRawChars, t.kept, t.facts)
 }
+
+// heldOut are the sets recorded after the rules were tuned: their figures are reported and their
+// lost facts logged, but the rules are not tuned on them (they would then be development sets).
+var heldOut = map[string]bool{"c": true}
 
 // TestCorpus runs every recorded case: each fact survives, exact reads stay byte-identical, and
 // each set, and both together, shrink by the share of characters they are held to (markers
@@ -151,9 +161,12 @@ func TestCorpus(t *testing.T) {
 		}
 		got := 0
 		for _, f := range c.facts {
-			if strings.Contains(out.Text, f) {
+			switch {
+			case strings.Contains(out.Text, f):
 				got++
-			} else {
+			case heldOut[c.set]:
+				t.Logf("%s (held out): fact lost: %q", c.name, f)
+			default:
 				t.Errorf("%s: fact lost: %q", c.name, f)
 			}
 		}
@@ -172,7 +185,7 @@ func TestCorpus(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(sets)) {
 		fmt.Fprintf(&report, "set %s: %v\n", strings.ToUpper(name), sets[name])
 	}
-	fmt.Fprintf(&report, "both sets: %v\n", &all)
+	fmt.Fprintf(&report, "all sets: %v\n", &all)
 	t.Log("\n" + report.String())
 	// The floors are the figures reached, less a little: every fact is kept first. Set A holds
 	// exact file reads (10% of its characters) that stay whole; set B many small failures that
@@ -184,8 +197,8 @@ func TestCorpus(t *testing.T) {
 			t.Errorf("set %s saved %.1f%% of its characters, want at least %.1f%%", strings.ToUpper(name), 100*s.saved(), 100*w)
 		}
 	}
-	if all.saved() < 0.785 {
-		t.Errorf("both sets saved %.1f%% of their characters, want at least 78.5%%", 100*all.saved())
+	if ab := sets["a"].plus(sets["b"]); ab.saved() < 0.785 {
+		t.Errorf("sets A and B saved %.1f%% of their characters, want at least 78.5%%", 100*ab.saved())
 	}
 }
 
