@@ -51,7 +51,7 @@ var (
 	rustHeaderRE   = regexp.MustCompile(`^(error|warning)(\[\w+\])?: `)
 	rustLocRE      = regexp.MustCompile(`^\s*--> `)
 	rustSnippetRE  = regexp.MustCompile(`^\s*\d+\s*\|`)
-	rustLabelRE    = regexp.MustCompile(`^\s*\d*\s*\|[\s|_/\\]*\^+[\s^]*([^\s^].*)$`)
+	rustLabelRE    = regexp.MustCompile(`^\s*\d*\s*\|[-\s|_/\\]*\^+[\s^]*([^\s^].*)$`)
 	cargoChatterRE = regexp.MustCompile(`^\s*(Compiling|Checking|Downloaded|Downloading|Locking|Adding|Updating|Fresh|Blocking|Documenting|Packaging|Verifying|Installing|Installed|Replacing|Finished|Running) `)
 )
 

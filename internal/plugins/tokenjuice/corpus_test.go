@@ -133,7 +133,9 @@ func (t *tally) String() string {
 
 // heldOut are the sets recorded after the rules were tuned: their figures are reported and their
 // lost facts logged, but the rules are not tuned on them (they would then be development sets).
-var heldOut = map[string]bool{"c": true}
+// Set C was held out until its first measurement (72/79 facts, 85.0% saved); the four causes of
+// its losses were then fixed, so it is a development set now.
+var heldOut = map[string]bool{}
 
 // TestCorpus runs every recorded case: each fact survives, exact reads stay byte-identical, and
 // each set, and both together, shrink by the share of characters they are held to (markers
@@ -191,7 +193,7 @@ func TestCorpus(t *testing.T) {
 	// exact file reads (10% of its characters) that stay whole; set B many small failures that
 	// stay raw because compaction would save too little of them (Settings), and listings whose
 	// entries are all named.
-	want := map[string]float64{"a": 0.80, "b": 0.775}
+	want := map[string]float64{"a": 0.80, "b": 0.775, "c": 0.82}
 	for name, s := range sets {
 		if w, ok := want[name]; ok && s.saved() < w {
 			t.Errorf("set %s saved %.1f%% of its characters, want at least %.1f%%", strings.ToUpper(name), 100*s.saved(), 100*w)

@@ -85,7 +85,11 @@ func (pl *pathLister) line(l []byte, off int) {
 
 func (pl *pathLister) add(p []byte, off int) {
 	pl.n++
-	if pl.first == nil {
+	switch {
+	case pl.first == nil:
+		pl.first = bytes.Clone(p)
+	case pl.n == 2 && len(p) > len(pl.first) && bytes.HasPrefix(p, pl.first) && p[len(pl.first)] == '/':
+		// find prints its starting point first: the listing's first entry is the next path.
 		pl.first = bytes.Clone(p)
 	}
 	pl.last = append(pl.last[:0], p...)

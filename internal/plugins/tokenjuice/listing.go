@@ -241,3 +241,46 @@ func isDiffHeader(l []byte) bool {
 func isUnifiedDiff(_ *command, s *simple) bool {
 	return (s.name() == "diff" || s.name() == "colordiff") && (s.hasShort('u') || s.hasPrefix("-U", "--unified"))
 }
+
+// recordDropRE are the fields of a package record that identify a file rather than say anything
+// about the package (checksums, the archive path).
+var recordDropRE = regexp.MustCompile(`^(MD5sum|SHA1|SHA256|SHA512|Description-md5|Filename|Size|Installed-Size|Multi-Arch|Priority|Maintainer|Original-Maintainer|Tag): `)
+
+// reduceRecords serves package records in "Field: value" stanzas (apt-cache show, apt show,
+// dpkg -s): each field on one line, long values cut in the middle, continuation lines (tags, the
+// long description) and checksums counted rather than shown.
+func reduceRecords(d *doc) (string, bool) {
+	var out []string
+	records, cont, dropped := 0, 0, 0
+	inRecord := false
+	for _, l := range d.lines {
+		switch {
+		case l == "":
+			inRecord = false
+		case strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t"):
+			cont++
+		case strings.Contains(l, ": ") || strings.HasSuffix(l, ":"):
+			if !inRecord {
+				records++
+				inRecord = true
+				if records > 1 {
+					out = append(out, "")
+				}
+			}
+			if recordDropRE.MatchString(l) {
+				dropped++
+				continue
+			}
+			out = append(out, clip(l, 200))
+		default:
+			out = append(out, l)
+		}
+	}
+	if records == 0 {
+		return "", false
+	}
+	if cont+dropped > 0 {
+		out = append(out, fmt.Sprintf("(%s of %s: %d continuation lines and %d checksum, size and file fields omitted)", plural(records, "record"), plural(len(d.lines), "line"), cont, dropped))
+	}
+	return strings.Join(selectLines(out, listItemsBudget, nil, 0), "\n"), true
+}

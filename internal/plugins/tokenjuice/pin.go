@@ -18,8 +18,13 @@ const pinBudget = 6000
 var (
 	// exitRE: an exit status, however a tool words it.
 	exitRE = regexp.MustCompile(`(?i)\bexit(ed)?( with)? (status|code)\b[: ]*-?\d+|^exit \d+$|returned -?\d+ exit status|\] Error -?\d+$|^make(\[\d+\])?: \*\*\* |process finished with exit code|exited with code -?\d+|\bELIFECYCLE\b|command failed with exit code`)
-	// failHeadRE: lines that name a failure or a test that failed, and the summaries of runners.
-	failHeadRE = regexp.MustCompile(`^(panic: |fatal error: |thread '.*' panicked at |Exception in thread |Caused by: |\s*--- FAIL: |FAIL\s|FAIL:|ERROR:|FAILED |\s*not ok \d+|\s*✖ |\s*\d+\) \S|---- \S+ stdout ----$|test \S+ \.\.\. FAILED$|test result: |Ran \d+ tests? |(OK|FAILED) \(|\s*\d+ (passing|failing|pending)\b|ℹ (tests|pass|fail) \d+|# (tests|pass|fail) \d+|\s*Tests?:\s+\d|Test Suites:|\S+Error(\s*\[\w+\])?: |\S+Exception: |[\w.]+Error$|==\d+==ERROR: |SUMMARY: |WARNING: DATA RACE|(Read|Write|Previous read|Previous write) at 0x[0-9a-f]+ by |Goroutine \d+ \((running|finished)\) created at:)`)
+	// failHeadREs are the shapes of failHead that are not prefixes, in small regexps (each is run
+	// by RE2's backtracker, which a large alternation is not, and allocates nothing).
+	failHeadREs = []*regexp.Regexp{
+		regexp.MustCompile(`^\d+\) \S|^\d+ (passing|failing|pending)\b|^Tests?:\s+\d`),
+		regexp.MustCompile(`^---- \S+ stdout ----$|^test \S+ \.\.\. FAILED$|^==\d+==ERROR: `),
+		regexp.MustCompile(`^\S+Error(\s*\[\w+\])?: |^\S+Exception: |^\S*ExceptionGroup: |^[\w.]+Error$`),
+	}
 	// assertHeadRE opens an assertion block: the lines after it carry its values.
 	assertHeadRE = regexp.MustCompile(`AssertionError|[Aa]ssertion\b.*\bfailed|[Aa]ssertion failed|Expected values to be|\+ actual - expected|\+ expected - actual|Lists differ|Tuples differ|Dicts differ|Sets differ|First differing element|expect\(.*\)\.|Error Trace:|Error:\s+Not equal|Difference:`)
 	// valueRE: a line that states a value an assertion compared, in the forms runners print.
@@ -46,6 +51,18 @@ func (p *pinner) pin(l []byte) bool {
 	if len(t) == 0 {
 		return false
 	}
+	// Python draws an exception group's tracebacks in boxes ("  | KeyError: 'x'"): what is in a
+	// box is read as if it were not.
+	if t[0] == '|' {
+		l = bytes.TrimLeft(t[1:], " ")
+		t = l
+		if len(t) == 0 {
+			return false
+		}
+		if pyFrameRE.Match(append([]byte("  "), l...)) {
+			return true // the frames of a sub-exception: no trace stage shortened them
+		}
+	}
 	if p.next {
 		p.next = false
 		return true
@@ -68,25 +85,39 @@ func (p *pinner) pin(l []byte) bool {
 			}
 		}
 	}
-	return mayExit(l) && exitRE.Match(l) || mayFailHead(l) && failHeadRE.Match(l) || mayValue(l) && valueOnlyRE.Match(l)
+	return mayExit(l) && exitRE.Match(l) || failHead(t) || mayValue(l) && valueOnlyRE.Match(l)
 }
 
-// failHeadWords: every line failHeadRE matches holds one of them.
-var failHeadWords = [][]byte{[]byte("panic"), []byte("fatal"), []byte("thread"), []byte("Exception"), []byte("Caused"),
-	[]byte("FAIL"), []byte("ERROR"), []byte("not ok"), []byte("✖"), []byte(") "), []byte("----"), []byte("test"),
-	[]byte("Ran "), []byte("OK ("), []byte("passing"), []byte("failing"), []byte("pending"), []byte("ℹ"), []byte("# "),
-	[]byte("Test"), []byte("Error"), []byte("SUMMARY"), []byte("WARNING"), []byte(" at 0x"), []byte("Goroutine")}
+// failHeadPrefixes start the lines that name a failure or a test that failed, and the runners'
+// summaries.
+var failHeadPrefixes = [][]byte{[]byte("panic: "), []byte("fatal error: "), []byte("thread '"), []byte("Exception in thread "),
+	[]byte("Caused by: "), []byte("--- FAIL: "), []byte("FAIL"), []byte("ERROR:"), []byte("not ok "), []byte("✖ "),
+	[]byte("test result: "), []byte("Ran "), []byte("OK ("), []byte("ℹ tests "), []byte("ℹ pass "), []byte("ℹ fail "),
+	[]byte("# tests "), []byte("# pass "), []byte("# fail "), []byte("Test Suites:"), []byte("SUMMARY: "),
+	[]byte("WARNING: DATA RACE"), []byte("Read at 0x"), []byte("Write at 0x"), []byte("Previous read at 0x"),
+	[]byte("Previous write at 0x"), []byte("Goroutine ")}
 
-func mayFailHead(l []byte) bool {
-	for _, w := range failHeadWords {
-		if bytes.Contains(l, w) {
+// failHead reports whether t, a line without its leading blanks, names a failure: a panic, an
+// exception, a failed test, a runner's summary, a race's accesses.
+func failHead(t []byte) bool {
+	for _, p := range failHeadPrefixes {
+		if bytes.HasPrefix(t, p) {
+			return true
+		}
+	}
+	if len(t) == 0 || t[0] != '-' && t[0] != '=' && t[0] != 't' && t[0] != 'T' && (t[0] < '0' || t[0] > '9') &&
+		!bytes.Contains(t, []byte("Error")) && !bytes.Contains(t, []byte("Exception")) {
+		return false
+	}
+	for _, re := range failHeadREs {
+		if re.Match(t) {
 			return true
 		}
 	}
 	return false
 }
 
-// mayExit, mayFailHead, mayAssert and mayValue are cheap tests before the regexps, which every line of a log
+// mayExit, mayAssert and mayValue are cheap tests before the regexps, which every line of a log
 // would otherwise go through.
 func mayExit(l []byte) bool {
 	return containsFold(l, "exit") || bytes.Contains(l, []byte("Error ")) || bytes.Contains(l, []byte("make")) ||

@@ -44,6 +44,10 @@ var rules = []*rule{
 	{id: "package/apt", family: "package", match: nameIs("apt", "apt-get", "aptitude"), reduce: reduceApt},
 	{id: "package/apt-policy", family: "package", match: aptCacheIs("policy"), reduce: reduceAptPolicy},
 	{id: "package/apt-search", family: "package", match: aptCacheIs("search"), reduce: reduceNameList},
+	{id: "package/records", family: "package", match: func(c *command, s *simple) bool {
+		return aptCacheIs("show")(c, s) || s.name() == "apt" && firstOperand(s) == "show" ||
+			s.name() == "dpkg" && s.has("-s", "--status", "-p", "--print-avail") || s.name() == "dpkg-query" && s.has("-s")
+	}, reduce: reduceRecords},
 	{id: "package/dpkg-list", family: "package", match: func(_ *command, s *simple) bool {
 		return s.name() == "dpkg" && (s.has("-l", "--list") || s.hasShort('l')) || s.name() == "dpkg-query" && s.has("-l")
 	}, reduce: reduceDpkgList},

@@ -31,6 +31,9 @@ func TestPinner(t *testing.T) {
 			[]bool{true, true, true, true}},
 		{"exit statuses", []string{"exit status 2", "make: *** [Makefile:9: build/parse.o] Error 1", "collect2: error: ld returned 1 exit status", "Process finished with exit code 137", "npm error code ELIFECYCLE", "the exit of the tunnel"},
 			[]bool{true, true, true, true, true, false}},
+		{"exception group boxes", []string{"  | ExceptionGroup: unhandled errors in a TaskGroup (2 sub-exceptions)", "    | Traceback (most recent call last):",
+			`    |   File "/p/eg.py", line 6, in fetch`, "    |     raise KeyError(name)", "    | KeyError: 'stock'", "    +------------------------------------"},
+			[]bool{true, false, true, false, true, false}},
 		{"ordinary lines", []string{"2026-01-05T10:00:00Z INFO GET /api/items/1 200", "compiling 12 files", "+ set -euo pipefail", "- item"},
 			[]bool{false, false, false, false}},
 	}
@@ -196,6 +199,9 @@ func TestListingRules(t *testing.T) {
 		{"diff -u", "diff -u a.conf b.conf",
 			"--- a.conf\t2026-12-01 09:11:40.979236869 +0000\n+++ b.conf\t2026-12-01 09:11:40.979415735 +0000\n@@ -1,5 +1,5 @@\n one\n two\n-port = 80\n+port = 8080\n four\n five\n",
 			"--- a.conf\n+++ b.conf\n@@ -1,5 +1,5 @@\n-port = 80\n+port = 8080\n(4 lines of context omitted)"},
+		{"apt-cache show", "apt-cache show git",
+			"Package: git\nVersion: 1:2.39.5-0+deb12u3\nInstalled-Size: 44890\nDepends: libc6 (>= 2.34), perl\nTag: devel::lang:perl,\n implemented-in::c\nSection: vcs\nMD5sum: b493c1ad\n\nPackage: git\nVersion: 1:2.39.5-0+deb12u2\n",
+			"Package: git\nVersion: 1:2.39.5-0+deb12u3\nDepends: libc6 (>= 2.34), perl\nSection: vcs\n\nPackage: git\nVersion: 1:2.39.5-0+deb12u2\n(2 records of 11 lines: 1 continuation lines and 3 checksum, size and file fields omitted)"},
 		{"apt-cache search", "apt-cache search sqlite",
 			"libsqlite3-dev - SQLite 3 development files\nsqlite3 - Command line interface for SQLite 3\n",
 			"2 packages (descriptions omitted):\nlibsqlite3-dev sqlite3"},
@@ -306,5 +312,29 @@ func TestGitStatusKeepsEveryPath(t *testing.T) {
 	if out.CompactChars > statusPathsBudget+400 || !strings.Contains(out.Text, "paths omitted") ||
 		!strings.Contains(out.Text, "chunk-00000.js") || !strings.Contains(out.Text, "chunk-02999.js") {
 		t.Errorf("large status: %d chars:\n%.600s", out.CompactChars, out.Text)
+	}
+}
+
+// TestRustcLabels: the primary label of a rustc diagnostic is kept when a secondary label precedes
+// it on the same line ("---   ^^^ expected `u32`, found `&str`").
+func TestRustcLabels(t *testing.T) {
+	in := "error[E0308]: mismatched types\n  --> src/main.rs:21:18\n   |\n21 |     let q: u32 = \"7\";\n   |            ---   ^^^ expected `u32`, found `&str`\n   |            |\n   |            expected due to this\n"
+	got, _ := reduceCargoBuild(&doc{lines: normalize([]byte(in))})
+	if !strings.Contains(got, "^ expected `u32`, found `&str`") {
+		t.Errorf("label lost:\n%s", got)
+	}
+}
+
+// TestFindStartingPoint: find prints its starting directory first; an outline names the first
+// entry under it, not the directory again.
+func TestFindStartingPoint(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("/usr/share/doc\n")
+	for i := range 400 {
+		fmt.Fprintf(&b, "/usr/share/doc/package-with-a-long-name-%03d\n", i)
+	}
+	out := Compact(Input{Command: "find /usr/share/doc -maxdepth 1", Output: []byte(b.String())})
+	if !strings.Contains(out.Text, "first /usr/share/doc/package-with-a-long-name-000,") {
+		t.Errorf("first entry not named:\n%.300s", out.Text)
 	}
 }
