@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -22,14 +24,35 @@ func BenchmarkRunWarmSustained(b *testing.B) { benchmarkRun(b, DefaultWarm, fals
 // BenchmarkRunCold measures the same run with a process start every time.
 func BenchmarkRunCold(b *testing.B) { benchmarkRun(b, -1, false) }
 
+// BenchmarkRunColdBinary is BenchmarkRunCold with the children started from the nodmix binary
+// named by NODMIX_SANDBOX_BIN (make bench-compare builds it), as in production: its start-up
+// includes the initialization of every package the gateway links, which the test binary lacks.
+func BenchmarkRunColdBinary(b *testing.B) {
+	bin := os.Getenv("NODMIX_SANDBOX_BIN")
+	if bin == "" {
+		b.Skip("NODMIX_SANDBOX_BIN is not set")
+	}
+	p, err := NewPool(Options{Command: []string{bin, ChildArg}, Warm: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Close() })
+	benchmarkPool(b, p, false)
+}
+
 func benchmarkRun(b *testing.B, warm int, refilled bool) {
-	p := newTestPool(b, warm)
+	benchmarkPool(b, newTestPool(b, warm), refilled)
+}
+
+func benchmarkPool(b *testing.B, p *Pool, refilled bool) {
 	ctx := context.Background()
 	if err := p.Available(ctx); err != nil {
 		b.Fatal(err)
 	}
 	br := &fakeBridge{}
 	warmRuns := 0
+	b.ReportAllocs()
+	start := cpuTimes()
 	for b.Loop() {
 		if refilled {
 			b.StopTimer()
@@ -46,7 +69,23 @@ func benchmarkRun(b *testing.B, warm int, refilled bool) {
 			warmRuns++
 		}
 	}
+	end := cpuTimes()
 	b.ReportMetric(float64(warmRuns)/float64(b.N), "warm/op")
+	// CPU time, steadier than wall time on a shared machine: the host's, and its children's
+	// (counted once they are reaped, which the pool does right after each run).
+	b.ReportMetric(float64(end[0]-start[0])/float64(b.N), "host-cpu-ns/op")
+	b.ReportMetric(float64(end[1]-start[1])/float64(b.N), "child-cpu-ns/op")
+}
+
+// cpuTimes returns the CPU time, user and system, of this process and of its reaped children.
+func cpuTimes() [2]time.Duration {
+	var self, kids syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	return [2]time.Duration{
+		time.Duration(self.Utime.Nano() + self.Stime.Nano()),
+		time.Duration(kids.Utime.Nano() + kids.Stime.Nano()),
+	}
 }
 
 // BenchmarkNewRuntime is the in-child share of a run's setup: a fresh, locked-down runtime.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -22,14 +23,26 @@ const maxChildLine = 64 << 20
 // tail the parent shows if the child dies. Cancelling ctx interrupts running code.
 func ChildMain(ctx context.Context, in io.Reader, out, errOut io.Writer) int {
 	hardenProcess()
+	if os.Getenv(coldEnvKey) != "" {
+		// Started for a run that is waiting: a warm-up would only delay it.
+		return serveChildCold(ctx, in, out, errOut, applyRunLimits)
+	}
 	return serveChild(ctx, in, out, errOut, applyRunLimits)
 }
+
+// coldEnvKey is set, alone, in the environment of a child started for a waiting run.
+const coldEnvKey = "NODMIX_SANDBOX_COLD"
 
 // serveChild is ChildMain without the process-wide hardening, so tests can drive the protocol
 // in-process. setLimits, if non-nil, applies process-wide limits once the run's are known.
 func serveChild(ctx context.Context, in io.Reader, out, errOut io.Writer, setLimits func(wireLimits)) int {
-	w := &childOut{w: bufio.NewWriterSize(out, 32<<10)}
 	warmUp()
+	return serveChildCold(ctx, in, out, errOut, setLimits)
+}
+
+// serveChildCold is serveChild without the warm-up.
+func serveChildCold(ctx context.Context, in io.Reader, out, errOut io.Writer, setLimits func(wireLimits)) int {
+	w := &childOut{w: bufio.NewWriterSize(out, 32<<10)}
 	rt, err := newJSRuntime()
 	if err != nil {
 		fmt.Fprintln(errOut, err)

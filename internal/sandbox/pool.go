@@ -247,7 +247,7 @@ func (p *Pool) start(ctx context.Context, warm bool) (*child, error) {
 	defer cancel()
 	stop := context.AfterFunc(p.ctx, cancel)
 	defer stop()
-	c, err := startChild(ctx, p.argv, p.dir)
+	c, err := startChild(ctx, p.argv, p.dir, warm)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}

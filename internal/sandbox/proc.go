@@ -44,10 +44,14 @@ type child struct {
 	killOnce sync.Once
 }
 
-// startChild starts argv in dir with an empty environment and waits for its hello.
-func startChild(ctx context.Context, argv []string, dir string) (*child, error) {
+// startChild starts argv in dir and waits for its hello. The environment is empty but for, in a
+// child started for a waiting run (not warm), the variable that tells it to skip its warm-up.
+func startChild(ctx context.Context, argv []string, dir string, warm bool) (*child, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{}
+	if !warm {
+		cmd.Env = []string{coldEnvKey + "=1"}
+	}
 	cmd.Dir = dir
 	c := &child{
 		cmd:    cmd,
