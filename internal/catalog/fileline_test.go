@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,4 +66,14 @@ func FuzzDecodeLine(f *testing.F) {
 	f.Add([]byte(`{"id":"a","name":"b","input_schema":{"type":"object"},"source":"mcp"}`))
 	f.Add([]byte(`{"id":"a\u0062","label":null,"server":"s"}`))
 	f.Fuzz(func(t *testing.T, line []byte) { checkLine(t, line) })
+}
+
+// TestValidName: the hand-written check agrees with the expression it replaces.
+func TestValidName(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	for _, s := range []string{"", "a", "A-z_09", "a b", "a\n", "é", strings.Repeat("x", 64), strings.Repeat("x", 65), "a.b", "mcp__s__t"} {
+		if got, want := ValidName(s), re.MatchString(s); got != want {
+			t.Errorf("ValidName(%q) = %v, want %v", s, got, want)
+		}
+	}
 }

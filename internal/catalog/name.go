@@ -3,17 +3,28 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 )
 
 // MaxNameLen is the longest model-facing tool name that every provider accepts.
 const MaxNameLen = 64
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-// ValidName reports whether name can be sent to a model as it is.
-func ValidName(name string) bool { return validName.MatchString(name) }
+// ValidName reports whether name can be sent to a model as it is: ^[A-Za-z0-9_-]{1,64}$. (Checked
+// by hand: compiling that expression was a good part of the package's start-up, which every
+// sandbox child pays.)
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > MaxNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // ID builds a tool id from its parts: "<prefix>:<owner>:<name>".
 func ID(src Source, owner, name string) string {
