@@ -138,9 +138,9 @@ func (t *tally) String() string {
 var heldOut = map[string]bool{}
 
 // TestCorpus runs every recorded case: each fact survives, exact reads stay byte-identical, and
-// each set, and both together, shrink by the share of characters they are held to (markers
-// included). Set A is the split the rules were first tuned on, set B outputs of other tools and
-// failure shapes recorded later; their figures are reported apart.
+// each set shrinks by the share of characters it is held to (markers included). Set A is the
+// split the rules were first tuned on; sets B and C, outputs of other tools and failure shapes
+// recorded later; their figures are reported apart.
 func TestCorpus(t *testing.T) {
 	cs := loadCorpus(t)
 	if len(cs) == 0 {
