@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"syscall"
 	"testing"
@@ -13,7 +15,7 @@ import (
 	"github.com/nodmix/nodmix/internal/catalog"
 )
 
-var idKey = regexp.MustCompile(`"id":\s*"`)
+var idKey = regexp.MustCompile(`"(id|name)":\s*"`)
 
 // benchFile is a catalog file of n lines from the retrieval sets (Seal-Tools, MetaTool), padded
 // with copies under new ids.
@@ -34,7 +36,7 @@ func benchFile(b *testing.B, n int) []byte {
 	for i := range n {
 		l := lines[i%len(lines)]
 		if i >= len(lines) {
-			l = idKey.ReplaceAll(l, fmt.Appendf(nil, `"id": "copy%d_`, i/len(lines)))
+			l = idKey.ReplaceAll(l, fmt.Appendf(nil, `"$1": "copy%d_`, i/len(lines)))
 		}
 		out.Write(l)
 		out.WriteByte('\n')
@@ -56,6 +58,32 @@ func BenchmarkReadFile10000(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkToolsSearchProcess10000 is `nodmix tools search --catalog` over a 10,000-line file as
+// a whole process (start-up, loading, indexing, one query), with the binary NODMIX_BIN names
+// (make bench-compare builds it). child-cpu-ns/op is the process's CPU time.
+func BenchmarkToolsSearchProcess10000(b *testing.B) {
+	bin := os.Getenv("NODMIX_BIN")
+	if bin == "" {
+		b.Skip("NODMIX_BIN is not set")
+	}
+	path := filepath.Join(b.TempDir(), "catalog.jsonl")
+	if err := os.WriteFile(path, benchFile(b, 10000), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	var before syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
+	for b.Loop() {
+		out, err := exec.Command(bin, "tools", "search", "analyze the evidence of a crime scene", "--catalog", path).CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("analyzeEvidence")) {
+			b.Fatalf("%v: %s", err, out)
+		}
+	}
+	var after syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
+	used := after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano()
+	b.ReportMetric(float64(used)/float64(b.N), "child-cpu-ns/op")
 }
 
 func cpuTime() time.Duration {

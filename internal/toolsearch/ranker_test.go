@@ -139,8 +139,13 @@ func benchCatalog(b testing.TB, n int) ([]catalog.Entry, []string) {
 
 // BenchmarkSearch5000 is one tool_search query over 5,000 tools through the runtime: exact tier,
 // ranking, policy filter and compact descriptors of the hits.
-func BenchmarkSearch5000(b *testing.B) {
-	entries, queries := benchCatalog(b, 5000)
+func BenchmarkSearch5000(b *testing.B) { benchmarkSearch(b, 5000) }
+
+// BenchmarkSearch10000 is BenchmarkSearch5000 over 10,000 tools.
+func BenchmarkSearch10000(b *testing.B) { benchmarkSearch(b, 10000) }
+
+func benchmarkSearch(b *testing.B, n int) {
+	entries, queries := benchCatalog(b, n)
 	for _, mode := range []struct {
 		name string
 		opts search.RankerOptions
@@ -151,12 +156,12 @@ func BenchmarkSearch5000(b *testing.B) {
 				_, _ = rt.Search(q, 8)
 			}
 			i := 0
-			for b.Loop() {
+			loopCPU(b, func() {
 				if _, err := rt.Search(queries[i%len(queries)], 8); err != nil {
 					b.Fatal(err)
 				}
 				i++
-			}
+			})
 		})
 	}
 }
