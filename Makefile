@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/nodmix
 E2E     := testdata/e2e
 
-.PHONY: build run demo test e2e-deps vet bench lint fuzz clean
+.PHONY: build run demo test e2e-deps vet bench bench-compare lint fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/nodmix
@@ -35,6 +35,39 @@ test: e2e-deps vet
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# The figures of the performance table (README, Figures), at 10,000 tools, in one run: each row's
+# benchmark, its wall time, CPU time (the steadier figure on a shared machine) and allocations.
+# The MCP hop needs e2e-deps (server-everything); without them its row is skipped.
+BENCHTIME ?= 1s
+
+bench-compare: build
+	@{ \
+	$(GO) test -run='^$$' -cpu 1 -benchtime=$(BENCHTIME) -benchmem -bench='^Benchmark(Index10000|IndexUpdate10000|Search10000)$$' ./internal/toolsearch; \
+	$(GO) test -run='^$$' -cpu 1 -benchtime=$(BENCHTIME) -benchmem -bench='^Benchmark(BM25Build|CorpusIndex|BM25Search)$$/^10000$$' ./internal/search; \
+	$(GO) test -run='^$$' -cpu 1 -benchtime=$(BENCHTIME) -benchmem -bench='^BenchmarkReadFile10000$$' ./internal/catalog; \
+	NODMIX_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -benchtime=20x -bench='^BenchmarkToolsSearchProcess10000$$' ./internal/catalog; \
+	NODMIX_SANDBOX_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -benchtime=200x -benchmem -bench='^BenchmarkRun(Warm|Cold|ColdBinary)$$' ./internal/sandbox; \
+	if [ -d $(E2E)/node_modules ]; then $(GO) test -run='^$$' -benchtime=300x -bench='^BenchmarkProxyOverhead$$' ./internal/mcpserve; fi; \
+	} | awk '\
+		/^Benchmark/ { \
+			name = $$1; sub(/-[0-9]+$$/, "", name); sub(/^Benchmark/, "", name); \
+			wall = cpu = bop = aop = extra = ""; \
+			for (i = 3; i < NF; i += 2) { \
+				v = $$i; u = $$(i + 1); \
+				if (u == "ns/op") wall = v; \
+				else if (u == "cpu-ns/op" || u == "child-cpu-ns/op") cpu = v; \
+				else if (u == "B/op") bop = v; \
+				else if (u == "allocs/op") aop = v; \
+				else if (u != "MB/s" && u != "warm/op" && u != "host-cpu-ns/op") extra = extra " " v " " u; \
+			} \
+			printf "| %s | %s | %s | %s | %s |%s |\n", name, fmt(wall), fmt(cpu), size(bop), aop, extra; \
+			next \
+		} \
+		/^(FAIL|panic|---)/ { print } \
+		function size(b) { if (b == "") return ""; if (b >= 1e6) return sprintf("%.1f MB", b / 1e6); return sprintf("%.1f kB", b / 1e3) } \
+		function fmt(ns) { if (ns == "") return ""; if (ns >= 1e6) return sprintf("%.2f ms", ns / 1e6); return sprintf("%.1f µs", ns / 1e3) } \
+		BEGIN { print "| benchmark | wall/op | CPU/op | bytes/op | allocs/op | other |"; print "|---|---:|---:|---:|---:|---|" }'
 
 lint: vet
 
