@@ -40,10 +40,9 @@ type nodmixAnalyzer struct {
 	vocab  map[string]bool // lowercased words and parts the corpus uses
 	sorted []string        // vocab, sorted, for prefix lookups
 
-	// While building: the term ids of every word's terms (by the word's analysis) and
-	// of every pair of adjacent words joined, so that a word met again costs one map
-	// lookup, not a stemming and a term lookup per term. Dropped by freeze.
-	ids   map[*wordInfo][]int32
+	// While building: the term ids of every pair of adjacent words joined, so that a
+	// pair met again costs one map lookup, not a stemming and a term lookup. Dropped by
+	// freeze.
 	joins map[[2]*wordInfo]int32
 
 	// list holds every analyzed word by its id; the distinct words of document i are
@@ -62,6 +61,10 @@ type wordInfo struct {
 	stop  bool     // lower is a stop word
 	parts []string // lower and its case parts, as splitWords gives them
 	terms []string // stem variants of the parts that are not stop words
+	// termIDs are the ids of terms in the term table of the ranker whose build created
+	// the word (and of its updates, which continue that table). Set by that build before
+	// the word is shared, never changed after.
+	termIDs []int32
 }
 
 // Fields of nodmix's document model.
@@ -146,7 +149,7 @@ func (a *nodmixAnalyzer) noteWord(info *wordInfo) {
 func (a *nodmixAnalyzer) freeze() {
 	a.frozen = true
 	a.sink = termSink{}
-	a.ids, a.joins, a.seen = nil, nil, nil
+	a.joins, a.seen = nil, nil
 	a.vocab = map[string]bool{}
 	used := make([]bool, len(a.list))
 	for _, id := range a.docWords {
@@ -220,8 +223,7 @@ func (a *nodmixAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
 // docTermIDs is docTerms with the terms already interned: emit receives intern's id of
 // every term docTerms would emit, in the same order and with the same weights.
 func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, emit func(int, int32, float64)) {
-	if a.ids == nil {
-		a.ids = make(map[*wordInfo][]int32, 1024)
+	if a.joins == nil {
 		a.joins = make(map[[2]*wordInfo]int32, 1024)
 	}
 	t := &a.sink
@@ -234,15 +236,15 @@ func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, emit 
 		for _, raw := range t.raws {
 			info := a.word(raw, t)
 			a.noteWord(info)
-			ids, ok := a.ids[info]
-			if !ok {
-				ids = make([]int32, len(info.terms))
+			if info.termIDs == nil {
+				// Only a word this build created has no ids yet: one inherited from the
+				// ranker being updated has its ids in the term table this one continues.
+				info.termIDs = make([]int32, len(info.terms))
 				for i, term := range info.terms {
-					ids[i] = intern(term)
+					info.termIDs[i] = intern(term)
 				}
-				a.ids[info] = ids
 			}
-			for _, id := range ids {
+			for _, id := range info.termIDs {
 				emit(f, id, 1)
 			}
 			if info.stop {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -28,14 +27,14 @@ func SchemaFacts(raw []byte) (keys []string, text string, ok bool) {
 			if len(members) > 0 {
 				keys = make([]string, len(members))
 				for i, m := range members {
-					keys[i] = m.name
+					keys[i] = string(m.name)
 				}
 			}
 		}
 	}
-	var parts []string
-	p.collect(root, 0, &parts)
-	return keys, strings.Join(parts, " "), true
+	var tb textBuf
+	p.collect(root, 0, &tb)
+	return keys, string(tb.b), true
 }
 
 // rawSchema walks valid JSON in place.
@@ -48,7 +47,7 @@ type span struct {
 }
 
 type member struct {
-	name string
+	name []byte // decoded
 	val  span
 }
 
@@ -195,13 +194,13 @@ func (p *rawSchema) keyIs(k span, key string) bool {
 func (p *rawSchema) members(o span) []member {
 	var out []member
 	p.eachMember(o, func(k, v span) {
-		out = append(out, member{name: p.str(k), val: v})
+		out = append(out, member{name: p.strBytes(k), val: v})
 	})
 	// A stable sort keeps duplicates in document order; the last of each is the one kept.
-	slices.SortStableFunc(out, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	slices.SortStableFunc(out, func(a, b member) int { return bytes.Compare(a.name, b.name) })
 	kept := out[:0]
 	for i, m := range out {
-		if i+1 < len(out) && out[i+1].name == m.name {
+		if i+1 < len(out) && bytes.Equal(out[i+1].name, m.name) {
 			continue
 		}
 		kept = append(kept, m)
@@ -209,19 +208,39 @@ func (p *rawSchema) members(o span) []member {
 	return kept
 }
 
+// strBytes is str without a copy when the string needs no decoding: the bytes are b's.
+func (p *rawSchema) strBytes(s span) []byte {
+	b := p.b[s.start+1 : s.end-1]
+	if !slices.Contains(b, '\\') && utf8.Valid(b) {
+		return b
+	}
+	return []byte(p.str(s))
+}
+
+// textBuf collects SchemaText's parts joined by spaces.
+type textBuf struct{ b []byte }
+
+func (t *textBuf) add(part []byte) {
+	if len(t.b) > 0 {
+		t.b = append(t.b, ' ')
+	}
+	t.b = append(t.b, part...)
+}
+
 // collect is collectSchemaText over raw JSON.
-func (p *rawSchema) collect(node span, depth int, parts *[]string) {
+func (p *rawSchema) collect(node span, depth int, text *textBuf) {
 	if depth > maxSchemaTextDepth || node.kind != '{' {
 		return
 	}
-	var desc, props, kws [4]span
+	var desc, props span
+	var kws [4]span
 	var has [6]bool
 	p.eachMember(node, func(k, v span) {
 		switch {
 		case p.keyIs(k, "description"):
-			desc[0], has[0] = v, true
+			desc, has[0] = v, true
 		case p.keyIs(k, "properties"):
-			props[0], has[1] = v, true
+			props, has[1] = v, true
 		default:
 			for j, kw := range [...]string{"items", "anyOf", "oneOf", "allOf"} {
 				if p.keyIs(k, kw) {
@@ -230,17 +249,17 @@ func (p *rawSchema) collect(node span, depth int, parts *[]string) {
 			}
 		}
 	})
-	if has[0] && desc[0].kind == '"' {
-		if d := p.str(desc[0]); d != "" {
-			*parts = append(*parts, d)
+	if has[0] && desc.kind == '"' {
+		if d := p.strBytes(desc); len(d) > 0 {
+			text.add(d)
 		}
 	}
-	if has[1] && props[0].kind == '{' {
-		for _, m := range p.members(props[0]) {
-			if m.name != "" {
-				*parts = append(*parts, m.name)
+	if has[1] && props.kind == '{' {
+		for _, m := range p.members(props) {
+			if len(m.name) > 0 {
+				text.add(m.name)
 			}
-			p.collect(m.val, depth+1, parts)
+			p.collect(m.val, depth+1, text)
 		}
 	}
 	for j := range kws {
@@ -249,13 +268,13 @@ func (p *rawSchema) collect(node span, depth int, parts *[]string) {
 		}
 		v := kws[j]
 		if v.kind != '[' {
-			p.collect(v, depth+1, parts)
+			p.collect(v, depth+1, text)
 			continue
 		}
 		i := p.skipSpace(v.start + 1)
 		for i < v.end && p.b[i] != ']' {
 			child := p.value(i)
-			p.collect(child, depth+1, parts)
+			p.collect(child, depth+1, text)
 			i = p.skipSpace(child.end)
 			if i < v.end && p.b[i] == ',' {
 				i++

@@ -82,9 +82,9 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 	ix := &Index{
 		snap:    snap,
 		entries: entries,
-		byID:    map[string]int{},
-		byName:  map[string][]int{},
-		byLower: map[string][]int{},
+		byID:    make(map[string]int, len(entries)),
+		byName:  make(map[string][]int, len(entries)),
+		byLower: make(map[string][]int, 2*len(entries)),
 	}
 	tools := make([]*catalog.Tool, len(entries))
 	for i, e := range entries {
