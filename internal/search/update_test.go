@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,6 +51,35 @@ func TestRankerUpdate(t *testing.T) {
 					t.Fatalf("reference %v, step %d, query %q (-fresh +updated):\n%s", opts.Reference, step, q.Query, diff)
 				}
 			}
+		}
+	}
+}
+
+// TestRankerUpdateConcurrent: updates share the word analyses of the ranker they start from,
+// which searches keep reading meanwhile; two updates of one ranker may run at once (the race
+// detector checks that nothing shared is written).
+func TestRankerUpdateConcurrent(t *testing.T) {
+	docs := rankDocs(readTools(t, sealtoolsTools)[:1500], true)
+	r := NewRanker(docs, RankerOptions{})
+	changed := append([]RankDoc{}, docs...)
+	for i := 0; i < len(changed); i += 10 {
+		changed[i].Description += " telescope mirror alignment"
+	}
+	var wg sync.WaitGroup
+	updated := make([]*Ranker, 2)
+	for i := range updated {
+		wg.Go(func() { updated[i] = r.Update(changed[i*100:]) })
+	}
+	wg.Go(func() {
+		for range 50 {
+			r.Search("align the telescope mirrors", 5, nil)
+		}
+	})
+	wg.Wait()
+	for i, u := range updated {
+		want := NewRanker(changed[i*100:], RankerOptions{}).Search("telescope alignment", 10, nil)
+		if diff := cmp.Diff(want, u.Search("telescope alignment", 10, nil)); diff != "" {
+			t.Errorf("update %d (-fresh +updated):\n%s", i, diff)
 		}
 	}
 }
