@@ -134,6 +134,8 @@ async function chat() {
   await page.getByRole('button', { name: 'Delete session ' + out.newKey }).click();
   await page.waitForFunction((n) => document.querySelectorAll('#sessions li').length === n - 1, out.sessionsBeforeDelete);
   out.sessionsAfterDelete = await page.locator('#sessions li').count();
+  // The list is redrawn before the next session opens: wait for the title to move on.
+  await page.waitForFunction((k) => document.querySelector('#session-title').textContent !== k, out.newKey);
   out.keyAfterDelete = await page.locator('#session-title').textContent();
   await close();
   return out;
