@@ -3,6 +3,9 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -133,4 +136,71 @@ func valueEnd(b []byte, i int) int {
 		j++
 	}
 	return j
+}
+
+// rawSchemaKeys is SchemaKeys without decoding the schema into maps: the discovery index asks for
+// the keys of every tool of every catalog version. ok is false for a schema with a key that
+// differs from "properties" only in case or by non-ASCII letters, which the decoder's
+// case-insensitive field matching decides.
+func rawSchemaKeys(b []byte) (keys []string, ok bool) {
+	i := skipSpace(b, 0)
+	if !json.Valid(b) || i == len(b) || b[i] != '{' {
+		return nil, true // invalid, null or not an object: no keys
+	}
+	var props map[string]bool
+	valid, ambiguous := true, false
+	eachMember(b, i, func(key, val []byte) {
+		k := unquote(key)
+		if k != "properties" {
+			if strings.EqualFold(k, "properties") || !isASCII(k) {
+				ambiguous = true
+			}
+			return
+		}
+		switch val[0] {
+		case 'n':
+			props = nil
+		case '{':
+			if props == nil {
+				props = map[string]bool{}
+			}
+			eachMember(val, 0, func(name, _ []byte) { props[unquote(name)] = true })
+		default:
+			valid = false // the decoder fails the whole schema
+		}
+	})
+	if ambiguous {
+		return nil, false
+	}
+	if !valid || len(props) == 0 {
+		return nil, true
+	}
+	keys = slices.Sorted(maps.Keys(props))
+	return keys, true
+}
+
+// eachMember calls fn with the raw key (quoted) and value of every member of the object at b[i]
+// of valid JSON.
+func eachMember(b []byte, i int, fn func(key, val []byte)) {
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		kEnd := stringEnd(b, i)
+		key := b[i:kEnd]
+		i = skipSpace(b, skipSpace(b, kEnd)+1)
+		vEnd := valueEnd(b, i)
+		fn(key, b[i:vEnd])
+		i = skipSpace(b, vEnd)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -77,3 +77,36 @@ func TestValidName(t *testing.T) {
 		}
 	}
 }
+
+// checkSchemaKeys: whenever rawSchemaKeys answers, it answers what the decoder does.
+func checkSchemaKeys(t *testing.T, schema []byte) {
+	t.Helper()
+	got, ok := rawSchemaKeys(schema)
+	if !ok {
+		return
+	}
+	if diff := cmp.Diff(decodedSchemaKeys(schema), got); diff != "" {
+		t.Fatalf("%q (-decoder +raw):\n%s", schema, diff)
+	}
+}
+
+func TestRawSchemaKeys(t *testing.T) {
+	for _, s := range []string{
+		``, `null`, `[1]`, `3`, `{}`, `{"properties":null}`, `{"properties":{}}`, `{"properties":[]}`,
+		`{"properties":{"b":1,"a":2,"b":3}}`, `{"properties":{"a":1},"properties":{"b":1}}`,
+		`{"properties":{"a":1},"properties":null,"properties":{"c":1}}`, `{"properties":{"a":1},"properties":"x"}`,
+		`{"Properties":{"a":1}}`, `{"propertieſ":{"a":1}}`, `{"prop\u0065rties":{"\u00e9":1}}`, `{"properties":{"a":1}} x`,
+		"{\"properties\":{\"\xff\":1}}",
+	} {
+		checkSchemaKeys(t, []byte(s))
+	}
+	if _, ok := rawSchemaKeys([]byte(`{"Properties":{"a":1}}`)); ok {
+		t.Error("a key in another case must go to the decoder")
+	}
+}
+
+func FuzzRawSchemaKeys(f *testing.F) {
+	f.Add([]byte(`{"type":"object","properties":{"q":{"type":"string"},"n":{}}}`))
+	f.Add([]byte(`{"properties":{"a":1},"properties":null,"PROPERTIES":{}}`))
+	f.Fuzz(func(t *testing.T, schema []byte) { checkSchemaKeys(t, schema) })
+}

@@ -108,10 +108,18 @@ func (t *Tool) SchemaKeys() []string {
 	if len(t.InputSchema) == 0 {
 		return nil
 	}
+	if keys, ok := rawSchemaKeys(t.InputSchema); ok {
+		return keys
+	}
+	return decodedSchemaKeys(t.InputSchema)
+}
+
+// decodedSchemaKeys is SchemaKeys by the standard decoder, for the schemas rawSchemaKeys leaves to it.
+func decodedSchemaKeys(schema json.RawMessage) []string {
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
-	if json.Unmarshal(t.InputSchema, &s) != nil || len(s.Properties) == 0 {
+	if json.Unmarshal(schema, &s) != nil || len(s.Properties) == 0 {
 		return nil
 	}
 	keys := make([]string, 0, len(s.Properties))
