@@ -47,7 +47,8 @@ func (a *App) addPolicy() error {
 		for i, h := range cfg.Hooks.BeforeCall {
 			hooks[i] = policy.Hook{Command: h.Command, Tools: h.Tools, Timeout: h.Timeout}
 		}
-		gate, err := policy.NewHookGate(policy.HookConfig{Hooks: hooks, Exempt: controlTool, Log: a.Log})
+		// A hook sees every call's arguments; it does not need nodmix's keys as well.
+		gate, err := policy.NewHookGate(policy.HookConfig{Hooks: hooks, Exempt: controlTool, Log: a.Log, Env: environWithout(a.withheldEnv())})
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/nodmix/nodmix/internal/builtin/exec"
 	"github.com/nodmix/nodmix/internal/builtin/websearch"
@@ -34,7 +36,7 @@ func (a *App) addSources(ctx context.Context, opts Options) error {
 		Log:            a.Log,
 		// A model's commands keep the user's environment but not nodmix's keys; tools.exec.env
 		// passes one on purpose.
-		Withhold: slices.Concat(cfg.SecretEnv(), provider.KeyEnvs(), []string{tavily.EnvAPIKey}),
+		Withhold: a.withheldEnv(),
 		Env:      func() ([]string, error) { return cfg.Tools.Exec.Environ(a.lookupEnv) },
 	})
 	builtins = append(builtins, websearch.Tool(websearch.Select(a.Config.Tools.Web.Search.Provider, a.webSearchProvider)))
@@ -181,4 +183,19 @@ func resolveSecrets(m map[string]config.Secret, lookupEnv func(string) (string, 
 		out[k] = v
 	}
 	return out, nil
+}
+
+// withheldEnv names the variables nodmix reads secrets from: every {"$env": NAME} of the config,
+// the provider keys and TAVILY_API_KEY. Processes nodmix starts for models and hooks do not get
+// them (stdio MCP servers get only a small default set anyway).
+func (a *App) withheldEnv() []string {
+	return slices.Concat(a.Config.SecretEnv(), provider.KeyEnvs(), []string{tavily.EnvAPIKey})
+}
+
+// environWithout is this process's environment without the named variables.
+func environWithout(names []string) []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(names, name)
+	})
 }
