@@ -157,6 +157,36 @@ func ReadBody(r io.Reader, max int) ([]byte, error) {
 	return b, nil
 }
 
+// MaxDocument bounds a non-streamed response: far above any real answer, and what a broken or
+// hostile upstream can make nodmix buffer.
+const MaxDocument = 64 << 20
+
+// ReadDocument reads a non-streamed response, one JSON document, into v and returns its bytes.
+// An empty body or one cut off in transit is ErrTruncated; a body over MaxDocument is refused;
+// a read failure is "read response: …" and bad JSON "decode response: …". loose skips fields of
+// an unexpected type (UnmarshalLoose).
+func ReadDocument(r io.Reader, v any, loose bool) ([]byte, error) {
+	b, err := ReadBody(r, MaxDocument)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return b, ErrTruncated
+	}
+	if loose {
+		err = UnmarshalLoose(b, v)
+	} else {
+		err = json.Unmarshal(b, v)
+	}
+	switch {
+	case err == nil:
+		return b, nil
+	case CutShort(err, b):
+		return b, ErrTruncated
+	}
+	return b, fmt.Errorf("decode response: %w", err)
+}
+
 // CutShort reports whether err, from decoding the JSON document data, says only that data
 // ended too soon: a response cut off in transit, which is ErrTruncated rather than bad JSON.
 func CutShort(err error, data []byte) bool {

@@ -108,7 +108,6 @@ const (
 	maxAttempts  = 3
 	maxRetryWait = 20 * time.Second
 	maxErrorBody = 64 << 10
-	maxBody      = 64 << 20 // a non-streamed response larger than this is refused
 )
 
 // retryable reports whether a status is worth another attempt.
@@ -143,11 +142,8 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 			return
 		}
 		defer resp.Body.Close()
-		body := io.Reader(resp.Body)
-		if !req.Stream {
-			body = io.LimitReader(resp.Body, maxBody)
-		}
-		for ev, err := range p.dialect.Decode(body, req.Stream) {
+		// Dialects bound what they read themselves (llm.MaxDocument, llm.MaxLine).
+		for ev, err := range p.dialect.Decode(resp.Body, req.Stream) {
 			if err != nil {
 				yield(llm.Event{}, p.streamError(ctx, err, pr))
 				return

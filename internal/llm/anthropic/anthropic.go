@@ -16,10 +16,6 @@ const APIVersion = "2023-06-01"
 // the field, and 4096 fits every model's output limit.
 const DefaultMaxTokens = 4096
 
-// MaxBody caps a non-streamed response body. A whole message at the largest output limits is
-// a few MiB; the cap bounds what a broken upstream can make nodmix buffer.
-const MaxBody = 64 << 20
-
 // Options are what one provider's endpoint needs beyond the Anthropic defaults. The provider
 // table sets them; the zero value is Anthropic's own API.
 type Options struct {

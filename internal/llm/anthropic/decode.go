@@ -136,19 +136,9 @@ func (d *dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 }
 
 func decodeDocument(r io.Reader) (llm.Event, error) {
-	body, err := llm.ReadBody(r, MaxBody)
-	if err != nil {
-		return llm.Event{}, fmt.Errorf("anthropic: %w", err)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return llm.Event{}, fmt.Errorf("anthropic: empty response: %w", llm.ErrTruncated)
-	}
 	var w wireResponse
-	if err := json.Unmarshal(body, &w); err != nil {
-		if llm.CutShort(err, body) {
-			return llm.Event{}, fmt.Errorf("anthropic: response: %w", llm.ErrTruncated)
-		}
-		return llm.Event{}, fmt.Errorf("anthropic: response: %w", err)
+	if _, err := llm.ReadDocument(r, &w, false); err != nil {
+		return llm.Event{}, fmt.Errorf("anthropic: %w", err)
 	}
 	if w.Type == "error" || w.Error != nil {
 		return llm.Event{}, w.Error.err()

@@ -3,7 +3,6 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -21,11 +20,8 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 		a := assembler{yield: yield}
 		if !stream {
 			var resp response
-			if err := json.NewDecoder(r).Decode(&resp); err != nil {
-				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-					err = llm.ErrTruncated
-				}
-				yield(llm.Event{}, fmt.Errorf("gemini: response: %w", err))
+			if _, err := llm.ReadDocument(r, &resp, false); err != nil {
+				yield(llm.Event{}, fmt.Errorf("gemini: %w", err))
 				return
 			}
 			if a.add(&resp) {

@@ -2,7 +2,6 @@ package ollama
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -19,11 +18,8 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 		a := assembler{yield: yield}
 		if !stream {
 			var resp chatResponse
-			if err := json.NewDecoder(r).Decode(&resp); err != nil {
-				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-					err = llm.ErrTruncated
-				}
-				yield(llm.Event{}, fmt.Errorf("ollama: response: %w", err))
+			if _, err := llm.ReadDocument(r, &resp, false); err != nil {
+				yield(llm.Event{}, fmt.Errorf("ollama: %w", err))
 				return
 			}
 			if a.add(&resp) && !a.finished {

@@ -1,7 +1,6 @@
 package openaichat
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +11,6 @@ import (
 
 	"github.com/nodmix/nodmix/internal/llm"
 )
-
-// maxBody caps a whole (non-streamed) response.
-const maxBody = 64 << 20
 
 // Decode reads a completion, or a stream of chunks ending in `data: [DONE]`. See llm.Dialect.
 //
@@ -72,16 +68,10 @@ func (d *dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 }
 
 func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
-	b, err := llm.ReadBody(r, maxBody)
+	var c response
+	b, err := llm.ReadDocument(r, &c, true)
 	if err != nil {
 		return llm.Event{}, err
-	}
-	var c response
-	if err := llm.UnmarshalLoose(b, &c); err != nil {
-		if len(bytes.TrimSpace(b)) == 0 || llm.CutShort(err, b) {
-			return llm.Event{}, llm.ErrTruncated
-		}
-		return llm.Event{}, fmt.Errorf("decode response: %w", err)
 	}
 	if c.Error != nil {
 		return llm.Event{}, streamError(c.Error, b)

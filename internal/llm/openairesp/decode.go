@@ -1,7 +1,6 @@
 package openairesp
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,9 +9,6 @@ import (
 
 	"github.com/nodmix/nodmix/internal/llm"
 )
-
-// maxBody caps a whole (non-streamed) response.
-const maxBody = 64 << 20
 
 // Decode reads a Response object, or a stream of events ending in response.completed (or
 // response.incomplete, which ends with Finish "length"). response.failed and `error` events
@@ -69,16 +65,9 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 }
 
 func decodeWhole(r io.Reader) (llm.Event, error) {
-	b, err := llm.ReadBody(r, maxBody)
-	if err != nil {
-		return llm.Event{}, err
-	}
 	var resp responseObject
-	if err := llm.UnmarshalLoose(b, &resp); err != nil {
-		if len(bytes.TrimSpace(b)) == 0 || llm.CutShort(err, b) {
-			return llm.Event{}, llm.ErrTruncated
-		}
-		return llm.Event{}, fmt.Errorf("decode response: %w", err)
+	if _, err := llm.ReadDocument(r, &resp, true); err != nil {
+		return llm.Event{}, err
 	}
 	var a assembler
 	ev, err := a.finish(&resp)
