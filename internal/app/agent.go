@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/catalog"
-	"github.com/nodmix/nodmix/internal/config"
 	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/exposure"
 	"github.com/nodmix/nodmix/internal/llm"
@@ -87,12 +87,12 @@ var ErrNoModel = errors.New("no model configured")
 
 // modelRef resolves which model a turn uses: the request's, the session's pinned one, the
 // agent's, then agents.defaults.model.
-func (a *App) modelRef(ctx context.Context, req TurnRequest) (string, error) {
+func (a *App) modelRef(req TurnRequest, stored *session.Info) (string, error) {
 	if req.Model != "" {
 		return req.Model, nil
 	}
-	if info, err := a.Store.Session(ctx, req.Session); err == nil && info.Model != "" {
-		return info.Model, nil
+	if stored != nil && stored.Model != "" {
+		return stored.Model, nil
 	}
 	if s, ok := a.Config.Agents.Agent(req.Agent); ok && s.Model != "" {
 		return s.Model, nil
@@ -203,7 +203,15 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 	if err := session.CheckKey(req.Session); err != nil {
 		return nil, nil, err
 	}
-	ref, err := a.modelRef(ctx, req)
+	// The session's row is read once: its pinned model, agent, overrides and length.
+	var stored *session.Info
+	if !req.Ephemeral {
+		var err error
+		if stored, err = a.storedSession(ctx, req.Session); err != nil {
+			return nil, nil, err
+		}
+	}
+	ref, err := a.modelRef(req, stored)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -213,17 +221,12 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 	}
 	var overrides map[string]string
 	agentID := req.Agent
-	if !req.Ephemeral {
-		var stored string
-		if overrides, stored, err = a.sessionOverrides(ctx, req.Session); err != nil {
-			return nil, nil, err
-		}
+	if stored != nil {
+		overrides = stored.Overrides
 		if agentID == "" {
-			agentID = stored
+			agentID = stored.Agent
 		}
-	}
-	if req.Conversation && !req.Ephemeral {
-		if tr, err := a.Store.Transcript(ctx, req.Session); err == nil && len(tr) > 0 {
+		if req.Conversation && stored.Messages > 0 {
 			req.Input = afterLastAssistant(req.Input)
 		}
 	}
@@ -441,7 +444,7 @@ func (a *App) Models() []ModelRow {
 	for _, s := range a.Config.Agents.Each {
 		add(s.Model, providerOf(s.Model), "")
 	}
-	for _, id := range sortedKeys(a.Config.Models.Providers) {
+	for _, id := range slices.Sorted(maps.Keys(a.Config.Models.Providers)) {
 		for _, m := range a.Config.Models.Providers[id].Models {
 			add(id+"/"+m.ID, id, m.Name)
 		}
@@ -453,15 +456,6 @@ func (a *App) Models() []ModelRow {
 func providerOf(ref string) string {
 	p, _, _ := strings.Cut(ref, "/")
 	return p
-}
-
-func sortedKeys(m map[string]config.Provider) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // afterLastAssistant is the part of a conversation that follows its last assistant message.

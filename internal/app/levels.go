@@ -50,29 +50,25 @@ func (a *App) layers(agentID string, overrides map[string]string, rm *resolvedMo
 	}
 }
 
-// sessionOverrides reads a session's stored directive overrides (none for a new session).
-func (a *App) sessionOverrides(ctx context.Context, key string) (map[string]string, string, error) {
+// storedSession reads a session's row; nil for a session that does not exist yet.
+func (a *App) storedSession(ctx context.Context, key string) (*session.Info, error) {
 	info, err := a.Store.Session(ctx, key)
 	if errors.Is(err, session.ErrNotFound) {
-		return nil, "", nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, fmt.Errorf("session %q: %w", key, err)
 	}
-	return info.Overrides, info.Agent, nil
+	return info, nil
 }
 
-// lastUserText returns the index and text of the input's last user message when it is text only.
+// lastUserText returns the index and text of the input's last message when a user wrote it
+// (directives in its text count even beside images).
 func lastUserText(in []llm.Message) (int, string, bool) {
 	if len(in) == 0 || in[len(in)-1].Role != llm.RoleUser {
 		return 0, "", false
 	}
 	i := len(in) - 1
-	for _, p := range in[i].Parts {
-		if p.Kind != llm.KindText {
-			return i, in[i].Text(), true // directives in the text still count
-		}
-	}
 	return i, in[i].Text(), true
 }
 

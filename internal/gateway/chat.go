@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -119,7 +120,7 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 		}
 		tr.Input = append(tr.Input, msg)
 	}
-	tr.System = joinLines(sys)
+	tr.System = strings.Join(sys, "\n\n")
 	tr.ExtraAPI = "openai-completions"
 	tr.Extra, err = extraFields(body, chatKnown)
 	if err != nil {
@@ -261,7 +262,7 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 			writeTurnError(w, err)
 			return
 		}
-		msg := chatOut{Role: "assistant", Content: nullableText(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
+		msg := chatOut{Role: "assistant", Content: ptr(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
 		if res.Levels.Reasoning == "on" || res.Levels.Reasoning == "stream" {
 			msg.ReasoningContent = reasoningText(res.Message)
 		}
@@ -412,22 +413,7 @@ func finishReason(res *agent.Result) *string {
 	return ptr("stop")
 }
 
-func nullableText(s string) *string {
-	return &s
-}
-
 func ptr[T any](v T) *T { return &v }
-
-func joinLines(s []string) string {
-	var b bytes.Buffer
-	for i, x := range s {
-		if i > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(x)
-	}
-	return b.String()
-}
 
 // reasoningText is the readable reasoning of a message.
 func reasoningText(m llm.Message) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -127,7 +128,7 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 				return nil, tr, bad(field+".type", "must be message, function_call or function_call_output")
 			}
 		}
-		tr.System = joinLines(sys)
+		tr.System = strings.Join(sys, "\n\n")
 	}
 	if len(tr.Input) == 0 {
 		return nil, tr, bad("input", "must hold at least one message")
