@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nodmix/nodmix/internal/e2etest"
 	"github.com/nodmix/nodmix/internal/llm/llmtest"
@@ -123,6 +124,7 @@ func TestE2EAgentToolSearchLanes(t *testing.T) {
 		t.Run(lane.name, func(t *testing.T) {
 			home := agentHome(t, dir, mock.URL, "openai-completions", lane.tools)
 			base := strings.TrimSuffix(startGateway(t, baseEnv(home)), "/mcp")
+			waitServersReady(t, base, "fake", "everything")
 			before := len(mock.Requests())
 			status, body := chat(t, base, "lane-"+lane.name, `{"model":"mock/mock-1","messages":[{"role":"user","content":"Reconcile with fake plugin tool 123, marker M-123."}]}`)
 			if status != 200 {
@@ -200,4 +202,38 @@ func TestE2EAgentToolSearchLanes(t *testing.T) {
 	if !(firstBytes["toolsearch-tools"] < firstBytes["direct"] && firstBytes["toolsearch-code"] < firstBytes["direct"]) {
 		t.Errorf("Tool Search requests must be smaller than direct: %v", firstBytes)
 	}
+}
+
+// waitServersReady polls /healthz until the named servers are ready. A turn waits only for each
+// server's first connection attempt, and under load a first attempt can fail and be retried; the
+// lanes compare what the model is offered, so they start once the catalog is whole.
+func waitServersReady(t *testing.T, base string, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			var h struct {
+				Servers map[string]struct {
+					State     string `json:"state"`
+					LastError string `json:"lastError"`
+				} `json:"servers"`
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			last = string(b)
+			if json.Unmarshal(b, &h) == nil {
+				ready := true
+				for _, n := range names {
+					ready = ready && h.Servers[n].State == "ready"
+				}
+				if ready {
+					return
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("servers %v not ready: %s", names, last)
 }
