@@ -471,7 +471,7 @@ func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBy
 		case "tool_search", "tool_describe", "tool_call", "tool_search_code", "search_tool_bm25":
 			delta[run.Call.Name]++
 		}
-		if tj, ok := tokenjuiceOf(run.Result); ok {
+		if tj, _, ok := tokenjuiceOf(run.Result); ok {
 			delta["tokenjuice_saved_chars"] += int64(tj.RawChars - tj.CompactChars)
 		}
 	}

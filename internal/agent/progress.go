@@ -118,17 +118,34 @@ type tokenjuiceMeta struct {
 	Handle       string `json:"handle"`
 }
 
-func tokenjuiceOf(res *catalog.Result) (tokenjuiceMeta, bool) {
+// tokenjuiceOf reads the tokenjuice record of a result: at its top, as a direct call of exec or
+// bash leaves it, or in the wrapped result of a tool_call that reached such a tool, whose name it
+// also returns (empty for a direct call).
+func tokenjuiceOf(res *catalog.Result) (tokenjuiceMeta, string, bool) {
 	if res == nil || len(res.Structured) == 0 {
-		return tokenjuiceMeta{}, false
+		return tokenjuiceMeta{}, "", false
 	}
 	var f struct {
 		Tokenjuice *tokenjuiceMeta `json:"tokenjuice"`
+		Tool       struct {
+			Name string `json:"name"`
+		} `json:"tool"`
+		Result struct {
+			Details struct {
+				Tokenjuice *tokenjuiceMeta `json:"tokenjuice"`
+			} `json:"details"`
+		} `json:"result"`
 	}
-	if json.Unmarshal(res.Structured, &f) != nil || f.Tokenjuice == nil || !f.Tokenjuice.Compacted {
-		return tokenjuiceMeta{}, false
+	if json.Unmarshal(res.Structured, &f) != nil {
+		return tokenjuiceMeta{}, "", false
 	}
-	return *f.Tokenjuice, true
+	if tj := f.Tokenjuice; tj != nil && tj.Compacted {
+		return *tj, "", true
+	}
+	if tj := f.Result.Details.Tokenjuice; tj != nil && tj.Compacted {
+		return *tj, f.Tool.Name, true
+	}
+	return tokenjuiceMeta{}, "", false
 }
 
 // TraceLines are the /trace lines of a turn: what the plugins did — Tool Search's searches,
@@ -154,13 +171,17 @@ func TraceLines(runs []ToolRun) []string {
 		case "search_tool_bm25":
 			out = append(out, fmt.Sprintf("🔎 Discovery: search %q", args["query"]))
 		}
-		if tj, ok := tokenjuiceOf(r.Result); ok {
+		if tj, inner, ok := tokenjuiceOf(r.Result); ok {
+			name := r.Call.Name
+			if inner != "" {
+				name = inner
+			}
 			saved := 0
 			if tj.RawChars > 0 {
 				saved = 100 * (tj.RawChars - tj.CompactChars) / tj.RawChars
 			}
 			out = append(out, fmt.Sprintf("🧃 tokenjuice: %s output %d → %d characters (%d%% saved, rule %s, full output: %s)",
-				r.Call.Name, tj.RawChars, tj.CompactChars, saved, tj.Rule, tj.Handle))
+				name, tj.RawChars, tj.CompactChars, saved, tj.Rule, tj.Handle))
 		}
 	}
 	return out

@@ -55,6 +55,8 @@ func TestTraceLines(t *testing.T) {
 		{Call: call("tool_search_code", `{"code":"x"}`), Result: catalog.TextResult(`{"ok":true,"telemetry":{"searchCount":1,"describeCount":0,"callCount":2}}`)},
 		{Call: call("bash", `{"command":"git status"}`), Result: compacted},
 		{Call: call("exec", `{}`), Result: catalog.TextResult("plain")},
+		{Call: call("tool_call", `{"id":"bash"}`), Result: &catalog.Result{Content: []catalog.Content{{Type: "text", Text: "{}"}},
+			Structured: json.RawMessage(`{"tool":{"id":"bash","name":"bash","source":"nodmix"},"result":{"content":[],"details":{"output":"short","tokenjuice":{"compacted":true,"rule":"git/log","raw_chars":400,"compact_chars":300,"handle":"tj_2"}}}}`)}},
 	}
 	want := []string{
 		`🔎 Tool Search: search "issue" → 2 hit(s)`,
@@ -62,6 +64,8 @@ func TestTraceLines(t *testing.T) {
 		"🔎 Tool Search: call mcp:gh:create (ok)",
 		"🔎 Tool Search: code — 1 search(es), 0 describe(s), 2 call(s)",
 		"🧃 tokenjuice: bash output 1000 → 100 characters (90% saved, rule git/status, full output: tj_1)",
+		"🔎 Tool Search: call bash (ok)",
+		"🧃 tokenjuice: bash output 400 → 300 characters (25% saved, rule git/log, full output: tj_2)",
 	}
 	if diff := cmp.Diff(want, agent.TraceLines(runs)); diff != "" {
 		t.Errorf("trace (-want +got):\n%s", diff)
