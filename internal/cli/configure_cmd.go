@@ -51,7 +51,9 @@ func newConfigureCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			f, err := g.loadConfig()
+			// The same checks as `config set`: an edit that would break the plugin's section
+			// (as `config validate` reports it) is refused and the file left as it was.
+			f, err := g.openConfig(c.Context())
 			if err != nil {
 				return err
 			}
@@ -60,7 +62,7 @@ func newConfigureCmd(g *globals) *cobra.Command {
 					return err
 				}
 			}
-			if err := f.Save(); err != nil {
+			if err := f.save(c.Context(), g.env.lookupEnv); err != nil {
 				return err
 			}
 			fmt.Fprintf(c.OutOrStdout(), "Web search provider set to %s; plugin %s enabled (%s).\n", strings.ToLower(provider), strings.ToLower(provider), f.Path())
