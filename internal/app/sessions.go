@@ -358,6 +358,15 @@ func (a *App) modelRefs() []string {
 	return out
 }
 
+// SessionModel is the model a session's next turn runs without a --model of its own: the one
+// pinned in it, else its agent's default (pinned false), or "" when none is configured.
+func (a *App) SessionModel(in *session.Info) (ref string, pinned bool) {
+	if in.Model != "" {
+		return in.Model, true
+	}
+	return a.defaultModel(in.Agent), false
+}
+
 // defaultModel is the model a session without a pinned one runs: its agent's, else
 // agents.defaults.model.
 func (a *App) defaultModel(agentID string) string {

@@ -77,7 +77,13 @@ func newSessionsCmd(g *globals) *cobra.Command {
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "KEY\tMODEL\tMESSAGES\tUPDATED")
 			for _, in := range all {
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", sanitize(in.Key), orDash(sanitize(in.Model)), in.Messages, stamp(in.Updated))
+				// An unpinned session shows the default its next turn runs, marked as such.
+				model, pinned := a.SessionModel(&in)
+				model = orDash(sanitize(model))
+				if !pinned && model != "-" {
+					model += " (default)"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", sanitize(in.Key), model, in.Messages, stamp(in.Updated))
 			}
 			return w.Flush()
 		},
