@@ -2,16 +2,15 @@ package tokenjuice
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
 var (
 	// buildCmdRE are the commands a build tool echoes: compiler and linker invocations and their
 	// short forms (kbuild's "  CC foo.o", CMake's "[ 45%] Building C object ...").
-	buildCmdRE   = regexp.MustCompile(`^\s*((/\S+/)?(cc|gcc|g\+\+|c\+\+|clang|clang\+\+|ld|ar|as|nvcc|javac|rustc|libtool|ranlib|install)\s|(CC|CXX|LD|AR|AS|GEN|CCLD|CXXLD|LINK|INSTALL|HOSTCC)\s+\S+$|\[\s*\d+%\] (Building|Linking|Generating|Built target|Scanning))`)
-	buildNoiseRE = regexp.MustCompile(`^(make(\[\d+\])?: (Entering|Leaving|Nothing to be done)|\s*\d+ \| |\s+\| |-- (Detecting|Check|Looking|Performing|Found|Configuring done|Generating done|Build files))`)
-	diagRE       = regexp.MustCompile(`(?i)(^|\s|:)(error|warning|fatal error|note)(\[\w+\])?:|\w\.\w{1,6}[:(]\d+|\(\d+,\d+\)|^\S+:\d+:\d+|In function|undefined reference|\*\*\*`)
+	buildCmdRE   = lazyRE(`^\s*((/\S+/)?(cc|gcc|g\+\+|c\+\+|clang|clang\+\+|ld|ar|as|nvcc|javac|rustc|libtool|ranlib|install)\s|(CC|CXX|LD|AR|AS|GEN|CCLD|CXXLD|LINK|INSTALL|HOSTCC)\s+\S+$|\[\s*\d+%\] (Building|Linking|Generating|Built target|Scanning))`)
+	buildNoiseRE = lazyRE(`^(make(\[\d+\])?: (Entering|Leaving|Nothing to be done)|\s*\d+ \| |\s+\| |-- (Detecting|Check|Looking|Performing|Found|Configuring done|Generating done|Build files))`)
+	diagRE       = lazyRE(`(?i)(^|\s|:)(error|warning|fatal error|note)(\[\w+\])?:|\w\.\w{1,6}[:(]\d+|\(\d+,\d+\)|^\S+:\d+:\d+|In function|undefined reference|\*\*\*`)
 )
 
 // reduceBuild serves compilers, linters, make and friends: echoed compile commands collapse to the
@@ -48,11 +47,11 @@ func reduceBuild(d *doc) (string, bool) {
 }
 
 var (
-	rustHeaderRE   = regexp.MustCompile(`^(error|warning)(\[\w+\])?: `)
-	rustLocRE      = regexp.MustCompile(`^\s*--> `)
-	rustSnippetRE  = regexp.MustCompile(`^\s*\d+\s*\|`)
-	rustLabelRE    = regexp.MustCompile(`^\s*\d*\s*\|[-\s|_/\\]*\^+[\s^]*([^\s^].*)$`)
-	cargoChatterRE = regexp.MustCompile(`^\s*(Compiling|Checking|Downloaded|Downloading|Locking|Adding|Updating|Fresh|Blocking|Documenting|Packaging|Verifying|Installing|Installed|Replacing|Finished|Running) `)
+	rustHeaderRE   = lazyRE(`^(error|warning)(\[\w+\])?: `)
+	rustLocRE      = lazyRE(`^\s*--> `)
+	rustSnippetRE  = lazyRE(`^\s*\d+\s*\|`)
+	rustLabelRE    = lazyRE(`^\s*\d*\s*\|[-\s|_/\\]*\^+[\s^]*([^\s^].*)$`)
+	cargoChatterRE = lazyRE(`^\s*(Compiling|Checking|Downloaded|Downloading|Locking|Adding|Updating|Fresh|Blocking|Documenting|Packaging|Verifying|Installing|Installed|Replacing|Finished|Running) `)
 )
 
 // reduceCargoBuild condenses rustc diagnostics to their header, location and primary label; cargo's
@@ -94,9 +93,9 @@ func reduceCargoBuild(d *doc) (string, bool) {
 }
 
 var (
-	bkNoiseRE  = regexp.MustCompile(`^#\d+ (DONE|CACHED)\b|^#\d+ (sha256:|resolve |transferring |extracting |exporting |writing image|naming to|unpacking )|^ ---> |^Removing intermediate container|^#\d+ \[internal\]|^#\d+ load (build definition|\.dockerignore|metadata)`)
-	bkOutputRE = regexp.MustCompile(`^#(\d+) \d+\.\d+ `)
-	bkStepRE   = regexp.MustCompile(`^#(\d+) \[`)
+	bkNoiseRE  = lazyRE(`^#\d+ (DONE|CACHED)\b|^#\d+ (sha256:|resolve |transferring |extracting |exporting |writing image|naming to|unpacking )|^ ---> |^Removing intermediate container|^#\d+ \[internal\]|^#\d+ load (build definition|\.dockerignore|metadata)`)
+	bkOutputRE = lazyRE(`^#(\d+) \d+\.\d+ `)
+	bkStepRE   = lazyRE(`^#(\d+) \[`)
 )
 
 // reduceDockerBuild keeps the build steps and errors; the output of a step is kept only for the

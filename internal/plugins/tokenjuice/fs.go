@@ -2,17 +2,16 @@ package tokenjuice
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 )
 
 // colsRE separates the names of short-format `ls`, which prints them in columns.
-var colsRE = regexp.MustCompile(`\s{2,}|\t`)
+var colsRE = lazyRE(`\s{2,}|\t`)
 
 // lsLongRE is one entry of `ls -l`: mode, links, owner, group, size, date, name.
-var lsLongRE = regexp.MustCompile(`^([-dlcbpsD])[-rwxsStTl]{9}[.+@]?\s+\d+\s+\S+\s+(?:\S+\s+)?(\d[\d,.]*[KMGTP]?|\d+,\s*\d+)\s+(\w{3}\s+\d+\s+[\d:]+|\d+\s+\w{3}\s+[\d:]+|\d{4}-\d\d-\d\d(?: [\d:.]+)?(?: [+-]\d{4})?)\s(.+)$`)
+var lsLongRE = lazyRE(`^([-dlcbpsD])[-rwxsStTl]{9}[.+@]?\s+\d+\s+\S+\s+(?:\S+\s+)?(\d[\d,.]*[KMGTP]?|\d+,\s*\d+)\s+(\w{3}\s+\d+\s+[\d:]+|\d+\s+\w{3}\s+[\d:]+|\d{4}-\d\d-\d\d(?: [\d:.]+)?(?: [+-]\d{4})?)\s(.+)$`)
 
 // inventoryBudget is what ls shares among its directories, in proportion to their entries;
 // maxLinksShown bounds the symbolic links named beyond it.
@@ -165,7 +164,7 @@ func wrapWords(words []string, width int) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-var duRE = regexp.MustCompile(`^(\d+(?:[.,]\d+)?)([KMGTPkB]?)\s+(.+)$`)
+var duRE = lazyRE(`^(\d+(?:[.,]\d+)?)([KMGTPkB]?)\s+(.+)$`)
 
 // duUnits are the multipliers of du's size suffixes.
 var duUnits = map[string]float64{"": 1, "B": 1, "K": 1 << 10, "k": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
@@ -203,8 +202,8 @@ func reduceDu(d *doc) (string, bool) {
 }
 
 var (
-	helpEntryRE   = regexp.MustCompile(`^\s{1,8}(-{1,2}[\w-]|[\w][\w.:-]*\s{2,}|[\w][\w-]*,)`)
-	helpSectionRE = regexp.MustCompile(`^[A-Z][\w /-]*:?\s*$|^[A-Z][\w /-]*:$`)
+	helpEntryRE   = lazyRE(`^\s{1,8}(-{1,2}[\w-]|[\w][\w.:-]*\s{2,}|[\w][\w-]*,)`)
+	helpSectionRE = lazyRE(`^[A-Z][\w /-]*:?\s*$|^[A-Z][\w /-]*:$`)
 )
 
 // Entries kept from the start and the end of each section of a help text.

@@ -2,7 +2,6 @@ package tokenjuice
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 )
 
@@ -16,7 +15,7 @@ const (
 var genericRule = &rule{id: "generic", family: "generic", match: func(*command, *simple) bool { return true }, reduce: reduceGeneric, streams: true}
 
 // salientRE finds lines that explain a failure: error words and file:line locations.
-var salientRE = regexp.MustCompile(`(?i)\b(error|errors|err|fail|failed|failure|failures|fatal|panic|panicked|exception|traceback|assert\w*|warning|denied|refused|not found|no such|cannot|can't|unable|undefined|invalid|missing|timed? ?out|killed|segmentation|unhandled|abort\w*)\b|\w\.[A-Za-z]{1,6}:\d+`)
+var salientRE = lazyRE(`(?i)\b(error|errors|err|fail|failed|failure|failures|fatal|panic|panicked|exception|traceback|assert\w*|warning|denied|refused|not found|no such|cannot|can't|unable|undefined|invalid|missing|timed? ?out|killed|segmentation|unhandled|abort\w*)\b|\w\.[A-Za-z]{1,6}:\d+`)
 
 func reduceGeneric(d *doc) (string, bool) {
 	sel := newSelector(len(d.raw)/2, sampleBudget, isSalient, salientBudget, "lines").pinning()

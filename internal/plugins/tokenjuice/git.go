@@ -2,7 +2,6 @@ package tokenjuice
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -10,11 +9,11 @@ import (
 // ---- git status ----
 
 var (
-	statusEntryRE = regexp.MustCompile(`^\s+(modified|new file|deleted|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them):\s+(.+)$`)
-	statusHintRE  = regexp.MustCompile(`^\s*\((use|fix|all conflicts|see) .*\)\s*$`)
-	porcelainRE   = regexp.MustCompile(`^([ MADRCUT?!]{2}) (.+)$`)
-	aheadRE       = regexp.MustCompile(`^Your branch is (ahead of|behind) '([^']+)' by (\d+) commits?`)
-	divergedRE    = regexp.MustCompile(`^and have (\d+) and (\d+) different commits each`)
+	statusEntryRE = lazyRE(`^\s+(modified|new file|deleted|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them):\s+(.+)$`)
+	statusHintRE  = lazyRE(`^\s*\((use|fix|all conflicts|see) .*\)\s*$`)
+	porcelainRE   = lazyRE(`^([ MADRCUT?!]{2}) (.+)$`)
+	aheadRE       = lazyRE(`^Your branch is (ahead of|behind) '([^']+)' by (\d+) commits?`)
+	divergedRE    = lazyRE(`^and have (\d+) and (\d+) different commits each`)
 )
 
 var statusCodes = map[string]string{
@@ -169,7 +168,7 @@ type hunk struct {
 	added, removed int
 }
 
-var hunkRE = regexp.MustCompile(`^@@+ [-+\d, ]+ @@+`)
+var hunkRE = lazyRE(`^@@+ [-+\d, ]+ @@+`)
 
 // parseDiff reads unified diffs. Lines before the first "diff --git" are returned as preamble.
 func parseDiff(lines []string) (pre []string, files []*diffFile) {
@@ -227,7 +226,7 @@ func diffName(l string) string {
 }
 
 // declRE finds declarations in added code: what an outline of a new file shows.
-var declRE = regexp.MustCompile(`^\+ {0,4}((pub(\([\w:]+\))? |export (default )?|async |static |public |private |protected |internal |abstract |final |override |unsafe |extern "C" )*)(fn|func|def|class|struct|enum|trait|impl|interface|type|mod|module|function|const [A-Z_]|record|object|namespace|package)\b`)
+var declRE = lazyRE(`^\+ {0,4}((pub(\([\w:]+\))? |export (default )?|async |static |public |private |protected |internal |abstract |final |override |unsafe |extern "C" )*)(fn|func|def|class|struct|enum|trait|impl|interface|type|mod|module|function|const [A-Z_]|record|object|namespace|package)\b`)
 
 const (
 	diffLineChars  = 110
@@ -386,7 +385,7 @@ func diffBudgetFor(files []*diffFile) int {
 	return max(900, min(2400, 500+70*len(files)))
 }
 
-var hunkStartRE = regexp.MustCompile(`\+(\d+)`)
+var hunkStartRE = lazyRE(`\+(\d+)`)
 
 // hunkStart renders a hunk header as "@<first new line>".
 func hunkStart(header string) string {
@@ -426,9 +425,9 @@ func reduceStatList(d *doc) (string, bool) {
 // ---- git log ----
 
 var (
-	commitRE = regexp.MustCompile(`^commit ([0-9a-f]{7,64})(?: \(.+\))?$`) // the refs are not shown
-	statRE   = regexp.MustCompile(`^ (\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
-	graphRE  = regexp.MustCompile(`^[*|\\/ _.-]+$`)
+	commitRE = lazyRE(`^commit ([0-9a-f]{7,64})(?: \(.+\))?$`) // the refs are not shown
+	statRE   = lazyRE(`^ (\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?`)
+	graphRE  = lazyRE(`^[*|\\/ _.-]+$`)
 )
 
 type commit struct {
@@ -557,7 +556,7 @@ func reduceGitShow(d *doc) (string, bool) {
 
 // ---- git blame ----
 
-var blameRE = regexp.MustCompile(`^\^?([0-9a-f]{4,40}) (?:\S+ +)?\((.+?) +(\d{4}-\d\d-\d\d) [\d:]+ [-+]\d{4} +(\d+)\) ?(.*)$`)
+var blameRE = lazyRE(`^\^?([0-9a-f]{4,40}) (?:\S+ +)?\((.+?) +(\d{4}-\d\d-\d\d) [\d:]+ [-+]\d{4} +(\d+)\) ?(.*)$`)
 
 // Budgets of blame's code sample: its head, middle and tail, and the lines that handle errors.
 const blameBudget, blameSalientBudget = 100, 450
@@ -604,7 +603,7 @@ func reduceGitBlame(d *doc) (string, bool) {
 // spends on naming its paths.
 const commitPathsBudget = 150
 
-var modeLineRE = regexp.MustCompile(`^ (create|delete) mode \d+ (.+)$|^ (rename|copy) (.+) \(\d+%\)$|^ mode change \d+ => \d+ (.+)$`)
+var modeLineRE = lazyRE(`^ (create|delete) mode \d+ (.+)$|^ (rename|copy) (.+) \(\d+%\)$|^ mode change \d+ => \d+ (.+)$`)
 
 // reduceGitCommit keeps the commit line and the summary and lists created, deleted and renamed
 // paths compactly.

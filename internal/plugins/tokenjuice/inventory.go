@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,8 +36,8 @@ const (
 )
 
 var (
-	unzipRowRE = regexp.MustCompile(`^\s*\d+\s+\d{2,4}-\d\d-\d{2,4}\s+[\d:]+\s+(.+)$`)
-	tarLongRE  = regexp.MustCompile(`^[-dlhcbp][-rwxsStT]{9}\s+\S+\s+\d+\s+\S+\s+\S+\s+(.+)$`)
+	unzipRowRE = lazyRE(`^\s*\d+\s+\d{2,4}-\d\d-\d{2,4}\s+[\d:]+\s+(.+)$`)
+	tarLongRE  = lazyRE(`^[-dlhcbp][-rwxsStT]{9}\s+\S+\s+\d+\s+\S+\s+\S+\s+(.+)$`)
 )
 
 // reducePaths serves path listings. It reads the output line by line and holds a bounded amount.

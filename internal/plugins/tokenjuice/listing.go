@@ -3,7 +3,6 @@ package tokenjuice
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -59,7 +58,7 @@ func reduceAptPolicy(d *doc) (string, bool) {
 	return strings.Join(out, "\n"), true
 }
 
-var nameDescRE = regexp.MustCompile(`^(\S+) - `)
+var nameDescRE = lazyRE(`^(\S+) - `)
 
 // reduceNameList serves "name - description" listings (apt-cache search): every name, without
 // the descriptions, sampled past listItemsBudget.
@@ -80,7 +79,7 @@ func reduceNameList(d *doc) (string, bool) {
 	return strings.Join(append(out, other...), "\n"), true
 }
 
-var dpkgRowRE = regexp.MustCompile(`^([a-zA-Z][a-zA-Z ]?[a-zA-Z ]?)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*))?$`)
+var dpkgRowRE = lazyRE(`^([a-zA-Z][a-zA-Z ]?[a-zA-Z ]?)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*))?$`)
 
 // reduceDpkgList serves dpkg -l: the legend goes; installed packages are listed as "name
 // version", the others by name under their status, without architectures and descriptions.
@@ -244,7 +243,7 @@ func isUnifiedDiff(_ *command, s *simple) bool {
 
 // recordDropRE are the fields of a package record that identify a file rather than say anything
 // about the package (checksums, the archive path).
-var recordDropRE = regexp.MustCompile(`^(MD5sum|SHA1|SHA256|SHA512|Description-md5|Filename|Size|Installed-Size|Multi-Arch|Priority|Maintainer|Original-Maintainer|Tag): `)
+var recordDropRE = lazyRE(`^(MD5sum|SHA1|SHA256|SHA512|Description-md5|Filename|Size|Installed-Size|Multi-Arch|Priority|Maintainer|Original-Maintainer|Tag): `)
 
 // reduceRecords serves package records in "Field: value" stanzas (apt-cache show, apt show,
 // dpkg -s): each field on one line, long values cut in the middle, continuation lines (tags, the

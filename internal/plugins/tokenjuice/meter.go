@@ -2,7 +2,6 @@ package tokenjuice
 
 import (
 	"bytes"
-	"regexp"
 )
 
 // curl and wget draw a progress meter: a header and one row per redraw that a pipe keeps as
@@ -10,8 +9,8 @@ import (
 // size and speed); text that a row was followed by on the same line ("*   Trying ...") is kept.
 
 var (
-	meterHeadRE = regexp.MustCompile(`^\s*% Total\s+% Received\s+% Xferd|^\s+Dload\s+Upload\s+Total\s+Spent`)
-	meterRowRE  = regexp.MustCompile(`^\s*\d+\s+[\d.]+[kMGT]?\s+\d+\s+[\d.]+[kMGT]?\s+\d+\s+[\d.]+[kMGT]?\s+[\d.]+[kMGT]?\s+[\d.]+[kMGT]?\s+(--:--:--|[\d:]+)\s+(--:--:--|[\d:]+)\s+(--:--:--|[\d:]+)\s+[\d.]+[kMGT]?`)
+	meterHeadRE = lazyRE(`^\s*% Total\s+% Received\s+% Xferd|^\s+Dload\s+Upload\s+Total\s+Spent`)
+	meterRowRE  = lazyRE(`^\s*\d+\s+[\d.]+[kMGT]?\s+\d+\s+[\d.]+[kMGT]?\s+\d+\s+[\d.]+[kMGT]?\s+[\d.]+[kMGT]?\s+[\d.]+[kMGT]?\s+(--:--:--|[\d:]+)\s+(--:--:--|[\d:]+)\s+(--:--:--|[\d:]+)\s+[\d.]+[kMGT]?`)
 )
 
 type meterStage struct {

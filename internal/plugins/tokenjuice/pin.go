@@ -2,7 +2,6 @@ package tokenjuice
 
 import (
 	"bytes"
-	"regexp"
 )
 
 // Pinned lines are the ones a compacted failure must never lose, whatever the budgets: the values
@@ -17,23 +16,23 @@ const pinBudget = 6000
 
 var (
 	// exitRE: an exit status, however a tool words it.
-	exitRE = regexp.MustCompile(`(?i)\bexit(ed)?( with)? (status|code)\b[: ]*-?\d+|^exit \d+$|returned -?\d+ exit status|\] Error -?\d+$|^make(\[\d+\])?: \*\*\* |process finished with exit code|exited with code -?\d+|\bELIFECYCLE\b|command failed with exit code`)
+	exitRE = lazyRE(`(?i)\bexit(ed)?( with)? (status|code)\b[: ]*-?\d+|^exit \d+$|returned -?\d+ exit status|\] Error -?\d+$|^make(\[\d+\])?: \*\*\* |process finished with exit code|exited with code -?\d+|\bELIFECYCLE\b|command failed with exit code`)
 	// failHeadREs are the shapes of failHead that are not prefixes, in small regexps (each is run
 	// by RE2's backtracker, which a large alternation is not, and allocates nothing).
-	failHeadREs = []*regexp.Regexp{
-		regexp.MustCompile(`^\d+\) \S|^\d+ (passing|failing|pending)\b|^Tests?:\s+\d`),
-		regexp.MustCompile(`^---- \S+ stdout ----$|^test \S+ \.\.\. FAILED$|^==\d+==ERROR: `),
-		regexp.MustCompile(`^\S+Error(\s*\[\w+\])?: |^\S+Exception: |^\S*ExceptionGroup: |^[\w.]+Error$`),
+	failHeadREs = []*lazyRegexp{
+		lazyRE(`^\d+\) \S|^\d+ (passing|failing|pending)\b|^Tests?:\s+\d`),
+		lazyRE(`^---- \S+ stdout ----$|^test \S+ \.\.\. FAILED$|^==\d+==ERROR: `),
+		lazyRE(`^\S+Error(\s*\[\w+\])?: |^\S+Exception: |^\S*ExceptionGroup: |^[\w.]+Error$`),
 	}
 	// assertHeadRE opens an assertion block: the lines after it carry its values.
-	assertHeadRE = regexp.MustCompile(`AssertionError|[Aa]ssertion\b.*\bfailed|[Aa]ssertion failed|Expected values to be|\+ actual - expected|\+ expected - actual|Lists differ|Tuples differ|Dicts differ|Sets differ|First differing element|expect\(.*\)\.|Error Trace:|Error:\s+Not equal|Difference:`)
+	assertHeadRE = lazyRE(`AssertionError|[Aa]ssertion\b.*\bfailed|[Aa]ssertion failed|Expected values to be|\+ actual - expected|\+ expected - actual|Lists differ|Tuples differ|Dicts differ|Sets differ|First differing element|expect\(.*\)\.|Error Trace:|Error:\s+Not equal|Difference:`)
 	// valueRE: a line that states a value an assertion compared, in the forms runners print.
-	valueRE = regexp.MustCompile(`(?i)^\s*(left|right|expected|actual|received|got|want|wanted|value|operator|diff)\s*[:=]|^\s*[-+]\s|^\s*[-+]$|^\s*\?\s|!==|!=|\bwant(ed)?\b.*\bgot\b|\bgot\b.*\bwant(ed)?\b|=.*,\s*want\s|\bexpected\b.*\b(but|got|received|actual|instead)\b|\bto (be|equal)\b`)
+	valueRE = lazyRE(`(?i)^\s*(left|right|expected|actual|received|got|want|wanted|value|operator|diff)\s*[:=]|^\s*[-+]\s|^\s*[-+]$|^\s*\?\s|!==|!=|\bwant(ed)?\b.*\bgot\b|\bgot\b.*\bwant(ed)?\b|=.*,\s*want\s|\bexpected\b.*\b(but|got|received|actual|instead)\b|\bto (be|equal)\b`)
 	// valueOnlyRE are value lines recognised outside any block: Go's "got X, want Y" and Rust's
 	// "left:"/"right:".
-	valueOnlyRE = regexp.MustCompile(`^\s*(left|right):\s|\S\s=\s.*,\s*want\s|\bgot\b.*\bwant(ed)?\b|\bwant(ed)?\b.*\bgot\b`)
+	valueOnlyRE = lazyRE(`^\s*(left|right):\s|\S\s=\s.*,\s*want\s|\bgot\b.*\bwant(ed)?\b|\bwant(ed)?\b.*\bgot\b`)
 	// blockEndRE ends an assertion block: a stack frame or the next test.
-	blockEndRE = regexp.MustCompile(`^\s+at |^\s*File "|^Traceback |^stack backtrace:|^\s*\d+: |^\s*(✔|✓|√|ok \d+|PASS|--- PASS)|^={5,}|^-{5,}$`)
+	blockEndRE = lazyRE(`^\s+at |^\s*File "|^Traceback |^stack backtrace:|^\s*\d+: |^\s*(✔|✓|√|ok \d+|PASS|--- PASS)|^={5,}|^-{5,}$`)
 )
 
 // assertBlockLines bounds the lines read as an assertion block's values after its header.

@@ -2,15 +2,14 @@ package tokenjuice
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
 
 var (
-	npmUpToDateRE   = regexp.MustCompile(`^up to date(, audited (\d+) packages?)? in `)
-	npmNoiseRE      = regexp.MustCompile(`^(\d+ packages? (is|are) looking for funding|\s*run ` + "`npm fund`" + ` for details|npm notice|Progress: resolved|Packages: [+-]\d+|[+-]+$|\[\d/\d\] |Lockfile is up to date|Already up to date|bun install v|Resolving: |Saved lockfile|info (No lockfile|fsevents|There appears)|\s*$)`)
-	npmDeprecatedRE = regexp.MustCompile(`^npm (warn|WARN) deprecated (\S+)`)
+	npmUpToDateRE   = lazyRE(`^up to date(, audited (\d+) packages?)? in `)
+	npmNoiseRE      = lazyRE(`^(\d+ packages? (is|are) looking for funding|\s*run ` + "`npm fund`" + ` for details|npm notice|Progress: resolved|Packages: [+-]\d+|[+-]+$|\[\d/\d\] |Lockfile is up to date|Already up to date|bun install v|Resolving: |Saved lockfile|info (No lockfile|fsevents|There appears)|\s*$)`)
+	npmDeprecatedRE = lazyRE(`^npm (warn|WARN) deprecated (\S+)`)
 )
 
 // reduceNodeInstall serves npm, pnpm, yarn and bun installs: funding and progress chatter goes,
@@ -39,8 +38,8 @@ func reduceNodeInstall(d *doc) (string, bool) {
 }
 
 var (
-	pipNoiseRE     = regexp.MustCompile(`^\s*(Collecting |Downloading |Using cached |Obtaining |Preparing metadata|Building wheel|Created wheel|Stored in directory|Installing build dependencies|Getting requirements|Installing collected packages|Attempting uninstall|Found existing installation|Uninstalling |Successfully uninstalled|Building wheels for collected|  (━|\S+ [\d.]+/[\d.]+ [kMG]B))`)
-	pipSatisfiedRE = regexp.MustCompile(`^Requirement already satisfied: (\S+)`)
+	pipNoiseRE     = lazyRE(`^\s*(Collecting |Downloading |Using cached |Obtaining |Preparing metadata|Building wheel|Created wheel|Stored in directory|Installing build dependencies|Getting requirements|Installing collected packages|Attempting uninstall|Found existing installation|Uninstalling |Successfully uninstalled|Building wheels for collected|  (━|\S+ [\d.]+/[\d.]+ [kMG]B))`)
+	pipSatisfiedRE = lazyRE(`^Requirement already satisfied: (\S+)`)
 )
 
 func reducePipInstall(d *doc) (string, bool) {
@@ -60,7 +59,7 @@ func reducePipInstall(d *doc) (string, bool) {
 	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }
 
-var pipRowRE = regexp.MustCompile(`^(\S+)\s+(\S+)(\s+\S.*)?$`)
+var pipRowRE = lazyRE(`^(\S+)\s+(\S+)(\s+\S.*)?$`)
 
 // reducePipList renders the package table as "name version" items on few lines.
 func reducePipList(d *doc) (string, bool) {
@@ -83,11 +82,11 @@ func reducePipList(d *doc) (string, bool) {
 }
 
 var (
-	aptNoiseRE = regexp.MustCompile(`^(Reading package lists|Building dependency tree|Reading state information|Hit:\d+|Ign:\d+|Selecting previously unselected|\(Reading database|Preparing to unpack|Unpacking |Processing triggers|update-alternatives:|debconf: )`)
-	aptListRE  = regexp.MustCompile(`^(The following (.+):|Suggested packages:|Recommended packages:)$`)
-	aptActRE   = regexp.MustCompile(`^(Inst|Conf|Remv|Purg) (\S+)(?: \[[^\]]*\])? \((\S+)`)
-	aptGetRE   = regexp.MustCompile(`^Get:\d+ \S+ \S+ \S+ (\S+)`)
-	aptSetupRE = regexp.MustCompile(`^Setting up (\S+) \(([^)]*)\)`)
+	aptNoiseRE = lazyRE(`^(Reading package lists|Building dependency tree|Reading state information|Hit:\d+|Ign:\d+|Selecting previously unselected|\(Reading database|Preparing to unpack|Unpacking |Processing triggers|update-alternatives:|debconf: )`)
+	aptListRE  = lazyRE(`^(The following (.+):|Suggested packages:|Recommended packages:)$`)
+	aptActRE   = lazyRE(`^(Inst|Conf|Remv|Purg) (\S+)(?: \[[^\]]*\])? \((\S+)`)
+	aptGetRE   = lazyRE(`^Get:\d+ \S+ \S+ \S+ (\S+)`)
+	aptSetupRE = lazyRE(`^Setting up (\S+) \(([^)]*)\)`)
 )
 
 // reduceApt keeps apt's summary, the NEW, REMOVED and upgraded lists, errors and warnings; the
@@ -167,9 +166,9 @@ func reduceApt(d *doc) (string, bool) {
 }
 
 var (
-	goGetRE      = regexp.MustCompile(`^# get (\S+?)(\.mod|\.info|\.zip|/@v/list|/@latest)?(: (.+))?$`)
-	goDurRE      = regexp.MustCompile(`\s*\([\d.]+m?s\)$`)
-	goDownloadRE = regexp.MustCompile(`^go: (downloading|added|upgraded|finding) (.+)$`)
+	goGetRE      = lazyRE(`^# get (\S+?)(\.mod|\.info|\.zip|/@v/list|/@latest)?(: (.+))?$`)
+	goDurRE      = lazyRE(`\s*\([\d.]+m?s\)$`)
+	goDownloadRE = lazyRE(`^go: (downloading|added|upgraded|finding) (.+)$`)
 )
 
 // reduceGoMod groups `go mod download -x` fetches by module version and go's "downloading" lines
@@ -249,7 +248,7 @@ func reduceGoMod(d *doc) (string, bool) {
 	return strings.Join(selectCondensed(out, sampleBudget, isSalient, salientBudget), "\n"), true
 }
 
-var npmTreeRE = regexp.MustCompile(`^([│ ]*)([├└]─[┬─] |[|` + "`" + `]-[-+] )(.*)$`)
+var npmTreeRE = lazyRE(`^([│ ]*)([├└]─[┬─] |[|` + "`" + `]-[-+] )(.*)$`)
 
 // reduceNpmLs keeps the root and the direct dependencies of `npm ls --all` and counts what each
 // brings in below it.

@@ -3,15 +3,14 @@ package tokenjuice
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
 
 var (
-	goOkRE     = regexp.MustCompile(`^ok\s+(\S+)\s+(\(cached\)|[\d.]+s)`)
-	goNoTestRE = regexp.MustCompile(`^\?\s+\S+\s+\[no test files\]$`)
-	goPassRE   = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP):)\s`)
+	goOkRE     = lazyRE(`^ok\s+(\S+)\s+(\(cached\)|[\d.]+s)`)
+	goNoTestRE = lazyRE(`^\?\s+\S+\s+\[no test files\]$`)
+	goPassRE   = lazyRE(`^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP):)\s`)
 )
 
 // reduceGoTest keeps failures (--- FAIL blocks with their messages, panics, build errors, FAIL
@@ -83,16 +82,16 @@ func decodeTestEvents(lines []string) []string {
 }
 
 var (
-	testSalientRE = regexp.MustCompile(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s+\d+: [\w<]|^\s*File ".*", line \d+|^\s*(created by )?[\w.-]+/[\w.\-/]+\.\S+\(|^stack backtrace:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
+	testSalientRE = lazyRE(`(?i)(\bfail|\berror|\bpanic|assert|expected|received|\bwant\b|\bgot\b|exception|traceback|^\s*E\s|^>\s|●|✕|×|\bFAILED\b|\bERROR\b|^-{2,} |\w\.\w{1,6}:\d+|\(\d+,\d+\)|test result:|^\s+\d+: [\w<]|^\s*File ".*", line \d+|^\s*(created by )?[\w.-]+/[\w.\-/]+\.\S+\(|^stack backtrace:|^\s*(Tests?|Test Suites|Test Files|Snapshots|Duration|Time):|passed|failed|^=+ .* =+$)`)
 	// testNoiseRE are lines of passing tests and runner chatter.
-	testNoiseRE = regexp.MustCompile(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
+	testNoiseRE = lazyRE(`^\s*$|^(_ )+_?$|^=+ test session starts =+$|^\s*(✓|√|✔|PASS\s|ok\s|test .* \.\.\. ok$|\S+::\S+ PASSED|platform |rootdir:|plugins:|cachedir:|configfile:|collecting|collected \d+ items?$|Compiling |Finished |Running |Downloaded |Downloading |Fresh |Blocking )`)
 	// runnerNoiseRE is more chatter: Rust's backtrace notes, the bookkeeping fields of Node's
 	// assertion errors, unittest's passing tests. Kept apart from testNoiseRE, whose size decides
 	// which of RE2's engines runs it on every line.
-	runnerNoiseRE = regexp.MustCompile(`^\s*(note: Some details are omitted|note: run with .RUST_BACKTRACE|generatedMessage: (true|false),|code: 'ERR_\w+',|operator: '\w+'|ℹ (cancelled|skipped|todo) 0$|\w+ \([\w.]+\) \.\.\. ok$)`)
+	runnerNoiseRE = lazyRE(`^\s*(note: Some details are omitted|note: run with .RUST_BACKTRACE|generatedMessage: (true|false),|code: 'ERR_\w+',|operator: '\w+'|ℹ (cancelled|skipped|todo) 0$|\w+ \([\w.]+\) \.\.\. ok$)`)
 	// ruleRE finds the long rules runners draw around headings ("==== FAILURES ====").
-	ruleRE       = regexp.MustCompile(`={4,}|_{4,}|-{8,}|\*{4,}|#{8,}|~{8,}`)
-	pytestDotsRE = regexp.MustCompile(`^(\S+\.py)? ?[.sxX]+\s*(\[\s*\d+%\])?$`)
+	ruleRE       = lazyRE(`={4,}|_{4,}|-{8,}|\*{4,}|#{8,}|~{8,}`)
+	pytestDotsRE = lazyRE(`^(\S+\.py)? ?[.sxX]+\s*(\[\s*\d+%\])?$`)
 )
 
 func testSalient(l []byte) bool { return testSalientRE.Match(l) }
@@ -142,9 +141,9 @@ func reduceTests(d *doc) (string, bool) {
 }
 
 var (
-	tapOkRE    = regexp.MustCompile(`^\s*ok \d+ `)
-	tapNotOkRE = regexp.MustCompile(`^\s*not ok \d+ `)
-	tapNoiseRE = regexp.MustCompile(`^\s*(TAP version \d+|# Subtest: |\d+\.\.\d+$|---$|\.\.\.$|duration_ms: |type: 'suite'|failureType: |code: '|name: '|operator: |error: '\d+ subtests? failed'|# (cancelled|skipped|todo) 0$)`)
+	tapOkRE    = lazyRE(`^\s*ok \d+ `)
+	tapNotOkRE = lazyRE(`^\s*not ok \d+ `)
+	tapNoiseRE = lazyRE(`^\s*(TAP version \d+|# Subtest: |\d+\.\.\d+$|---$|\.\.\.$|duration_ms: |type: 'suite'|failureType: |code: '|name: '|operator: |error: '\d+ subtests? failed'|# (cancelled|skipped|todo) 0$)`)
 )
 
 // tapFilter drops what a TAP stream says about passing tests (their "ok" line and YAML block)

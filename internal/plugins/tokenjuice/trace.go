@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"regexp"
 )
 
 // Stack traces are long and mostly frames of the runtime, the standard library and the test
@@ -13,21 +12,21 @@ import (
 // which are the program's own, and says how many it left out.
 
 var (
-	goroutineRE = regexp.MustCompile(`^goroutine \d+ \[.*\]:$`)
-	pyTraceRE   = regexp.MustCompile(`^\s*Traceback \(most recent call last\):`)
-	pyFrameRE   = regexp.MustCompile(`^\s+File ".*", line \d+`)
-	jvmFrameRE  = regexp.MustCompile(`^\s+at [\w$.<>/]+\(.*\)$|^\s+\.\.\. \d+ more$`)
-	jsFrameRE   = regexp.MustCompile(`^\s+at .+(\(.*:\d+:\d+\)|:\d+:\d+|\(<anonymous>\)|\(native\))$`)
+	goroutineRE = lazyRE(`^goroutine \d+ \[.*\]:$`)
+	pyTraceRE   = lazyRE(`^\s*Traceback \(most recent call last\):`)
+	pyFrameRE   = lazyRE(`^\s+File ".*", line \d+`)
+	jvmFrameRE  = lazyRE(`^\s+at [\w$.<>/]+\(.*\)$|^\s+\.\.\. \d+ more$`)
+	jsFrameRE   = lazyRE(`^\s+at .+(\(.*:\d+:\d+\)|:\d+:\d+|\(<anonymous>\)|\(native\))$`)
 	// jsLibFrameRE are frames of Node's internals, of dependencies and of the JVM's own classes.
-	jsLibFrameRE = regexp.MustCompile(`\(node:|at node:|\(<anonymous>\)|\(native\)|/node_modules/|^\s+at (java|javax|jdk|sun|kotlin|scala|org\.junit|junit)\.|^\s+\.\.\. \d+ more$`)
-	goFileRE     = regexp.MustCompile(`^\t\S.*:\d+( \+0x[0-9a-f]+)?$`)
-	raceFuncRE   = regexp.MustCompile(`^  \S.*\)$`)
-	raceFileRE   = regexp.MustCompile(`^      \S.*:\d+ \+0x[0-9a-f]+$`)
-	rustFrameRE  = regexp.MustCompile(`^\s+\d+: `)
-	rustAtRE     = regexp.MustCompile(`^\s+at `)
-	rustLibRE    = regexp.MustCompile(`^\s+\d+: +(std::|core::|alloc::|test::|__rustc::|<|rust_begin_unwind|__libc|_start)`)
-	asanFrameRE  = regexp.MustCompile(`^\s+#\d+ 0x[0-9a-f]+ in `)
-	asanLibRE    = regexp.MustCompile(` in (_start|__libc_\w+|__interceptor_\w+|__asan\w*)\b|\.\./sysdeps/|\.\./csu/|libsanitizer|\(/lib/|\(/usr/lib/`)
+	jsLibFrameRE = lazyRE(`\(node:|at node:|\(<anonymous>\)|\(native\)|/node_modules/|^\s+at (java|javax|jdk|sun|kotlin|scala|org\.junit|junit)\.|^\s+\.\.\. \d+ more$`)
+	goFileRE     = lazyRE(`^\t\S.*:\d+( \+0x[0-9a-f]+)?$`)
+	raceFuncRE   = lazyRE(`^  \S.*\)$`)
+	raceFileRE   = lazyRE(`^      \S.*:\d+ \+0x[0-9a-f]+$`)
+	rustFrameRE  = lazyRE(`^\s+\d+: `)
+	rustAtRE     = lazyRE(`^\s+at `)
+	rustLibRE    = lazyRE(`^\s+\d+: +(std::|core::|alloc::|test::|__rustc::|<|rust_begin_unwind|__libc|_start)`)
+	asanFrameRE  = lazyRE(`^\s+#\d+ 0x[0-9a-f]+ in `)
+	asanLibRE    = lazyRE(` in (_start|__libc_\w+|__interceptor_\w+|__asan\w*)\b|\.\./sysdeps/|\.\./csu/|libsanitizer|\(/lib/|\(/usr/lib/`)
 )
 
 // Frames kept of each kind of stack trace.
@@ -97,7 +96,7 @@ type traceStage struct {
 	frames  []frame // held frames of the current trace (or goroutine)
 	nframes int     // frames of the current trace, held or not
 	keep    int
-	re      *regexp.Regexp
+	re      *lazyRegexp
 	skipped int // lines of a shadow memory dump
 
 	goHeader    []byte // the current goroutine's header
@@ -240,7 +239,7 @@ func (t *traceStage) normal(l []byte, off int) {
 	}
 }
 
-func (t *traceStage) startFrames(m traceMode, keep int, re *regexp.Regexp) {
+func (t *traceStage) startFrames(m traceMode, keep int, re *lazyRegexp) {
 	t.mode, t.keep, t.re, t.nframes = m, keep, re, 0
 	t.frames = t.frames[:0]
 }
