@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/config/json5"
@@ -16,7 +17,9 @@ import (
 	"github.com/nodmix/nodmix/internal/levenshtein"
 )
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// namePattern is compiled on first use, not at initialization, which every process linking
+// config (a sandbox child included) would pay for a pattern most of them never match.
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 const (
 	nameRule     = "name must match ^[A-Za-z0-9_-]{1,64}$"
@@ -389,7 +392,7 @@ func (d *decoder) exec(p string, n *json5.Node, e *Exec) {
 		field{"maxOutputBytes", func(p string, v *json5.Node) { d.integer(p, v, 1, maxOutputBytes, &e.MaxOutputBytes) }},
 		field{"env", func(p string, v *json5.Node) {
 			e.Env = d.secretMap(p, v, func(key string) string {
-				if envName.MatchString(key) {
+				if envName().MatchString(key) {
 					return ""
 				}
 				return "must be an environment variable name (letters, digits and _, not starting with a digit)"
@@ -413,7 +416,7 @@ func (d *decoder) mcp(p string, n *json5.Node, m *MCP) {
 		field{"servers", func(p string, v *json5.Node) {
 			m.Servers = map[string]MCPServer{}
 			d.each(p, v, func(p, name string, v *json5.Node) {
-				if !namePattern.MatchString(name) {
+				if !namePattern().MatchString(name) {
 					d.fail(p, nameRule)
 					return
 				}
@@ -436,7 +439,7 @@ func (d *decoder) server(p string, n *json5.Node) (MCPServer, bool) {
 		field{"env", func(p string, v *json5.Node) {
 			stdioOnly = append(stdioOnly, p)
 			s.Env = d.secretMap(p, v, func(key string) string {
-				if envName.MatchString(key) {
+				if envName().MatchString(key) {
 					return ""
 				}
 				return "must be an environment variable name (letters, digits and _, not starting with a digit)"
@@ -523,7 +526,7 @@ func (d *decoder) plugins(p string, n *json5.Node, pl *Plugins) {
 	d.object(p, n, field{"entries", func(p string, v *json5.Node) {
 		pl.Entries = map[string]PluginEntry{}
 		d.each(p, v, func(p, id string, v *json5.Node) {
-			if !namePattern.MatchString(id) {
+			if !namePattern().MatchString(id) {
 				d.fail(p, pluginIDRule)
 				return
 			}

@@ -176,7 +176,7 @@ func (f *File) Set(path string, value []byte) error {
 
 // SetPluginEnabled turns a plugin on or off: plugins.entries.<id>.enabled.
 func (f *File) SetPluginEnabled(id string, on bool) error {
-	if !namePattern.MatchString(id) {
+	if !namePattern().MatchString(id) {
 		return &Error{Path: "plugins.entries." + id, Rule: pluginIDRule}
 	}
 	value := "false"

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/nodmix/nodmix/internal/config/json5"
 )
@@ -36,7 +37,7 @@ var ErrSecretNotSet = errors.New("secret is not set")
 // maxSecretFile bounds what a $file secret may hold; a key or token is far smaller.
 const maxSecretFile = 64 << 10
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // Secret is a string setting that may be given literally or as a SecretRef: {"$env": "NAME"}
 // reads an environment variable, {"$file": "/path"} reads a file (trimmed). A literal value is
@@ -194,7 +195,7 @@ func decodeSecret(n *json5.Node) (Secret, string) {
 		m := n.Members[0]
 		switch m.Key {
 		case "$env":
-			if !envName.MatchString(m.Value.Str) {
+			if !envName().MatchString(m.Value.Str) {
 				return Secret{}, "$env must name an environment variable (letters, digits and _, not starting with a digit)"
 			}
 			return Secret{env: m.Value.Str, present: true}, ""

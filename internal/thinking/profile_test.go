@@ -257,7 +257,7 @@ func TestMapSpecifics(t *testing.T) {
 // TestTable checks the table's own invariants: every row parses, lists its levels in rank
 // order without duplicates, has a default it supports, and budget rows carry numbers.
 func TestTable(t *testing.T) {
-	all := append(rows[:len(rows):len(rows)], openrouterRow)
+	all := append(rows()[:len(rows()):len(rows())], *openrouterRow())
 	for _, r := range all {
 		seen := map[Level]bool{}
 		for i, l := range r.levels {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // wire is how a row's levels land in a request body; mapping.go holds one encoder for each.
@@ -80,7 +81,8 @@ type row struct {
 
 // spec parses a level list: space-separated items "level", "level=value" or "level=value:label"
 // (or "level:label"). A level's value defaults to its own name. The table is package data, so a
-// malformed spec is a programming error and panics at init; TestTable covers every row.
+// malformed spec is a programming error and panics when the table is built; TestTable covers
+// every row.
 func spec(s string) []level {
 	var out []level
 	for item := range strings.FieldsSeq(s) {
@@ -120,125 +122,126 @@ const (
 	gemini25Budget = "minimal=512 low=2048 medium=8192 high=24576 adaptive=-1"
 )
 
-var (
-	anyModel    = model(`.*`)
-	openaiIDs   = []string{"openai", "openai-codex"}
-	minimaxFast = model(`minimax-m2\.[0-9]+`)
-)
+var openaiIDs = []string{"openai", "openai-codex"}
 
 // rows is the table. Every provider note of the thinking page is a row (or a pair of rows);
-// families are matched by pattern, never by listing models.
-var rows = []row{
-	// MiniMax on the Anthropic-compatible path: thinking disabled unless set, because M2.x leaks
-	// reasoning_content deltas in a non-native stream format; /fast renames M2.x to -highspeed.
-	{name: "minimax/anthropic", providers: []string{"minimax"}, api: "anthropic-messages", model: anyModel,
-		wire: wireAnthropicBudget, levels: spec(claudeBudgets), def: Off, fast: fastRename, rename: minimaxFast},
+// families are matched by pattern, never by listing models. It is built on first use: its
+// patterns and level lists cost about 0.6 ms, which every process linking the package (a
+// code-mode sandbox child, most CLI commands) paid at initialization without ever asking.
+var rows = sync.OnceValue(func() []row {
+	anyModel, minimaxFast := model(`.*`), model(`minimax-m2\.[0-9]+`)
+	return []row{
+		// MiniMax on the Anthropic-compatible path: thinking disabled unless set, because M2.x leaks
+		// reasoning_content deltas in a non-native stream format; /fast renames M2.x to -highspeed.
+		{name: "minimax/anthropic", providers: []string{"minimax"}, api: "anthropic-messages", model: anyModel,
+			wire: wireAnthropicBudget, levels: spec(claudeBudgets), def: Off, fast: fastRename, rename: minimaxFast},
 
-	// Claude, on any provider that speaks anthropic-messages (Bedrock-style proxies included).
-	{name: "claude-fable-mythos", api: "anthropic-messages", model: model(`claude-(?:fable|mythos)-.*`),
-		wire: wireAnthropicEffort, levels: spec("minimal=low low medium high xhigh adaptive max"), owned: true,
-		fast: fastAnthropicTier, claude: true, summarize: true},
-	{name: "claude-opus-4.7", api: "anthropic-messages", model: model(`claude-opus-4[.-][7-9](?:[-@:].*)?|claude-(?:opus|sonnet)-[5-9](?:[.-].*)?`),
-		wire: wireAnthropicEffort, levels: spec(claude47), owned: true, fast: fastAnthropicTier, claude: true, summarize: true},
-	{name: "claude-4.6", api: "anthropic-messages", model: model(`claude-(?:opus|sonnet)-4[.-]6(?:[-@:].*)?`),
-		wire: wireAnthropicEffort, levels: spec(claude46), def: Adaptive, fast: fastAnthropicTier, claude: true},
-	{name: "claude-4", api: "anthropic-messages", model: model(`claude-(?:opus|sonnet|haiku)-4(?:[.-].*)?|claude-4-.*`),
-		wire: wireAnthropicBudget, levels: spec(claudeBudgets), fast: fastAnthropicTier, claude: true, interleaved: true},
-	{name: "claude-3.7", api: "anthropic-messages", model: model(`claude-3[.-]7-sonnet.*`),
-		wire: wireAnthropicBudget, levels: spec(claudeBudgets), fast: fastAnthropicTier, claude: true},
-	{name: "claude-3", api: "anthropic-messages", model: model(`claude-.*`),
-		wire: wireNone, levels: spec("off"), fast: fastAnthropicTier, claude: true},
-	{name: "anthropic-messages", api: "anthropic-messages", model: anyModel,
-		wire: wireAnthropicBudget, levels: spec(claudeBudgets), gated: true, fast: fastAnthropicTier, claude: true},
+		// Claude, on any provider that speaks anthropic-messages (Bedrock-style proxies included).
+		{name: "claude-fable-mythos", api: "anthropic-messages", model: model(`claude-(?:fable|mythos)-.*`),
+			wire: wireAnthropicEffort, levels: spec("minimal=low low medium high xhigh adaptive max"), owned: true,
+			fast: fastAnthropicTier, claude: true, summarize: true},
+		{name: "claude-opus-4.7", api: "anthropic-messages", model: model(`claude-opus-4[.-][7-9](?:[-@:].*)?|claude-(?:opus|sonnet)-[5-9](?:[.-].*)?`),
+			wire: wireAnthropicEffort, levels: spec(claude47), owned: true, fast: fastAnthropicTier, claude: true, summarize: true},
+		{name: "claude-4.6", api: "anthropic-messages", model: model(`claude-(?:opus|sonnet)-4[.-]6(?:[-@:].*)?`),
+			wire: wireAnthropicEffort, levels: spec(claude46), def: Adaptive, fast: fastAnthropicTier, claude: true},
+		{name: "claude-4", api: "anthropic-messages", model: model(`claude-(?:opus|sonnet|haiku)-4(?:[.-].*)?|claude-4-.*`),
+			wire: wireAnthropicBudget, levels: spec(claudeBudgets), fast: fastAnthropicTier, claude: true, interleaved: true},
+		{name: "claude-3.7", api: "anthropic-messages", model: model(`claude-3[.-]7-sonnet.*`),
+			wire: wireAnthropicBudget, levels: spec(claudeBudgets), fast: fastAnthropicTier, claude: true},
+		{name: "claude-3", api: "anthropic-messages", model: model(`claude-.*`),
+			wire: wireNone, levels: spec("off"), fast: fastAnthropicTier, claude: true},
+		{name: "anthropic-messages", api: "anthropic-messages", model: anyModel,
+			wire: wireAnthropicBudget, levels: spec(claudeBudgets), gated: true, fast: fastAnthropicTier, claude: true},
 
-	// OpenAI (and the Codex auth path): Responses effort support per family; off sends
-	// "none" only where the model has it.
-	{name: "openai/pro", providers: openaiIDs, model: model(`gpt-5\.(?:[2-9]|[0-9]{2,})-pro(?:-.*)?`),
-		wire: wireOpenAI, levels: spec("off=- minimal=medium low=medium medium high xhigh"), fast: fastOpenAITier},
-	{name: "openai/pro-legacy", providers: openaiIDs, model: model(`(?:gpt-5|o1|o3)-pro(?:-.*)?`),
-		wire: wireOpenAI, levels: spec("off=- high"), fast: fastOpenAITier},
-	{name: "openai/gpt-5.6", providers: openaiIDs, model: model(`gpt-5\.6(?:-.*)?`),
-		wire: wireOpenAI, levels: spec("off=none minimal=low low medium high xhigh max"), fast: fastOpenAITier},
-	{name: "openai/codex", providers: openaiIDs, model: model(`gpt-5\.(?:[2-9]|[0-9]{2,})-codex(?:-.*)?|gpt-5\.1-codex-max(?:-.*)?`),
-		wire: wireOpenAI, levels: spec("off=- minimal=low low medium high xhigh"), fast: fastOpenAITier},
-	{name: "openai/codex-legacy", providers: openaiIDs, model: model(`gpt-5(?:\.1)?-codex(?:-.*)?`),
-		wire: wireOpenAI, levels: spec("off=- minimal=low low medium high"), fast: fastOpenAITier},
-	{name: "openai/chat", providers: openaiIDs, model: model(`gpt-5(?:\.[0-9]+)?-chat(?:-.*)?`),
-		wire: wireNone, levels: spec("off"), fast: fastOpenAITier},
-	{name: "openai/gpt-5.2", providers: openaiIDs, model: model(`gpt-5\.(?:[2-9]|[0-9]{2,})(?:-.*)?`),
-		wire: wireOpenAI, levels: spec("off=none minimal=low low medium high xhigh"), fast: fastOpenAITier},
-	{name: "openai/gpt-5.1", providers: openaiIDs, model: model(`gpt-5\.1(?:-.*)?`),
-		wire: wireOpenAI, levels: spec("off=none minimal=low low medium high"), fast: fastOpenAITier},
-	{name: "openai/gpt-5", providers: openaiIDs, model: model(`gpt-5(?:-.*)?`),
-		wire: wireOpenAI, levels: spec("off=- minimal low medium high"), fast: fastOpenAITier},
-	{name: "openai/o-series", providers: openaiIDs, model: model(`o[1-9](?:-.*)?`),
-		wire: wireOpenAI, levels: spec("off=- minimal=low low medium high"), fast: fastOpenAITier},
-	{name: "openai/gpt", providers: openaiIDs, model: model(`(?:gpt|chatgpt)-.*`),
-		wire: wireNone, levels: spec("off"), fast: fastOpenAITier},
-	{name: "openai", providers: openaiIDs, model: anyModel,
-		wire: wireOpenAI, levels: spec("off=- minimal low medium high"), gated: true, fast: fastOpenAITier},
+		// OpenAI (and the Codex auth path): Responses effort support per family; off sends
+		// "none" only where the model has it.
+		{name: "openai/pro", providers: openaiIDs, model: model(`gpt-5\.(?:[2-9]|[0-9]{2,})-pro(?:-.*)?`),
+			wire: wireOpenAI, levels: spec("off=- minimal=medium low=medium medium high xhigh"), fast: fastOpenAITier},
+		{name: "openai/pro-legacy", providers: openaiIDs, model: model(`(?:gpt-5|o1|o3)-pro(?:-.*)?`),
+			wire: wireOpenAI, levels: spec("off=- high"), fast: fastOpenAITier},
+		{name: "openai/gpt-5.6", providers: openaiIDs, model: model(`gpt-5\.6(?:-.*)?`),
+			wire: wireOpenAI, levels: spec("off=none minimal=low low medium high xhigh max"), fast: fastOpenAITier},
+		{name: "openai/codex", providers: openaiIDs, model: model(`gpt-5\.(?:[2-9]|[0-9]{2,})-codex(?:-.*)?|gpt-5\.1-codex-max(?:-.*)?`),
+			wire: wireOpenAI, levels: spec("off=- minimal=low low medium high xhigh"), fast: fastOpenAITier},
+		{name: "openai/codex-legacy", providers: openaiIDs, model: model(`gpt-5(?:\.1)?-codex(?:-.*)?`),
+			wire: wireOpenAI, levels: spec("off=- minimal=low low medium high"), fast: fastOpenAITier},
+		{name: "openai/chat", providers: openaiIDs, model: model(`gpt-5(?:\.[0-9]+)?-chat(?:-.*)?`),
+			wire: wireNone, levels: spec("off"), fast: fastOpenAITier},
+		{name: "openai/gpt-5.2", providers: openaiIDs, model: model(`gpt-5\.(?:[2-9]|[0-9]{2,})(?:-.*)?`),
+			wire: wireOpenAI, levels: spec("off=none minimal=low low medium high xhigh"), fast: fastOpenAITier},
+		{name: "openai/gpt-5.1", providers: openaiIDs, model: model(`gpt-5\.1(?:-.*)?`),
+			wire: wireOpenAI, levels: spec("off=none minimal=low low medium high"), fast: fastOpenAITier},
+		{name: "openai/gpt-5", providers: openaiIDs, model: model(`gpt-5(?:-.*)?`),
+			wire: wireOpenAI, levels: spec("off=- minimal low medium high"), fast: fastOpenAITier},
+		{name: "openai/o-series", providers: openaiIDs, model: model(`o[1-9](?:-.*)?`),
+			wire: wireOpenAI, levels: spec("off=- minimal=low low medium high"), fast: fastOpenAITier},
+		{name: "openai/gpt", providers: openaiIDs, model: model(`(?:gpt|chatgpt)-.*`),
+			wire: wireNone, levels: spec("off"), fast: fastOpenAITier},
+		{name: "openai", providers: openaiIDs, model: anyModel,
+			wire: wireOpenAI, levels: spec("off=- minimal low medium high"), gated: true, fast: fastOpenAITier},
 
-	// Gemini, on any provider that speaks google-generative-ai. Gemini 3 has levels and cannot
-	// turn thinking off; 2.5 has budgets, -1 being dynamic. Adaptive is the provider's dynamic
-	// thinking, which is also what Gemini does when nothing is sent.
-	{name: "gemini-3-pro", api: "google-generative-ai", model: model(`gemini-3(?:\.0)?-pro(?:-.*)?`),
-		wire: wireGeminiLevel, levels: spec("minimal=LOW low=LOW medium=HIGH high=HIGH adaptive"), def: Adaptive},
-	{name: "gemini-3.x-pro", api: "google-generative-ai", model: model(`gemini-3\.[0-9]+-pro(?:-.*)?`),
-		wire: wireGeminiLevel, levels: spec("minimal=LOW low=LOW medium=MEDIUM high=HIGH adaptive"), def: Adaptive},
-	{name: "gemini-3", api: "google-generative-ai", model: model(`gemini-(?:[3-9]|[1-9][0-9])(?:[.-].*)?`),
-		wire: wireGeminiLevel, levels: spec("minimal=MINIMAL low=LOW medium=MEDIUM high=HIGH adaptive"), def: Adaptive},
-	{name: "gemini-2.5-pro", api: "google-generative-ai", model: model(`gemini-2\.5-pro(?:-.*)?`),
-		wire: wireGeminiBudget, levels: spec(gemini25Budget), def: Adaptive},
-	{name: "gemini-2.5-flash-lite", api: "google-generative-ai", model: model(`gemini-2\.5-flash-lite(?:-.*)?`),
-		wire: wireGeminiBudget, levels: spec("off=0 " + gemini25Budget), def: Off},
-	{name: "gemini-2.5-flash", api: "google-generative-ai", model: model(`gemini-2\.5-flash(?:-.*)?`),
-		wire: wireGeminiBudget, levels: spec("off=0 " + gemini25Budget), def: Adaptive},
-	{name: "google", api: "google-generative-ai", model: anyModel, wire: wireNone, levels: spec("off")},
+		// Gemini, on any provider that speaks google-generative-ai. Gemini 3 has levels and cannot
+		// turn thinking off; 2.5 has budgets, -1 being dynamic. Adaptive is the provider's dynamic
+		// thinking, which is also what Gemini does when nothing is sent.
+		{name: "gemini-3-pro", api: "google-generative-ai", model: model(`gemini-3(?:\.0)?-pro(?:-.*)?`),
+			wire: wireGeminiLevel, levels: spec("minimal=LOW low=LOW medium=HIGH high=HIGH adaptive"), def: Adaptive},
+		{name: "gemini-3.x-pro", api: "google-generative-ai", model: model(`gemini-3\.[0-9]+-pro(?:-.*)?`),
+			wire: wireGeminiLevel, levels: spec("minimal=LOW low=LOW medium=MEDIUM high=HIGH adaptive"), def: Adaptive},
+		{name: "gemini-3", api: "google-generative-ai", model: model(`gemini-(?:[3-9]|[1-9][0-9])(?:[.-].*)?`),
+			wire: wireGeminiLevel, levels: spec("minimal=MINIMAL low=LOW medium=MEDIUM high=HIGH adaptive"), def: Adaptive},
+		{name: "gemini-2.5-pro", api: "google-generative-ai", model: model(`gemini-2\.5-pro(?:-.*)?`),
+			wire: wireGeminiBudget, levels: spec(gemini25Budget), def: Adaptive},
+		{name: "gemini-2.5-flash-lite", api: "google-generative-ai", model: model(`gemini-2\.5-flash-lite(?:-.*)?`),
+			wire: wireGeminiBudget, levels: spec("off=0 " + gemini25Budget), def: Off},
+		{name: "gemini-2.5-flash", api: "google-generative-ai", model: model(`gemini-2\.5-flash(?:-.*)?`),
+			wire: wireGeminiBudget, levels: spec("off=0 " + gemini25Budget), def: Adaptive},
+		{name: "google", api: "google-generative-ai", model: anyModel, wire: wireNone, levels: spec("off")},
 
-	// Ollama's native API: low|medium|high|max, max sent as "high" (the efforts the native API
-	// accepts). gpt-oss cannot turn its trace off.
-	{name: "ollama/gpt-oss", api: "ollama", model: model(`gpt-oss(?:[:-].*)?`),
-		wire: wireOllama, levels: spec("low medium high max=high")},
-	{name: "ollama/thinking", api: "ollama", model: model(`(?:qwen3|qwq|deepseek-r1|deepseek-v3\.[1-9]|magistral|phi4-reasoning|cogito|exaone-deep)(?:[.:-].*)?`),
-		wire: wireOllama, levels: spec(ollamaLevels)},
-	{name: "ollama", api: "ollama", model: anyModel, wire: wireOllama, levels: spec(ollamaLevels), gated: true},
+		// Ollama's native API: low|medium|high|max, max sent as "high" (the efforts the native API
+		// accepts). gpt-oss cannot turn its trace off.
+		{name: "ollama/gpt-oss", api: "ollama", model: model(`gpt-oss(?:[:-].*)?`),
+			wire: wireOllama, levels: spec("low medium high max=high")},
+		{name: "ollama/thinking", api: "ollama", model: model(`(?:qwen3|qwq|deepseek-r1|deepseek-v3\.[1-9]|magistral|phi4-reasoning|cogito|exaone-deep)(?:[.:-].*)?`),
+			wire: wireOllama, levels: spec(ollamaLevels)},
+		{name: "ollama", api: "ollama", model: anyModel, wire: wireOllama, levels: spec(ollamaLevels), gated: true},
 
-	// DeepSeek direct: V4 has xhigh and max, both sent as "max"; lower non-off levels as "high".
-	{name: "deepseek/v4", providers: []string{"deepseek"}, model: model(`deepseek-v4(?:-.*)?`),
-		wire: wireDeepSeek, levels: spec("off minimal=high low=high medium=high high xhigh=max max")},
-	{name: "deepseek/reasoner", providers: []string{"deepseek"}, model: model(`deepseek-reasoner`),
-		wire: wireNone, levels: spec("low:on"), binary: true, def: Low},
-	{name: "deepseek/chat", providers: []string{"deepseek"}, model: model(`deepseek-chat`),
-		wire: wireToggle, levels: spec(binaryLevels), binary: true, def: Off},
-	{name: "deepseek", providers: []string{"deepseek"}, model: anyModel,
-		wire: wireDeepSeek, levels: spec("off minimal=high low=high medium=high high"), gated: true},
+		// DeepSeek direct: V4 has xhigh and max, both sent as "max"; lower non-off levels as "high".
+		{name: "deepseek/v4", providers: []string{"deepseek"}, model: model(`deepseek-v4(?:-.*)?`),
+			wire: wireDeepSeek, levels: spec("off minimal=high low=high medium=high high xhigh=max max")},
+		{name: "deepseek/reasoner", providers: []string{"deepseek"}, model: model(`deepseek-reasoner`),
+			wire: wireNone, levels: spec("low:on"), binary: true, def: Low},
+		{name: "deepseek/chat", providers: []string{"deepseek"}, model: model(`deepseek-chat`),
+			wire: wireToggle, levels: spec(binaryLevels), binary: true, def: Off},
+		{name: "deepseek", providers: []string{"deepseek"}, model: anyModel,
+			wire: wireDeepSeek, levels: spec("off minimal=high low=high medium=high high"), gated: true},
 
-	// OpenRouter: the retired Hunter Alpha route gets no reasoning injection (it could return
-	// the final answer through reasoning fields); DeepSeek V4 has xhigh but not max. Other
-	// "vendor/" ids take the vendor's family (see upstream in mapping.go) with OpenRouter's wire.
-	{name: "openrouter/hunter-alpha", providers: []string{"openrouter"}, model: model(`hunter-alpha(?:[:-].*)?`),
-		wire: wireNone, levels: spec("off")},
-	{name: "openrouter/deepseek-v4", providers: []string{"openrouter"}, model: model(`deepseek-v4(?:-.*)?`),
-		wire: wireOpenRouter, levels: spec("off minimal low medium high xhigh")},
+		// OpenRouter: the retired Hunter Alpha route gets no reasoning injection (it could return
+		// the final answer through reasoning fields); DeepSeek V4 has xhigh but not max. Other
+		// "vendor/" ids take the vendor's family (see upstream in mapping.go) with OpenRouter's wire.
+		{name: "openrouter/hunter-alpha", providers: []string{"openrouter"}, model: model(`hunter-alpha(?:[:-].*)?`),
+			wire: wireNone, levels: spec("off")},
+		{name: "openrouter/deepseek-v4", providers: []string{"openrouter"}, model: model(`deepseek-v4(?:-.*)?`),
+			wire: wireOpenRouter, levels: spec("off minimal low medium high xhigh")},
 
-	// Moonshot Kimi: K2.x thinking is enabled or disabled; K3 always reasons and takes an effort;
-	// K2.7 code always thinks.
-	{name: "moonshot/kimi-k3", providers: []string{"moonshot"}, model: model(`kimi-k3(?:[.-].*)?`),
-		wire: wireOpenAI, levels: spec("minimal=low low medium=high high max"), owned: true},
-	{name: "moonshot/kimi-k2.7-code", providers: []string{"moonshot"}, model: model(`kimi-k2\.7-code(?:-.*)?`),
-		wire: wireNone, levels: spec("low:on"), binary: true, def: Low},
-	{name: "moonshot/kimi", providers: []string{"moonshot"}, model: model(`kimi-.*`),
-		wire: wireToggle, levels: spec(binaryLevels), binary: true, autoTool: true},
-	{name: "moonshot", providers: []string{"moonshot"}, model: anyModel,
-		wire: wireToggle, levels: spec(binaryLevels), binary: true, gated: true, autoTool: true},
+		// Moonshot Kimi: K2.x thinking is enabled or disabled; K3 always reasons and takes an effort;
+		// K2.7 code always thinks.
+		{name: "moonshot/kimi-k3", providers: []string{"moonshot"}, model: model(`kimi-k3(?:[.-].*)?`),
+			wire: wireOpenAI, levels: spec("minimal=low low medium=high high max"), owned: true},
+		{name: "moonshot/kimi-k2.7-code", providers: []string{"moonshot"}, model: model(`kimi-k2\.7-code(?:-.*)?`),
+			wire: wireNone, levels: spec("low:on"), binary: true, def: Low},
+		{name: "moonshot/kimi", providers: []string{"moonshot"}, model: model(`kimi-.*`),
+			wire: wireToggle, levels: spec(binaryLevels), binary: true, autoTool: true},
+		{name: "moonshot", providers: []string{"moonshot"}, model: anyModel,
+			wire: wireToggle, levels: spec(binaryLevels), binary: true, gated: true, autoTool: true},
 
-	// Z.AI GLM: binary thinking.
-	{name: "zai", providers: []string{"zai"}, model: anyModel, wire: wireToggle, levels: spec(binaryLevels), binary: true},
+		// Z.AI GLM: binary thinking.
+		{name: "zai", providers: []string{"zai"}, model: anyModel, wire: wireToggle, levels: spec(binaryLevels), binary: true},
 
-	// MiniMax on its OpenAI-compatible path, and every other OpenAI-compatible entry: the base
-	// levels when the catalog says the model reasons, mapped onto compat.supportedReasoningEfforts.
-	{name: "openai-compatible", model: anyModel, wire: wireOpenAI, levels: spec(baseLevels), gated: true},
-}
+		// MiniMax on its OpenAI-compatible path, and every other OpenAI-compatible entry: the base
+		// levels when the catalog says the model reasons, mapped onto compat.supportedReasoningEfforts.
+		{name: "openai-compatible", model: anyModel, wire: wireOpenAI, levels: spec(baseLevels), gated: true},
+	}
+})
 
 // upstream maps an OpenRouter "vendor/" prefix to the built-in provider whose families it routes.
 var upstream = map[string]string{
@@ -273,6 +276,7 @@ func (r *row) matches(provider, api, model string) bool {
 // lookup returns the row for t. For OpenRouter, a row written for OpenRouter wins; else a
 // "vendor/" id takes the vendor's row, whose wire the caller replaces with OpenRouter's.
 func lookup(t Target) (r *row, proxied bool) {
+	rows := rows()
 	provider := t.Provider
 	id := strings.ToLower(strings.TrimSpace(t.Model))
 	if provider == "openrouter" {
@@ -290,7 +294,7 @@ func lookup(t Target) (r *row, proxied bool) {
 				}
 			}
 		}
-		return &openrouterRow, false
+		return openrouterRow(), false
 	}
 	if slices.Contains(builtin, provider) {
 		for i := range rows {
@@ -310,7 +314,9 @@ func lookup(t Target) (r *row, proxied bool) {
 }
 
 // openrouterRow is OpenRouter's catch-all: any reasoning model, the effort named as the level.
-var openrouterRow = row{name: "openrouter", model: anyModel, wire: wireOpenRouter, levels: spec(baseLevels), gated: true}
+var openrouterRow = sync.OnceValue(func() *row {
+	return &row{name: "openrouter", model: model(`.*`), wire: wireOpenRouter, levels: spec(baseLevels), gated: true}
+})
 
 // builtin is the provider ids whose rows are written by provider.
 var builtin = []string{"openai", "openai-codex", "anthropic", "google", "ollama", "deepseek", "openrouter", "moonshot", "zai", "minimax"}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -70,7 +71,9 @@ func WrapWithID(text string, o Origin, id string) string {
 
 // markerPattern matches the head of a marker look-alike in folded text: any case, spaces or
 // underscores between the words. markerTail extends a match over an id and the closing brackets.
-var markerPattern = regexp.MustCompile(`(?i)<<<\s*(END[\s_]*)?EXTERNAL[\s_]*UNTRUSTED[\s_]*CONTENT`)
+var markerPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)<<<\s*(END[\s_]*)?EXTERNAL[\s_]*UNTRUSTED[\s_]*CONTENT`)
+})
 
 // maxMarkerTail bounds how far past the head a marker's closing ">>>" is looked for.
 const maxMarkerTail = 128
@@ -104,7 +107,7 @@ func Sanitize(text string) string {
 		return text
 	}
 	folded, offsets := fold(text)
-	matches := markerPattern.FindAllStringSubmatchIndex(folded, -1)
+	matches := markerPattern().FindAllStringSubmatchIndex(folded, -1)
 	if len(matches) == 0 {
 		return text
 	}

@@ -112,10 +112,10 @@ func FuzzSanitize(f *testing.F) {
 		if len(offsets) != len(folded)+1 {
 			t.Fatalf("fold offsets: %d for %d bytes", len(offsets), len(folded))
 		}
-		if loc := markerPattern.FindStringIndex(folded); loc != nil {
+		if loc := markerPattern().FindStringIndex(folded); loc != nil {
 			t.Fatalf("a marker survived: %q -> %q", s, out)
 		}
-		if folded0, _ := fold(s); !markerPattern.MatchString(folded0) && out != s {
+		if folded0, _ := fold(s); !markerPattern().MatchString(folded0) && out != s {
 			t.Fatalf("text without a marker changed: %q -> %q", s, out)
 		}
 		if utf8.ValidString(s) && !utf8.ValidString(out) {
@@ -123,7 +123,7 @@ func FuzzSanitize(f *testing.F) {
 		}
 		w := WrapWithID(s, OriginWebSearch, "0123456789abcdef")
 		wf, _ := fold(w)
-		if n := len(markerPattern.FindAllStringIndex(wf, -1)); n != 2 {
+		if n := len(markerPattern().FindAllStringIndex(wf, -1)); n != 2 {
 			t.Fatalf("wrap holds %d markers, want 2: %q", n, w)
 		}
 	})

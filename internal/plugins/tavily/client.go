@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -246,14 +247,14 @@ func exhaustedHint(status, attempts int) string {
 
 // keyLike matches Tavily keys, so that a key echoed in an error body is removed even when it is not
 // the one this call sent.
-var keyLike = regexp.MustCompile(`tvly-[A-Za-z0-9_-]{4,}`)
+var keyLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`tvly-[A-Za-z0-9_-]{4,}`) })
 
 // redact removes the key (and anything that looks like a Tavily key) from text shown to anyone.
 func redact(s, key string) string {
 	if key != "" {
 		s = strings.ReplaceAll(s, key, "[REDACTED]")
 	}
-	return keyLike.ReplaceAllString(s, "[REDACTED]")
+	return keyLike().ReplaceAllString(s, "[REDACTED]")
 }
 
 // redactedURL is the endpoint for logs: without the password of a proxy's user info.

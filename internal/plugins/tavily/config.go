@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/config"
@@ -100,7 +101,7 @@ func decodeSecret(path string, raw json.RawMessage) (config.Secret, error) {
 }
 
 // envName is the rule for the variable onboarding stores in a {"$env": NAME} reference.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // validate checks values the decoder cannot: URLs, names, ranges.
 func (c *pluginConfig) validate() error {

@@ -43,7 +43,7 @@ func ConfigureEdits(provider, apiKeyEnv, apiKey string) ([]Edit, error) {
 	}
 	switch {
 	case apiKeyEnv != "":
-		if !envName.MatchString(apiKeyEnv) {
+		if !envName().MatchString(apiKeyEnv) {
 			return nil, fmt.Errorf("api-key-env: %q is not a valid environment variable name (letters, digits and _, not starting with a digit)", clip(apiKeyEnv))
 		}
 		ref, _ := json.Marshal(map[string]string{"$env": apiKeyEnv})
