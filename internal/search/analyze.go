@@ -1,9 +1,9 @@
 package search
 
 import (
-	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // nodmixAnalyzer is nodmix's text model for the Tool Search ranker. It keeps the
@@ -34,7 +34,7 @@ import (
 type nodmixAnalyzer struct {
 	// words caches the analysis of every raw word of the corpus: written while the
 	// ranker is built, read-only once frozen, so searches share it safely.
-	words  map[string]*wordInfo
+	words  wordTable
 	frozen bool
 	sink   termSink        // docTerms' buffers, reused while building
 	vocab  map[string]bool // lowercased words and parts the corpus uses
@@ -43,7 +43,12 @@ type nodmixAnalyzer struct {
 	// While building: the term ids of every pair of adjacent words joined, so that a
 	// pair met again costs one map lookup, not a stemming and a term lookup. Dropped by
 	// freeze.
-	joins map[[2]*wordInfo]int32
+	joins pairTable
+	// Slabs the build allocates word analyses from, a few allocations for thousands
+	// of words.
+	infos []wordInfo
+	strs  []string
+	ids   []int32
 
 	// list holds every analyzed word by its id; the distinct words of document i are
 	// docWords[docWordStart[i]:docWordStart[i+1]], which is what the vocabulary is
@@ -57,14 +62,16 @@ type nodmixAnalyzer struct {
 // wordInfo is the analysis of one raw word.
 type wordInfo struct {
 	id    int32    // position in the analyzer's list
+	raw   string   // the word as the text has it
 	lower string   // the word lowercased
 	stop  bool     // lower is a stop word
 	parts []string // lower and its case parts, as splitWords gives them
 	terms []string // stem variants of the parts that are not stop words
 	// termIDs are the ids of terms in the term table of the ranker whose build created
 	// the word (and of its updates, which continue that table). Set by that build before
-	// the word is shared, never changed after.
-	termIDs []int32
+	// the word is shared (interned says so), never changed after.
+	termIDs  []int32
+	interned bool
 }
 
 // Fields of nodmix's document model.
@@ -114,8 +121,8 @@ func (*nodmixAnalyzer) tailMatch() bool     { return true }
 func (*nodmixAnalyzer) literalTier() bool   { return false }
 
 func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
-	if a.words == nil {
-		a.words = make(map[string]*wordInfo, 4*len(docs))
+	if a.words.slots == nil {
+		a.words.init(len(docs))
 	}
 	a.docWords = make([]int32, 0, 32*len(docs))
 	a.docWordStart = make([]int32, 1, len(docs)+1)
@@ -126,7 +133,7 @@ func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
 // the analyzer of an update; the cache map is copied, since this one's ranker may be
 // searched concurrently.
 func (a *nodmixAnalyzer) successor() analyzer {
-	return &nodmixAnalyzer{words: maps.Clone(a.words), list: slices.Clip(a.list)}
+	return &nodmixAnalyzer{words: a.words.clone(), list: slices.Clip(a.list)}
 }
 
 func (a *nodmixAnalyzer) carry(prev analyzer, doc int) {
@@ -149,7 +156,8 @@ func (a *nodmixAnalyzer) noteWord(info *wordInfo) {
 func (a *nodmixAnalyzer) freeze() {
 	a.frozen = true
 	a.sink = termSink{}
-	a.joins, a.seen = nil, nil
+	a.joins, a.seen = pairTable{}, nil
+	a.infos, a.strs, a.ids = nil, nil, nil
 	a.vocab = map[string]bool{}
 	used := make([]bool, len(a.list))
 	for _, id := range a.docWords {
@@ -174,23 +182,64 @@ func (a *nodmixAnalyzer) freeze() {
 
 // word analyzes a raw word, from the cache when it can.
 func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
-	if info, ok := a.words[raw]; ok {
+	h := a.words.hash(raw)
+	if info := a.words.find(h, raw); info != nil {
 		return info
 	}
-	parts := splitWords(nil, raw, &t.buf)
-	info := &wordInfo{id: -1, lower: parts[0], stop: nodmixStopWords[parts[0]], parts: parts}
-	for _, w := range parts {
+	if a.frozen || a.words.slots == nil {
+		parts := splitWords(nil, raw, &t.buf)
+		info := &wordInfo{id: -1, raw: raw, lower: parts[0], stop: nodmixStopWords[parts[0]], parts: parts}
+		for _, w := range parts {
+			if !nodmixStopWords[w] {
+				info.terms = appendStemVariants(info.terms, w)
+			}
+		}
+		return info
+	}
+	// Building: the analysis goes to the slabs, and into the cache.
+	t.parts = splitWords(t.parts[:0], raw, &t.buf)
+	t.stems = t.stems[:0]
+	for _, w := range t.parts {
 		if !nodmixStopWords[w] {
-			info.terms = appendStemVariants(info.terms, w)
+			t.stems = appendStemVariants(t.stems, w)
 		}
 	}
-	if !a.frozen && a.words != nil {
-		info.id = int32(len(a.list))
-		a.list = append(a.list, info)
-		a.seen = append(a.seen, 0)
-		a.words[raw] = info
+	if len(a.infos) == cap(a.infos) {
+		a.infos = make([]wordInfo, 0, 1024)
 	}
+	a.infos = append(a.infos, wordInfo{id: int32(len(a.list)), raw: raw, lower: t.parts[0],
+		stop: nodmixStopWords[t.parts[0]], parts: a.slabStrings(t.parts), terms: a.slabStrings(t.stems)})
+	info := &a.infos[len(a.infos)-1]
+	a.list = append(a.list, info)
+	a.seen = append(a.seen, 0)
+	a.words.insert(h, info)
 	return info
+}
+
+// slabStrings copies v into the string slab; nil when v is empty.
+func (a *nodmixAnalyzer) slabStrings(v []string) []string {
+	if len(v) == 0 {
+		return nil
+	}
+	if cap(a.strs)-len(a.strs) < len(v) {
+		a.strs = make([]string, 0, max(4096, len(v)))
+	}
+	n := len(a.strs)
+	a.strs = append(a.strs, v...)
+	return a.strs[n : n+len(v) : n+len(v)]
+}
+
+// slabIDs returns n ids from the id slab; nil when n is 0.
+func (a *nodmixAnalyzer) slabIDs(n int) []int32 {
+	if n == 0 {
+		return nil
+	}
+	if cap(a.ids)-len(a.ids) < n {
+		a.ids = make([]int32, 0, max(4096, n))
+	}
+	k := len(a.ids)
+	a.ids = a.ids[:k+n]
+	return a.ids[k : k+n : k+n]
 }
 
 func (a *nodmixAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
@@ -222,9 +271,9 @@ func (a *nodmixAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
 
 // docTermIDs is docTerms with the terms already interned: emit receives intern's id of
 // every term docTerms would emit, in the same order and with the same weights.
-func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, emit func(int, int32, float64)) {
-	if a.joins == nil {
-		a.joins = make(map[[2]*wordInfo]int32, 1024)
+func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, acc *docAccum) {
+	if a.joins.slots == nil {
+		a.joins.init(1024)
 	}
 	t := &a.sink
 	add := func(f int, text string) {
@@ -236,29 +285,30 @@ func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, emit 
 		for _, raw := range t.raws {
 			info := a.word(raw, t)
 			a.noteWord(info)
-			if info.termIDs == nil {
+			if !info.interned {
 				// Only a word this build created has no ids yet: one inherited from the
 				// ranker being updated has its ids in the term table this one continues.
-				info.termIDs = make([]int32, len(info.terms))
+				info.termIDs = a.slabIDs(len(info.terms))
 				for i, term := range info.terms {
 					info.termIDs[i] = intern(term)
 				}
+				info.interned = true
 			}
 			for _, id := range info.termIDs {
-				emit(f, id, 1)
+				acc.add(f, id, 1)
 			}
 			if info.stop {
 				prev = nil
 				continue
 			}
 			if prev != nil {
-				key := [2]*wordInfo{prev, info}
-				id, ok := a.joins[key]
+				key := uint64(uint32(prev.id))<<32 | uint64(uint32(info.id))
+				id, ok := a.joins.get(key)
 				if !ok {
 					id = intern(stem(prev.lower + info.lower))
-					a.joins[key] = id
+					a.joins.put(key, id)
 				}
-				emit(f, id, nodmixJoinWeight)
+				acc.add(f, id, nodmixJoinWeight)
 			}
 			prev = info
 		}
@@ -298,6 +348,8 @@ type termSink struct {
 	terms []weightedTerm
 	buf   []rune
 	raws  []string
+	parts []string // a new word's parts, while building
+	stems []string // and their stems
 }
 
 func (t *termSink) add(term string, w float64) {
@@ -328,8 +380,43 @@ func (a *nodmixAnalyzer) fieldTerms(t *termSink, text string) {
 // rawWords splits text into the reference's raw words (runs of letters, numbers and
 // underscores), keeping their case for the part splitter.
 func rawWords(dst []string, text string) []string {
+	// ASCII runs are split byte by byte; the first byte that is not ASCII hands the
+	// rest of the text to the rune loop, from the start of the word it is in.
 	start := -1
-	for i, r := range text {
+	i := 0
+	for ; i < len(text); i++ {
+		c := text[i]
+		if c >= utf8.RuneSelf {
+			break
+		}
+		if asciiWordByte(c) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			dst = append(dst, text[start:i])
+			start = -1
+		}
+	}
+	if i == len(text) {
+		if start >= 0 {
+			dst = append(dst, text[start:])
+		}
+		return dst
+	}
+	if start >= 0 {
+		i = start
+	}
+	return rawWordsRunes(dst, text, i)
+}
+
+// rawWordsRunes is rawWords over text[from:], where from is not inside a word.
+func rawWordsRunes(dst []string, text string, from int) []string {
+	start := -1
+	for i, r := range text[from:] {
+		i += from
 		if isWordRune(r) {
 			if start < 0 {
 				start = i

@@ -109,7 +109,32 @@ var (
 // idAnalyzer is an analyzer that interns terms itself, which lets it cache the ids of
 // the words it has seen: docTermIDs must emit exactly the ids of docTerms' terms.
 type idAnalyzer interface {
-	docTermIDs(doc *RankDoc, intern func(string) int32, emit func(field int, term int32, weight float64))
+	docTermIDs(doc *RankDoc, intern func(string) int32, acc *docAccum)
+}
+
+// termCounts is a term of the document being analyzed with its count in every field.
+type termCounts struct {
+	term   int32
+	counts [maxFields]float64
+}
+
+// docAccum accumulates one document's term counts by field, in order of first
+// occurrence, and its field lengths.
+type docAccum struct {
+	slot []int32 // slot[t]: position of term t in acc, offset by one; zero when absent
+	acc  []termCounts
+	lens []float64 // the document's field lengths
+}
+
+func (d *docAccum) add(f int, id int32, w float64) {
+	k := d.slot[id]
+	if k == 0 {
+		d.acc = append(d.acc, termCounts{term: id})
+		k = int32(len(d.acc))
+		d.slot[id] = k
+	}
+	d.acc[k-1].counts[f] += w
+	d.lens[f] += w
 }
 
 var _ idAnalyzer = (*nodmixAnalyzer)(nil)
@@ -298,22 +323,18 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 
 	// A document's terms accumulate in acc (a term with its count in every field),
 	// then go to flat as one cell per term and field, grouped by term, from docStart[i].
-	type termCounts struct {
-		term   int32
-		counts [maxFields]float64
-	}
-	var acc []termCounts
+	var acc docAccum
 	flat := make([]termCell, 0, 48*len(docs))
 	docStart := make([]int32, len(docs)+1)
 	lens := make([]float64, len(docs)*nf)
 	totals := make([]float64, nf)
-	slot := make([]int32, len(r.terms)) // slot[t]: position of term t in acc, offset by one
+	acc.slot = make([]int32, len(r.terms))
 	intern := func(term string) int32 {
 		id, ok := r.terms[term]
 		if !ok {
 			id = int32(len(r.terms))
 			r.terms[term] = id
-			slot = append(slot, 0)
+			acc.slot = append(acc.slot, 0)
 		}
 		return id
 	}
@@ -329,22 +350,15 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 			copy(docLens, prev.lens[j*nf:(j+1)*nf])
 			an.carry(prev.an, j)
 		} else {
-			acc = acc[:0]
-			add := func(f int, id int32, w float64) {
-				if slot[id] == 0 {
-					acc = append(acc, termCounts{term: id})
-					slot[id] = int32(len(acc))
-				}
-				acc[slot[id]-1].counts[f] += w
-				docLens[f] += w
-			}
+			acc.acc = acc.acc[:0]
+			acc.lens = docLens
 			if ian != nil {
-				ian.docTermIDs(d, intern, add)
+				ian.docTermIDs(d, intern, &acc)
 			} else {
-				an.docTerms(d, func(f int, term string, w float64) { add(f, intern(term), w) })
+				an.docTerms(d, func(f int, term string, w float64) { acc.add(f, intern(term), w) })
 			}
-			for _, tc := range acc {
-				slot[tc.term] = 0
+			for _, tc := range acc.acc {
+				acc.slot[tc.term] = 0
 				for f := range nf {
 					if tc.counts[f] != 0 {
 						flat = append(flat, termCell{term: tc.term, field: uint8(f), count: float32(tc.counts[f])})

@@ -17,7 +17,7 @@ func SchemaFacts(raw []byte) (keys []string, text string, ok bool) {
 		return nil, "", false
 	}
 	p := rawSchema{b: raw}
-	if !p.numbersFit() {
+	if !p.scan() {
 		return nil, "", false // decoding into any fails on a number beyond float64
 	}
 	root := p.value(0)
@@ -37,8 +37,15 @@ func SchemaFacts(raw []byte) (keys []string, text string, ok bool) {
 	return keys, string(tb.b), true
 }
 
-// rawSchema walks valid JSON in place.
-type rawSchema struct{ b []byte }
+// rawSchema walks valid JSON in place. Objects and arrays are found in one scan (see
+// scan): the walk asks for the end of a value once per level it is nested in, and a
+// lookup spares it a rescan of the value each time.
+type rawSchema struct {
+	b []byte
+	// The k-th object or array of b, in order of its opening bracket, opens at
+	// opens[k] and closes at closes[k].
+	opens, closes []int32
+}
 
 // span is one JSON value of b: its first byte (kind) and extent.
 type span struct {
@@ -63,13 +70,27 @@ func (p *rawSchema) skipSpace(i int) int {
 	return i
 }
 
-// numbersFit reports whether every number of b fits a float64, as decoding into any needs.
-func (p *rawSchema) numbersFit() bool {
+// scan finds every object and array of b, and reports whether every number of b fits a
+// float64, as decoding into any needs.
+func (p *rawSchema) scan() bool {
+	var stackBuf [32]int32
+	stack := stackBuf[:0]
+	p.opens = make([]int32, 0, 16)
+	p.closes = make([]int32, 0, 16)
 	for i := 0; i < len(p.b); i++ {
 		c := p.b[i]
 		switch {
 		case c == '"':
 			i = p.stringEnd(i) - 1
+		case c == '{' || c == '[':
+			stack = append(stack, int32(len(p.opens)))
+			p.opens = append(p.opens, int32(i))
+			p.closes = append(p.closes, int32(len(p.b)-1))
+		case c == '}' || c == ']':
+			if len(stack) > 0 { // valid JSON: always
+				p.closes[stack[len(stack)-1]] = int32(i)
+				stack = stack[:len(stack)-1]
+			}
 		case c == '-' || (c >= '0' && c <= '9'):
 			j := p.end(i)
 			num := p.b[i:j]
@@ -96,7 +117,10 @@ func (p *rawSchema) end(i int) int {
 	case '"':
 		return p.stringEnd(i)
 	case '{', '[':
-		depth := 0
+		if k, ok := slices.BinarySearch(p.opens, int32(i)); ok {
+			return int(p.closes[k]) + 1
+		}
+		depth := 0 // not scanned: unreachable from SchemaFacts
 		for j := i; j < len(p.b); j++ {
 			switch p.b[j] {
 			case '"':
@@ -236,17 +260,19 @@ func (p *rawSchema) collect(node span, depth int, text *textBuf) {
 	var kws [4]span
 	var has [6]bool
 	p.eachMember(node, func(k, v span) {
-		switch {
-		case p.keyIs(k, "description"):
+		switch string(p.strBytes(k)) { // a key is decoded once, whatever it is compared with
+		case "description":
 			desc, has[0] = v, true
-		case p.keyIs(k, "properties"):
+		case "properties":
 			props, has[1] = v, true
-		default:
-			for j, kw := range [...]string{"items", "anyOf", "oneOf", "allOf"} {
-				if p.keyIs(k, kw) {
-					kws[j], has[2+j] = v, true
-				}
-			}
+		case "items":
+			kws[0], has[2] = v, true
+		case "anyOf":
+			kws[1], has[3] = v, true
+		case "oneOf":
+			kws[2], has[4] = v, true
+		case "allOf":
+			kws[3], has[5] = v, true
 		}
 	})
 	if has[0] && desc.kind == '"' {

@@ -82,6 +82,14 @@ func isWordRune(r rune) bool {
 // (`\p{Lu}+s?(?![\p{Ll}])|\p{Lu}?\p{Ll}+|\p{N}+`, so URLs stays one part) each part is
 // emitted lowercased too. web_search → web_search, web, search.
 func splitWords(dst []string, s string, buf *[]rune) []string {
+	if isASCII(s) {
+		return splitWordsASCII(dst, s)
+	}
+	return splitWordsRunes(dst, s, buf)
+}
+
+// splitWordsRunes is splitWords for any text.
+func splitWordsRunes(dst []string, s string, buf *[]rune) []string {
 	rs := (*buf)[:0]
 	for _, r := range s {
 		rs = append(rs, r)
@@ -116,6 +124,118 @@ func appendWord(dst []string, raw []rune) []string {
 func lowerString(rs []rune) string {
 	var buf [64]byte
 	return string(appendLower(buf[:0], rs))
+}
+
+// splitWordsASCII is splitWords for ASCII text, where lowercasing keeps byte offsets:
+// a word's parts are substrings of its lowercased form, and a word without capitals is
+// its own lowercased form, so nothing is allocated for most words.
+func splitWordsASCII(dst []string, s string) []string {
+	for i := 0; i < len(s); {
+		if !asciiWordByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && asciiWordByte(s[j]) {
+			j++
+		}
+		raw := s[i:j]
+		lower := asciiLower(raw)
+		dst = append(dst, lower)
+		var parts [16][2]int
+		n := asciiParts(raw, &parts)
+		if n >= 2 {
+			if n <= len(parts) {
+				for _, p := range parts[:n] {
+					dst = append(dst, lower[p[0]:p[1]])
+				}
+			} else {
+				dst = appendWord(dst[:len(dst)-1], []rune(raw)) // more parts than the array holds
+			}
+		}
+		i = j
+	}
+	return dst
+}
+
+// asciiWordByte is isWordRune for an ASCII byte.
+func asciiWordByte(c byte) bool {
+	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+
+// asciiLower lowercases ASCII s, returning s itself when it has no capitals.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for k := i; k < len(b); k++ {
+				if 'A' <= b[k] && b[k] <= 'Z' {
+					b[k] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// asciiParts is forEachPart over ASCII s: it stores the bounds of the first len(parts)
+// parts and returns how many there are in all.
+func asciiParts(s string, parts *[16][2]int) int {
+	isLu := func(i int) bool { return i < len(s) && 'A' <= s[i] && s[i] <= 'Z' }
+	isLl := func(i int) bool { return i < len(s) && 'a' <= s[i] && s[i] <= 'z' }
+	isN := func(i int) bool { return i < len(s) && '0' <= s[i] && s[i] <= '9' }
+	n := 0
+	emit := func(a, b int) {
+		if n < len(parts) {
+			parts[n] = [2]int{a, b}
+		}
+		n++
+	}
+	for p := 0; p < len(s); {
+		switch {
+		case isLu(p):
+			e := p
+			for isLu(e) {
+				e++
+			}
+			switch {
+			case e < len(s) && s[e] == 's' && !isLl(e+1):
+				emit(p, e+1)
+				p = e + 1
+			case !isLl(e):
+				emit(p, e)
+				p = e
+			case e-p >= 2:
+				emit(p, e-1)
+				p = e - 1
+			default:
+				q := e
+				for isLl(q) {
+					q++
+				}
+				emit(p, q)
+				p = q
+			}
+		case isLl(p):
+			q := p
+			for isLl(q) {
+				q++
+			}
+			emit(p, q)
+			p = q
+		case isN(p):
+			q := p
+			for isN(q) {
+				q++
+			}
+			emit(p, q)
+			p = q
+		default:
+			p++
+		}
+	}
+	return n
 }
 
 // forEachPart calls fn with the bounds of every match of the reference's case-part
@@ -330,5 +450,8 @@ func jsTrim(s string) string {
 
 // jsLower is JavaScript's toLowerCase.
 func jsLower(s string) string {
+	if isASCII(s) {
+		return asciiLower(s)
+	}
 	return lowerString([]rune(s))
 }

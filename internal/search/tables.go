@@ -1,0 +1,151 @@
+package search
+
+import "hash/maphash"
+
+// wordTable maps raw words to their ids in an analyzer's word list. It is an
+// open-addressing table of ids, each with 32 bits of its word's hash, which pick its home
+// slot and spare most string comparisons; copying it for an update is one slice copy
+// where a map would rehash every word. Once built it is only read, and safe to share.
+type wordTable struct {
+	seed  maphash.Seed
+	slots []wordSlot
+	n     int
+}
+
+type wordSlot struct {
+	hash uint32
+	info *wordInfo // nil marks a free slot
+}
+
+func (t *wordTable) init(hint int) {
+	t.seed = maphash.MakeSeed()
+	t.alloc(hint)
+}
+
+func (t *wordTable) alloc(hint int) {
+	size := 1024
+	for size < 2*hint {
+		size <<= 1
+	}
+	t.slots = make([]wordSlot, size)
+	t.n = 0
+}
+
+// clone returns a copy that can grow without changing t.
+func (t *wordTable) clone() wordTable {
+	c := *t
+	c.slots = append([]wordSlot(nil), t.slots...)
+	return c
+}
+
+func (t *wordTable) hash(raw string) uint32 {
+	if t.slots == nil {
+		return 0
+	}
+	return uint32(maphash.String(t.seed, raw))
+}
+
+// find returns the analysis of raw, whose hash is h, or nil.
+func (t *wordTable) find(h uint32, raw string) *wordInfo {
+	if t.slots == nil {
+		return nil
+	}
+	mask := uint32(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s.info == nil {
+			return nil
+		}
+		if s.hash == h && s.info.raw == raw {
+			return s.info
+		}
+	}
+}
+
+// insert adds a word that find did not find.
+func (t *wordTable) insert(h uint32, info *wordInfo) {
+	if 2*(t.n+1) > len(t.slots) { // at most half full: probes stay short
+		old := t.slots
+		t.alloc(len(old))
+		for _, s := range old {
+			if s.info != nil {
+				t.place(s)
+			}
+		}
+	}
+	t.place(wordSlot{hash: h, info: info})
+}
+
+func (t *wordTable) place(s wordSlot) {
+	mask := uint32(len(t.slots) - 1)
+	i := s.hash & mask
+	for t.slots[i].info != nil {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = s
+	t.n++
+}
+
+// pairTable maps a pair of word ids, packed into a key, to the term id of the two words
+// joined: a pair met again costs one probe, not a concatenation, a stemming and a term
+// lookup. Keys are never zero-valued slots: a stored id is offset by one.
+type pairTable struct {
+	slots []pairSlot
+	n     int
+}
+
+type pairSlot struct {
+	key uint64
+	id  int32 // the term id plus one; zero marks a free slot
+}
+
+func (t *pairTable) init(hint int) {
+	size := 1024
+	for size < 2*hint {
+		size <<= 1
+	}
+	t.slots = make([]pairSlot, size)
+	t.n = 0
+}
+
+func (t *pairTable) home(key uint64) uint64 {
+	h := key * 0x9e3779b97f4a7c15
+	return (h ^ h>>31) & uint64(len(t.slots)-1)
+}
+
+func (t *pairTable) get(key uint64) (int32, bool) {
+	mask := uint64(len(t.slots) - 1)
+	for i := t.home(key); ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s.id == 0 {
+			return 0, false
+		}
+		if s.key == key {
+			return s.id - 1, true
+		}
+	}
+}
+
+// put adds a key that get did not find.
+func (t *pairTable) put(key uint64, id int32) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.init(len(old))
+		for _, s := range old {
+			if s.id != 0 {
+				t.place(s)
+			}
+		}
+	}
+	t.place(pairSlot{key: key, id: id + 1})
+}
+
+func (t *pairTable) place(s pairSlot) {
+	mask := uint64(len(t.slots) - 1)
+	i := t.home(s.key)
+	for t.slots[i].id != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = s
+	t.n++
+}

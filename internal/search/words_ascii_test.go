@@ -1,0 +1,29 @@
+package search
+
+import (
+	"slices"
+	"testing"
+)
+
+// FuzzSplitWordsASCII: the ASCII fast path of splitWords splits exactly as the rune path.
+func FuzzSplitWordsASCII(f *testing.F) {
+	for _, s := range []string{
+		"", "web_search", "HTTPServer", "getURLs URLsx", "x86_64 mcp__gh__create", "GitHub a-b c",
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZ", "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgHiJ 1a2b3c4d5e6f7g8h9i0j",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !isASCII(s) {
+			return
+		}
+		var buf []rune
+		want := splitWordsRunes(nil, s, &buf)
+		if got := splitWordsASCII(nil, s); !slices.Equal(got, want) {
+			t.Fatalf("splitWordsASCII(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := jsLower(s), lowerString([]rune(s)); got != want {
+			t.Fatalf("jsLower(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
