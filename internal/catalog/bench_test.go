@@ -60,6 +60,23 @@ func BenchmarkReadFile10000(b *testing.B) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
+// BenchmarkSchemaKeys10000 is the schema keys of 10,000 tools, which the discovery index asks
+// for every tool of a catalog version.
+func BenchmarkSchemaKeys10000(b *testing.B) {
+	tools, err := catalog.ReadFile(bytes.NewReader(benchFile(b, 10000)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		for i := range tools {
+			_ = tools[i].SchemaKeys()
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
 // BenchmarkToolsSearchProcess10000 is `nodmix tools search --catalog` over a 10,000-line file as
 // a whole process (start-up, loading, indexing, one query), with the binary NODMIX_BIN names
 // (make bench-compare builds it). child-cpu-ns/op is the process's CPU time.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // fileTool is one line of a catalog file (JSON Lines).
@@ -45,23 +46,35 @@ func decodeLineSlow(b []byte, ft *fileTool) error {
 
 // ReadFile reads a catalog file: one JSON object a line, blank lines skipped. `source` defaults to
 // "mcp"; a tool without a name takes its id. Errors name the line.
+//
+// It streams: one line at a time, with the fields of every line copied into large shared blocks
+// (an arena) rather than one allocation each, and the tools gathered in chunks that are joined
+// once at the end instead of a slice that grows by copying itself.
 func ReadFile(r io.Reader) ([]Tool, error) {
-	var tools []Tool
+	var (
+		chunks [][]Tool
+		cur    []Tool
+		a      arena
+		n      int
+	)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
 	line := 0
 	seen := map[string]int{}
+	var ft fileTool // one for every line: the slow path makes it escape
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
-		var ft fileTool
-		if !decodeLine(b, &ft) {
-			if err := decodeLineSlow(b, &ft); err != nil {
-				return nil, &LineError{line, err}
+		ft = fileTool{}
+		if a.decodeLine(b, &ft) {
+			if len(ft.InputSchema) > 0 {
+				ft.InputSchema = a.bytes(ft.InputSchema)
 			}
+		} else if err := decodeLineSlow(b, &ft); err != nil {
+			return nil, &LineError{line, err}
 		}
 		if ft.ID == "" {
 			return nil, &LineError{line, fmt.Errorf("id: is required")}
@@ -73,13 +86,16 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 		if ft.Name == "" {
 			ft.Name = ft.ID
 		}
-		src := Source(ft.Source)
+		var src Source
 		switch ft.Source {
-		case "":
+		case "", string(SourceMCP):
 			src = SourceMCP
-		case "nodmix":
+		case "nodmix", string(SourceBuiltin):
 			src = SourceBuiltin
-		case string(SourceBuiltin), string(SourcePlugin), string(SourceMCP), string(SourceClient):
+		case string(SourcePlugin):
+			src = SourcePlugin
+		case string(SourceClient):
+			src = SourceClient
 		default:
 			return nil, &LineError{line, fmt.Errorf("source: must be one of mcp, builtin, plugin, client")}
 		}
@@ -94,7 +110,13 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 		if owner == "" {
 			owner = "core"
 		}
-		tools = append(tools, Tool{
+		if len(cur) == cap(cur) {
+			if cur != nil {
+				chunks = append(chunks, cur)
+			}
+			cur = make([]Tool, 0, min(max(2*cap(cur), 64), 2048))
+		}
+		cur = append(cur, Tool{
 			ID:          ft.ID,
 			Name:        ft.Name,
 			Label:       ft.Label,
@@ -106,9 +128,65 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 			Server:      ft.Server,
 			MCPToolName: ft.MCPToolName,
 		})
+		n++
 	}
 	if err := sc.Err(); err != nil {
 		return nil, &LineError{line + 1, err}
 	}
-	return tools, nil
+	if n == 0 {
+		return nil, nil
+	}
+	if chunks == nil {
+		return cur, nil
+	}
+	tools := make([]Tool, 0, n)
+	for _, c := range chunks {
+		tools = append(tools, c...)
+	}
+	return append(tools, cur...), nil
+}
+
+// arenaBlock is the size of an arena's blocks; a value larger than a quarter of it gets its own.
+const arenaBlock = 64 << 10
+
+// arena copies the strings and schemas of catalog lines into shared blocks. A block is only ever
+// appended to, so what it handed out never changes; it lives as long as any tool that uses it.
+type arena struct {
+	strs strings.Builder
+	buf  []byte
+}
+
+// string returns a copy of b.
+func (a *arena) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > arenaBlock/4 {
+		return string(b)
+	}
+	if a.strs.Cap()-a.strs.Len() < len(b) {
+		a.strs = strings.Builder{}
+		a.strs.Grow(arenaBlock)
+	}
+	start := a.strs.Len()
+	a.strs.Write(b)
+	return a.strs.String()[start:]
+}
+
+// bytes returns a copy of b, with no room to append into a neighbour.
+func (a *arena) bytes(b []byte) []byte {
+	if len(b) > arenaBlock/4 {
+		return bytes.Clone(b)
+	}
+	if cap(a.buf)-len(a.buf) < len(b) {
+		a.buf = make([]byte, 0, arenaBlock)
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+// unquote is the package's unquote, copying into the arena.
+func (a *arena) unquote(v []byte, flags uint8) string {
+	return unquoteWith(v, flags, a.string)
 }

@@ -3,7 +3,6 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -11,11 +10,19 @@ import (
 
 // decodeLine is the fast path of ReadFile: it fills ft from a line made of the fields a catalog
 // line has, each spelled exactly, with string values (or null) and any valid input_schema, which
-// stays raw. It reports false for anything else, which the standard decoder then reads and
-// reports on, so that both paths accept the same lines with the same result. A catalog of
-// 10,000 lines is read in a fraction of what reflection costs.
+// stays raw (a slice of b: the caller copies it). It reports false for anything else, which the
+// standard decoder then reads and reports on, so that both paths accept the same lines with the
+// same result. The line is checked as it is read (jsonscan.go): one pass over its bytes, where
+// json.Valid and then a search for each value's end took two. A catalog of 10,000 lines is read
+// in a fraction of what reflection costs.
 func decodeLine(b []byte, ft *fileTool) bool {
-	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+	var a arena
+	return a.decodeLine(b, ft)
+}
+
+// decodeLine is decodeLine with the line's strings copied into the arena.
+func (a *arena) decodeLine(b []byte, ft *fileTool) bool {
+	if len(b) == 0 || b[0] != '{' {
 		return false
 	}
 	i := skipSpace(b, 1)
@@ -23,31 +30,45 @@ func decodeLine(b []byte, ft *fileTool) bool {
 		return i+1 == len(b)
 	}
 	for i < len(b) && b[i] == '"' {
-		kEnd := stringEnd(b, i)
+		kEnd, _ := scanString(b, i)
+		if kEnd < 0 {
+			return false
+		}
 		key := b[i+1 : kEnd-1]
 		i = skipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return false
 		}
 		i = skipSpace(b, i+1)
-		vEnd := valueEnd(b, i)
-		val := b[i:vEnd]
 		if string(key) == "input_schema" {
-			ft.InputSchema = bytes.Clone(val)
+			vEnd := scanValue(b, i, 1)
+			if vEnd < 0 {
+				return false
+			}
+			ft.InputSchema = b[i:vEnd]
+			i = vEnd
 		} else {
 			dst := ft.stringField(key)
-			if dst == nil {
+			if dst == nil || i >= len(b) {
 				return false // an unknown or differently spelled key: the decoder decides
 			}
-			switch val[0] {
+			switch b[i] {
 			case 'n': // null leaves a string field as it is
+				if i = scanLiteral(b, i, "null"); i < 0 {
+					return false
+				}
 			case '"':
-				*dst = unquote(val)
+				vEnd, flags := scanString(b, i)
+				if vEnd < 0 {
+					return false
+				}
+				*dst = a.unquote(b[i:vEnd], flags)
+				i = vEnd
 			default:
 				return false
 			}
 		}
-		i = skipSpace(b, vEnd)
+		i = skipSpace(b, i)
 		if i < len(b) && b[i] == ',' {
 			i = skipSpace(b, i+1)
 			continue
@@ -79,119 +100,134 @@ func (ft *fileTool) stringField(key []byte) *string {
 	return nil
 }
 
-// unquote decodes a JSON string as encoding/json does.
-func unquote(v []byte) string {
+// unquote decodes a valid JSON string as encoding/json does; flags are scanString's.
+func unquote(v []byte, flags uint8) string {
+	return unquoteWith(v, flags, func(b []byte) string { return string(b) })
+}
+
+// unquoteWith is unquote, with str making the string of a body that needs no decoding.
+func unquoteWith(v []byte, flags uint8, str func([]byte) string) string {
 	body := v[1 : len(v)-1]
-	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		return string(body)
+	if flags&strEscaped == 0 && (flags&strNonASCII == 0 || utf8.Valid(body)) {
+		return str(body)
 	}
 	var s string
-	_ = json.Unmarshal(v, &s) // the line is valid JSON
+	_ = json.Unmarshal(v, &s) // the value is valid JSON
 	return s
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index after the string starting at i.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
-}
-
-// valueEnd returns the index after the value starting at i of valid JSON.
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = stringEnd(b, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
-	}
-	return j
-}
-
 // rawSchemaKeys is SchemaKeys without decoding the schema into maps: the discovery index asks for
-// the keys of every tool of every catalog version. ok is false for a schema with a key that
-// differs from "properties" only in case or by non-ASCII letters, which the decoder's
-// case-insensitive field matching decides.
+// the keys of every tool of every catalog version. It checks the schema as it reads it, in one
+// pass. ok is false for a schema with a key that differs from "properties" only in case or by
+// non-ASCII letters, which the decoder's case-insensitive field matching decides.
 func rawSchemaKeys(b []byte) (keys []string, ok bool) {
 	i := skipSpace(b, 0)
-	if !json.Valid(b) || i == len(b) || b[i] != '{' {
+	if i == len(b) || b[i] != '{' {
 		return nil, true // invalid, null or not an object: no keys
 	}
-	var props map[string]bool
+	var props []string
 	valid, ambiguous := true, false
-	eachMember(b, i, func(key, val []byte) {
-		k := unquote(key)
-		if k != "properties" {
-			if strings.EqualFold(k, "properties") || !isASCII(k) {
-				ambiguous = true
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return nil, true
 			}
-			return
-		}
-		switch val[0] {
-		case 'n':
-			props = nil
-		case '{':
-			if props == nil {
-				props = map[string]bool{}
+			kEnd, kFlags := scanString(b, i)
+			if kEnd < 0 {
+				return nil, true
 			}
-			eachMember(val, 0, func(name, _ []byte) { props[unquote(name)] = true })
-		default:
-			valid = false // the decoder fails the whole schema
+			isProps := false
+			if key := b[i+1 : kEnd-1]; kFlags == 0 {
+				isProps = string(key) == "properties"
+				ambiguous = ambiguous || !isProps && bytes.EqualFold(key, []byte("properties"))
+			} else {
+				k := unquote(b[i:kEnd], kFlags)
+				isProps = k == "properties"
+				ambiguous = ambiguous || !isProps && (strings.EqualFold(k, "properties") || !isASCII(k))
+			}
+			i = skipSpace(b, kEnd)
+			if i >= len(b) || b[i] != ':' {
+				return nil, true
+			}
+			i = skipSpace(b, i+1)
+			switch {
+			case !isProps || i >= len(b):
+				i = scanValue(b, i, 1)
+			case b[i] == 'n':
+				props = props[:0]
+				i = scanValue(b, i, 1)
+			case b[i] == '{':
+				// Members of several "properties" objects add up, as the decoder's map does.
+				props, i = appendMemberNames(props, b, i)
+			default:
+				valid = false // the decoder fails the whole schema
+				i = scanValue(b, i, 1)
+			}
+			if i < 0 {
+				return nil, true
+			}
+			i = skipSpace(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+				continue
+			}
+			if i >= len(b) || b[i] != '}' {
+				return nil, true
+			}
+			i++
+			break
 		}
-	})
+	}
+	if skipSpace(b, i) != len(b) {
+		return nil, true // text after the object: not valid JSON
+	}
 	if ambiguous {
 		return nil, false
 	}
 	if !valid || len(props) == 0 {
 		return nil, true
 	}
-	keys = slices.Sorted(maps.Keys(props))
-	return keys, true
+	slices.Sort(props)
+	return slices.Compact(props), true
 }
 
-// eachMember calls fn with the raw key (quoted) and value of every member of the object at b[i]
-// of valid JSON.
-func eachMember(b []byte, i int, fn func(key, val []byte)) {
+// appendMemberNames appends the member names of the object at b[i], a schema's "properties" (at
+// depth 2), checking it; it returns the index after the object, or -1.
+func appendMemberNames(names []string, b []byte, i int) ([]string, int) {
 	i = skipSpace(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		kEnd := stringEnd(b, i)
-		key := b[i:kEnd]
-		i = skipSpace(b, skipSpace(b, kEnd)+1)
-		vEnd := valueEnd(b, i)
-		fn(key, b[i:vEnd])
-		i = skipSpace(b, vEnd)
-		if i < len(b) && b[i] == ',' {
+	if i < len(b) && b[i] == '}' {
+		return names, i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return names, -1
+		}
+		kEnd, kFlags := scanString(b, i)
+		if kEnd < 0 {
+			return names, -1
+		}
+		names = append(names, unquote(b[i:kEnd], kFlags))
+		i = skipSpace(b, kEnd)
+		if i >= len(b) || b[i] != ':' {
+			return names, -1
+		}
+		if i = scanValue(b, skipSpace(b, i+1), 2); i < 0 {
+			return names, -1
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return names, -1
+		}
+		switch b[i] {
+		case ',':
 			i = skipSpace(b, i+1)
+		case '}':
+			return names, i + 1
+		default:
+			return names, -1
 		}
 	}
 }
