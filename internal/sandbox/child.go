@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/dop251/goja"
 )
 
 // maxChildLine bounds one message from the host; bridge results are the large ones.
@@ -23,25 +26,24 @@ const maxChildLine = 64 << 20
 // tail the parent shows if the child dies. Cancelling ctx interrupts running code.
 func ChildMain(ctx context.Context, in io.Reader, out, errOut io.Writer) int {
 	hardenProcess()
-	if os.Getenv(coldEnvKey) != "" {
-		// Started for a run that is waiting: a warm-up would only delay it.
-		return serveChildCold(ctx, in, out, errOut, applyRunLimits)
-	}
-	return serveChild(ctx, in, out, errOut, applyRunLimits)
+	// A child started for a run that is waiting skips the warm-up: it would only delay the run.
+	return serveChild(ctx, in, out, errOut, applyRunLimits, os.Getenv(coldEnvKey) == "")
 }
 
 // coldEnvKey is set, alone, in the environment of a child started for a waiting run.
 const coldEnvKey = "NODMIX_SANDBOX_COLD"
 
 // serveChild is ChildMain without the process-wide hardening, so tests can drive the protocol
-// in-process. setLimits, if non-nil, applies process-wide limits once the run's are known.
-func serveChild(ctx context.Context, in io.Reader, out, errOut io.Writer, setLimits func(wireLimits)) int {
-	warmUp()
-	return serveChildCold(ctx, in, out, errOut, setLimits)
-}
-
-// serveChildCold is serveChild without the warm-up.
-func serveChildCold(ctx context.Context, in io.Reader, out, errOut io.Writer, setLimits func(wireLimits)) int {
+// in-process. setLimits, if non-nil, applies process-wide limits once the run's are known. A
+// warm child warms up after its hello, while it waits for a run, so that a start (the pool's
+// first child, which start-up waits for) does not wait for the warm-up too.
+func serveChild(ctx context.Context, in io.Reader, out, errOut io.Writer, setLimits func(wireLimits, processBase), warm bool) int {
+	// The per-process preparation runs beside the runtime's construction in a cold child, on
+	// the second P; a warm child has the time to do it in line.
+	prepared := make(chan processBase, 1)
+	if !warm {
+		go func() { prepared <- prepare() }()
+	}
 	w := &childOut{w: bufio.NewWriterSize(out, 32<<10)}
 	rt, err := newJSRuntime()
 	if err != nil {
@@ -52,6 +54,10 @@ func serveChildCold(ctx context.Context, in io.Reader, out, errOut io.Writer, se
 	if err := w.flush(); err != nil {
 		fmt.Fprintf(errOut, "sandbox: say hello: %v\n", err)
 		return 1
+	}
+	if warm {
+		warmUp()
+		prepared <- prepare()
 	}
 	r := bufio.NewReaderSize(in, 64<<10)
 	line, err := readLine(r, maxChildLine)
@@ -71,8 +77,9 @@ func serveChildCold(ctx context.Context, in io.Reader, out, errOut io.Writer, se
 		fmt.Fprintf(errOut, "sandbox: %v\n", err)
 		return 1
 	}
+	base := <-prepared
 	if setLimits != nil {
-		setLimits(*m.Limits)
+		setLimits(*m.Limits, base)
 	}
 	rt.lim, rt.out = *m.Limits, w
 
@@ -143,9 +150,27 @@ func (o *childOut) flush() error {
 // applyRunLimits sets the process-wide limits of a run: the Go memory limit, so the collector
 // works harder before the watchdog has to fail the run, and on Linux an address-space cap that
 // turns a single huge allocation, which the watchdog cannot interrupt, into a prompt crash.
-func applyRunLimits(l wireLimits) {
+func applyRunLimits(l wireLimits, base processBase) {
 	debug.SetMemoryLimit(l.MemoryBytes)
-	limitAddressSpace(l.MemoryBytes)
+	limitAddressSpace(base, l.MemoryBytes)
+}
+
+// processBase is what the child measures of itself before a run, for the run's limits.
+type processBase struct {
+	vmKiB uint64 // the mapped address space (VmSize); 0 when unknown
+}
+
+// prepare does the work of a run that does not depend on the run: it builds encoding/json's
+// codecs of the protocol's messages, faults in goja's parser and compiler, and measures the
+// address space the run's cap is relative to. A cold child would otherwise pay each of these in
+// line, between its first message and its result. Nothing of it reaches the run but Go's own
+// caches: the compiled program is thrown away, and no runtime is involved.
+func prepare() processBase {
+	if b, err := encodeMessage(message{Type: msgResult, OK: true, Value: json.RawMessage("null"), Limits: &wireLimits{}}); err == nil {
+		_, _ = decodeMessage(b)
+	}
+	_, _ = goja.Compile(codeSource, "(async function () {"+warmUpCode+"\n})()", false)
+	return processBase{vmKiB: mappedKiB()}
 }
 
 // hardenProcess applies what holds for any run: no core dumps, no file growth, a bounded Go
@@ -164,7 +189,7 @@ return JSON.parse(JSON.stringify({xs, ok: true}));`
 
 // warmUp runs representative code once in a throwaway runtime while the child is still idle,
 // so the first real run does not pay for faulting in the compiler and interpreter. The run
-// itself always gets a fresh runtime; nothing of this one survives.
+// itself gets its own runtime, built before this one; nothing of this one survives.
 func warmUp() {
 	rt, err := newJSRuntime()
 	if err != nil {

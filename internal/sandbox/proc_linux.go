@@ -7,25 +7,29 @@ import (
 	"syscall"
 )
 
-// limitAddressSpace caps the child's address space at what it maps now plus room for twice the
-// heap limit, so one allocation far over the limit fails inside the allocator (and the runtime
-// exits with "out of memory") instead of taking the machine's memory. The Go runtime reserves
-// its address space up front, which is why the cap is relative to the current size. Skipped
-// under -race, whose runtime refuses to start its shadow mappings under such a cap.
-func limitAddressSpace(memoryBytes int64) {
-	if raceEnabled {
+// limitAddressSpace caps the child's address space at what it mapped before the run (base)
+// plus room for twice the heap limit, so one allocation far over the limit fails inside the
+// allocator (and the runtime exits with "out of memory") instead of taking the machine's memory.
+// The Go runtime reserves its address space up front, which is why the cap is relative to the
+// current size. Skipped under -race, whose runtime refuses to start its shadow mappings under
+// such a cap.
+func limitAddressSpace(base processBase, memoryBytes int64) {
+	if raceEnabled || base.vmKiB == 0 {
 		return
 	}
+	limit := base.vmKiB<<10 + 2*uint64(memoryBytes) + 256<<20
+	_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit})
+}
+
+// mappedKiB is the process's mapped address space (VmSize) in KiB, 0 when unknown. Reading
+// /proc/self/status takes about 0.1 ms, which is why the child does it before its run.
+func mappedKiB() uint64 {
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return
+		return 0
 	}
-	vmKiB, ok := statusField(status, "VmSize:")
-	if !ok {
-		return
-	}
-	limit := vmKiB<<10 + 2*uint64(memoryBytes) + 256<<20
-	_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit})
+	vmKiB, _ := statusField(status, "VmSize:")
+	return vmKiB
 }
 
 // residentBytes is the resident set size of process pid, for the parent's backstop check.

@@ -218,7 +218,7 @@ func TestChildProtocol(t *testing.T) {
 			outR, outW := io.Pipe()
 			done := make(chan int, 1)
 			go func() {
-				code := serveChild(context.Background(), inR, outW, io.Discard, nil)
+				code := serveChild(context.Background(), inR, outW, io.Discard, nil, true)
 				outW.Close()
 				done <- code
 			}()
