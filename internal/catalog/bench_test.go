@@ -77,6 +77,31 @@ func BenchmarkSchemaKeys10000(b *testing.B) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
+// BenchmarkSnapshot10000 is the snapshot of a 10,000-tool catalog and the view of it a policy that
+// allows everything leaves, as every command with a catalog file builds them.
+func BenchmarkSnapshot10000(b *testing.B) {
+	tools, err := catalog.ReadFile(bytes.NewReader(benchFile(b, 10000)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	entries := make([]catalog.Entry, len(tools))
+	for i, t := range tools {
+		entries[i] = catalog.Entry{Tool: t}
+	}
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		s, err := catalog.NewSnapshot(1, entries)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Filter(func(*catalog.Tool) bool { return true }).Len() != len(tools) {
+			b.Fatal("filter lost tools")
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
 // BenchmarkToolsSearchProcess10000 is `nodmix tools search --catalog` over a 10,000-line file as
 // a whole process (start-up, loading, indexing, one query), with the binary NODMIX_BIN names
 // (make bench-compare builds it). child-cpu-ns/op is the process's CPU time.

@@ -52,8 +52,19 @@ func (c *Catalog) Add(p Provider) (notify func()) {
 func (c *Catalog) Rebuild() {
 	c.mu.Lock()
 	var all []Entry
-	for _, p := range c.providers {
-		all = append(all, p.Tools()...)
+	if len(c.providers) == 1 {
+		all = c.providers[0].Tools() // NewSnapshot copies it
+	} else {
+		lists := make([][]Entry, len(c.providers))
+		n := 0
+		for i, p := range c.providers {
+			lists[i] = p.Tools()
+			n += len(lists[i])
+		}
+		all = make([]Entry, 0, n)
+		for _, l := range lists {
+			all = append(all, l...)
+		}
 	}
 	snap, err := NewSnapshot(c.version+1, all)
 	if err != nil {

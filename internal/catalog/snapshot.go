@@ -3,7 +3,8 @@ package catalog
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // Entry is a tool and the executor that runs it.
@@ -36,17 +37,30 @@ func (e *CollisionError) Error() string {
 // NewSnapshot builds a snapshot. Entries are copied; their order does not matter. Duplicate ids or
 // model-facing names are an error naming both tools, never resolved by arrival order.
 func NewSnapshot(version uint64, entries []Entry) (*Snapshot, error) {
+	// The ids are sorted as a compact slice, then the entries copied in that order into one array:
+	// no allocation per entry, and tools next to each other in id order are next to each other in
+	// memory. (The sort is the same pattern-defeating quicksort, with the same comparisons, as
+	// sort.Slice on the entries: tools with equal ids keep the order they had.)
+	type key struct {
+		id string
+		i  int
+	}
+	keys := make([]key, len(entries))
+	for i := range entries {
+		keys[i] = key{entries[i].Tool.ID, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.id, b.id) })
 	s := &Snapshot{
 		entries: make([]*Entry, len(entries)),
 		byID:    make(map[string]*Entry, len(entries)),
 		byName:  make(map[string]*Entry, len(entries)),
 		version: version,
 	}
-	for i := range entries {
-		e := entries[i]
-		s.entries[i] = &e
+	copies := make([]Entry, len(entries))
+	for k, key := range keys {
+		copies[k] = entries[key.i]
+		s.entries[k] = &copies[k]
 	}
-	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].Tool.ID < s.entries[j].Tool.ID })
 	var errs []error
 	for _, e := range s.entries {
 		t := &e.Tool
@@ -100,15 +114,37 @@ func (s *Snapshot) Lookup(idOrName string) (*Entry, bool) {
 	return s.ByName(idOrName)
 }
 
-// Filter returns a snapshot of the entries for which keep returns true, sharing the entries.
+// Filter returns a snapshot of the entries for which keep returns true, sharing the entries. When
+// keep takes every entry, as a policy that allows everything does, the result shares the lookup
+// maps too instead of building them again: they are never written after NewSnapshot.
 func (s *Snapshot) Filter(keep func(*Tool) bool) *Snapshot {
-	out := &Snapshot{byID: make(map[string]*Entry), byName: make(map[string]*Entry), version: s.version}
-	for _, e := range s.entries {
-		if keep(&e.Tool) {
-			out.entries = append(out.entries, e)
-			out.byID[e.Tool.ID] = e
-			out.byName[e.Tool.Name] = e
+	var kept []*Entry
+	all := true
+	for i, e := range s.entries {
+		switch {
+		case keep(&e.Tool):
+			if !all {
+				kept = append(kept, e)
+			}
+		case all:
+			all = false
+			kept = append(kept, s.entries[:i]...)
 		}
+	}
+	out := &Snapshot{version: s.version}
+	if all {
+		if len(s.entries) > 0 {
+			out.entries = s.entries
+		}
+		out.byID, out.byName = s.byID, s.byName
+		return out
+	}
+	out.entries = kept
+	out.byID = make(map[string]*Entry, len(kept))
+	out.byName = make(map[string]*Entry, len(kept))
+	for _, e := range kept {
+		out.byID[e.Tool.ID] = e
+		out.byName[e.Tool.Name] = e
 	}
 	return out
 }

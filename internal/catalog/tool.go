@@ -8,6 +8,7 @@ import (
 	"errors"
 	"sort"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Source says where a tool comes from. It is the first part of a tool id, except that built-in and
@@ -89,6 +90,23 @@ func (t *Tool) SummaryText() string {
 // PrefixUTF16 returns the longest prefix of s that is at most n UTF-16 code units long, without
 // splitting a surrogate pair (JS slice would; nodmix keeps the string valid).
 func PrefixUTF16(s string, n int) string {
+	// No string has more UTF-16 units than bytes: a string of at most n bytes is kept whole, and n
+	// ASCII bytes are n units. Only other text is counted rune by rune.
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for i < n && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == n {
+		return s[:n]
+	}
+	return prefixUTF16Runes(s, n)
+}
+
+// prefixUTF16Runes is PrefixUTF16, counting every rune.
+func prefixUTF16Runes(s string, n int) string {
 	units := 0
 	for i, r := range s {
 		w := utf16.RuneLen(r)
