@@ -173,13 +173,20 @@ func prepare() processBase {
 	return processBase{vmKiB: mappedKiB()}
 }
 
+// childProcs is a child's GOMAXPROCS: one P runs the VM; the other serves the watchdog and the
+// collector. childProcsEnv passes it in the child's environment.
+const (
+	childProcs    = 2
+	childProcsEnv = "GOMAXPROCS=2"
+)
+
 // hardenProcess applies what holds for any run: no core dumps, no file growth, a bounded Go
-// stack (deep native recursion crashes early instead of eating memory), two Ps (one runs the
-// VM; the other serves the watchdog and the collector).
+// stack (deep native recursion crashes early instead of eating memory), childProcs Ps (already
+// so when the pool started the child, which sets childProcsEnv).
 func hardenProcess() {
 	setProcessRlimits()
 	debug.SetMaxStack(128 << 20)
-	runtime.GOMAXPROCS(2)
+	runtime.GOMAXPROCS(childProcs)
 }
 
 // warmUpCode exercises what a typical run touches: compiling an async body, promises, JSON.

@@ -7,9 +7,10 @@
 // globals are console.{log,warn,error} and a frozen nodmix.tools.{search,describe,call}. goja has
 // no file, network, process or timer API and none is registered; eval and every Function-family
 // constructor throw the reference's EvalError. The runtime lives in a child process started
-// from the nodmix binary itself ([ChildArg]) with an empty environment and an empty working
-// directory, and each child serves exactly one run, so no state can reach a later run. The
-// [Pool] keeps a few children started and idle so a run does not wait for a process start.
+// from the nodmix binary itself ([ChildArg]) with an environment that holds nothing but its
+// own settings (no variable of nodmix's) and an empty working directory, and each child serves
+// exactly one run, so no state can reach a later run. The [Pool] keeps a few children started
+// and idle so a run does not wait for a process start.
 //
 // # Limits
 //
