@@ -1,7 +1,6 @@
 package search
 
 import (
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -52,7 +51,7 @@ type Ranker struct {
 	// reference mode) name tail, each in document order.
 	byID    map[string][]int32
 	byLower map[string][]int32
-	terms   map[string]int32
+	terms   termTable
 	// Postings of term t are post[start[t]:start[t+1]] (documents, ascending) with
 	// frequencies freq[…]; in BM25F the frequencies are already field-normalized.
 	start       []int32
@@ -188,7 +187,7 @@ func (r *Ranker) Search(query string, limit int, allow func(i int) bool) []Hit {
 	k1p1 := r.k1 + 1
 	s.touched = s.touched[:0]
 	for _, q := range r.an.queryTerms(query) {
-		id, ok := r.terms[q.term]
+		id, ok := r.terms.find(q.term)
 		if !ok {
 			continue
 		}
@@ -315,9 +314,9 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		literalTier: an.literalTier(),
 	}
 	if prev != nil {
-		r.terms = maps.Clone(prev.terms)
+		r.terms = prev.terms.clone()
 	} else {
-		r.terms = make(map[string]int32, 4*len(docs))
+		r.terms = newTermTable(4 * len(docs))
 	}
 	an.prepare(docs)
 
@@ -328,12 +327,10 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 	docStart := make([]int32, len(docs)+1)
 	lens := make([]float64, len(docs)*nf)
 	totals := make([]float64, nf)
-	acc.slot = make([]int32, len(r.terms))
+	acc.slot = make([]int32, r.terms.len())
 	intern := func(term string) int32 {
-		id, ok := r.terms[term]
-		if !ok {
-			id = int32(len(r.terms))
-			r.terms[term] = id
+		id, added := r.terms.intern(term)
+		if added {
 			acc.slot = append(acc.slot, 0)
 		}
 		return id
@@ -388,7 +385,7 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		}
 		return 1
 	}
-	r.start = make([]int32, len(r.terms)+1)
+	r.start = make([]int32, r.terms.len()+1)
 	postings := 0
 	for i := range docs {
 		cells := flat[docStart[i]:docStart[i+1]]

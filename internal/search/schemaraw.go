@@ -13,28 +13,63 @@ import (
 // answers exactly what decoding with encoding/json and calling those two would (the last of
 // duplicate keys wins; strings are unescaped the same way); ok is false when raw is not valid JSON.
 func SchemaFacts(raw []byte) (keys []string, text string, ok bool) {
+	var r SchemaReader
+	return r.Facts(raw)
+}
+
+// SchemaReader is SchemaFacts with its buffers kept from one schema to the next, for a
+// caller that reads many. A reader is used by one goroutine at a time.
+type SchemaReader struct {
+	p    rawSchema
+	text textBuf
+}
+
+// Facts is SchemaFacts(raw).
+func (r *SchemaReader) Facts(raw []byte) (keys []string, text string, ok bool) {
 	if !json.Valid(raw) {
 		return nil, "", false
 	}
-	p := rawSchema{b: raw}
+	p := &r.p
+	p.b = raw
+	defer func() { p.b = nil }() // keep no caller's bytes
 	if !p.scan() {
 		return nil, "", false // decoding into any fails on a number beyond float64
 	}
 	root := p.value(0)
 	if root.kind == '{' {
 		if props, ok := p.lastMember(root, "properties"); ok && props.kind == '{' {
-			members := p.members(props)
-			if len(members) > 0 {
-				keys = make([]string, len(members))
-				for i, m := range members {
-					keys[i] = string(m.name)
-				}
-			}
+			keys = p.keys(props)
 		}
 	}
-	var tb textBuf
-	p.collect(root, 0, &tb)
-	return keys, string(tb.b), true
+	r.text.b = r.text.b[:0]
+	p.collect(root, 0, &r.text)
+	return keys, string(r.text.b), true
+}
+
+// keys returns the sorted member names of the object at o, sharing one allocation.
+func (p *rawSchema) keys(o span) []string {
+	base := len(p.mbuf)
+	members := p.members(o)
+	defer func() { p.mbuf = p.mbuf[:base] }()
+	if len(members) == 0 {
+		return nil
+	}
+	n := 0
+	for _, m := range members {
+		n += len(m.name)
+	}
+	buf := make([]byte, 0, n)
+	for _, m := range members {
+		buf = append(buf, m.name...)
+	}
+	all := string(buf)
+	keys := make([]string, len(members))
+	at := 0
+	for i, m := range members {
+		keys[i] = all[at : at+len(m.name)]
+		at += len(m.name)
+	}
+	return keys
 }
 
 // rawSchema walks valid JSON in place. Objects and arrays are found in one scan (see
@@ -45,6 +80,9 @@ type rawSchema struct {
 	// The k-th object or array of b, in order of its opening bracket, opens at
 	// opens[k] and closes at closes[k].
 	opens, closes []int32
+	// mbuf holds the member lists of the objects being walked, innermost last: members
+	// appends a list, and its caller truncates mbuf back once done with it.
+	mbuf []member
 }
 
 // span is one JSON value of b: its first byte (kind) and extent.
@@ -75,8 +113,8 @@ func (p *rawSchema) skipSpace(i int) int {
 func (p *rawSchema) scan() bool {
 	var stackBuf [32]int32
 	stack := stackBuf[:0]
-	p.opens = make([]int32, 0, 16)
-	p.closes = make([]int32, 0, 16)
+	p.opens, p.closes = p.opens[:0], p.closes[:0]
+	p.mbuf = p.mbuf[:0]
 	for i := 0; i < len(p.b); i++ {
 		c := p.b[i]
 		switch {
@@ -215,11 +253,13 @@ func (p *rawSchema) keyIs(k span, key string) bool {
 }
 
 // members returns the members of the object at o by name, sorted, each with its last value.
+// The list is at the end of p.mbuf; see mbuf.
 func (p *rawSchema) members(o span) []member {
-	var out []member
+	base := len(p.mbuf)
 	p.eachMember(o, func(k, v span) {
-		out = append(out, member{name: p.strBytes(k), val: v})
+		p.mbuf = append(p.mbuf, member{name: p.strBytes(k), val: v})
 	})
+	out := p.mbuf[base:]
 	// A stable sort keeps duplicates in document order; the last of each is the one kept.
 	slices.SortStableFunc(out, func(a, b member) int { return bytes.Compare(a.name, b.name) })
 	kept := out[:0]
@@ -235,7 +275,14 @@ func (p *rawSchema) members(o span) []member {
 // strBytes is str without a copy when the string needs no decoding: the bytes are b's.
 func (p *rawSchema) strBytes(s span) []byte {
 	b := p.b[s.start+1 : s.end-1]
-	if !slices.Contains(b, '\\') && utf8.Valid(b) {
+	plain := true // no escapes, no multi-byte runes: the common case, in one pass
+	for _, c := range b {
+		if c == '\\' || c >= utf8.RuneSelf {
+			plain = false
+			break
+		}
+	}
+	if plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
 		return b
 	}
 	return []byte(p.str(s))
@@ -281,12 +328,14 @@ func (p *rawSchema) collect(node span, depth int, text *textBuf) {
 		}
 	}
 	if has[1] && props.kind == '{' {
-		for _, m := range p.members(props) {
+		base := len(p.mbuf)
+		for _, m := range p.members(props) { // nested walks append to mbuf past them
 			if len(m.name) > 0 {
 				text.add(m.name)
 			}
 			p.collect(m.val, depth+1, text)
 		}
+		p.mbuf = p.mbuf[:base]
 	}
 	for j := range kws {
 		if !has[2+j] {

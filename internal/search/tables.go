@@ -1,6 +1,9 @@
 package search
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"slices"
+)
 
 // wordTable maps raw words to their ids in an analyzer's word list. It is an
 // open-addressing table of ids, each with 32 bits of its word's hash, which pick its home
@@ -148,4 +151,90 @@ func (t *pairTable) place(s pairSlot) {
 	}
 	t.slots[i] = s
 	t.n++
+}
+
+// termTable interns the terms of a Tool Search ranker: term → dense id, and back. It is
+// an open-addressing table like wordTable's; an update continues a copy of it, which is
+// two slice copies where a map would be rehashed term by term. Once built it is only
+// read, and safe to share.
+type termTable struct {
+	seed  maphash.Seed
+	slots []termSlot
+	strs  []string // id → term
+}
+
+type termSlot struct {
+	hash uint32
+	id   int32 // the term's id plus one; zero marks a free slot
+}
+
+func newTermTable(hint int) termTable {
+	t := termTable{seed: maphash.MakeSeed()}
+	t.alloc(hint)
+	t.strs = make([]string, 0, hint)
+	return t
+}
+
+func (t *termTable) alloc(hint int) {
+	size := 1024
+	for size < 2*hint {
+		size <<= 1
+	}
+	t.slots = make([]termSlot, size)
+}
+
+// clone returns a copy that can grow without changing t.
+func (t *termTable) clone() termTable {
+	return termTable{seed: t.seed, slots: append([]termSlot(nil), t.slots...), strs: slices.Clip(t.strs)}
+}
+
+// len is the number of terms.
+func (t *termTable) len() int { return len(t.strs) }
+
+// find returns the id of term.
+func (t *termTable) find(term string) (int32, bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
+	h := uint32(maphash.String(t.seed, term))
+	mask := uint32(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s.id == 0 {
+			return 0, false
+		}
+		if s.hash == h && t.strs[s.id-1] == term {
+			return s.id - 1, true
+		}
+	}
+}
+
+// intern returns the id of term, adding it when it is new; added reports that.
+func (t *termTable) intern(term string) (id int32, added bool) {
+	h := uint32(maphash.String(t.seed, term))
+	mask := uint32(len(t.slots) - 1)
+	i := h & mask
+	for ; t.slots[i].id != 0; i = (i + 1) & mask {
+		if s := t.slots[i]; s.hash == h && t.strs[s.id-1] == term {
+			return s.id - 1, false
+		}
+	}
+	id = int32(len(t.strs))
+	t.strs = append(t.strs, term)
+	t.slots[i] = termSlot{hash: h, id: id + 1}
+	if 2*len(t.strs) > len(t.slots) { // at most half full: probes stay short
+		old := t.slots
+		t.alloc(len(old))
+		mask = uint32(len(t.slots) - 1)
+		for _, s := range old {
+			if s.id != 0 {
+				j := s.hash & mask
+				for t.slots[j].id != 0 {
+					j = (j + 1) & mask
+				}
+				t.slots[j] = s
+			}
+		}
+	}
+	return id, true
 }

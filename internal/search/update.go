@@ -21,7 +21,7 @@ func (r *Ranker) Update(docs []RankDoc) *Ranker {
 	}
 	// Ids of terms no document uses any more stay in the table; past as many as are
 	// used, a fresh build drops them.
-	if reused == 0 || r.deadTerms > len(r.terms)-r.deadTerms {
+	if reused == 0 || r.deadTerms > r.terms.len()-r.deadTerms {
 		return NewRanker(docs, r.opts)
 	}
 	next := buildRanker(docs, r.an.successor(), r, reuse)

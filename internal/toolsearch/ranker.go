@@ -18,8 +18,9 @@ const maxIndexedSchema = 256 << 10
 func SearchRanker(opts search.RankerOptions) RankerFactory {
 	return func(tools []*catalog.Tool) Ranker {
 		docs := make([]search.RankDoc, len(tools))
+		var schemas search.SchemaReader
 		for i, t := range tools {
-			docs[i] = rankDoc(t, !opts.Reference || trusted(t))
+			docs[i] = rankDoc(t, !opts.Reference || trusted(t), &schemas)
 		}
 		return &searchRanker{r: search.NewRanker(docs, opts), tools: tools, docs: docs, opts: opts}
 	}
@@ -41,11 +42,12 @@ func (s *searchRanker) update(tools []*catalog.Tool) Ranker {
 		prev[t.ID] = i
 	}
 	docs := make([]search.RankDoc, len(tools))
+	var schemas search.SchemaReader
 	for i, t := range tools {
 		if j, ok := prev[t.ID]; ok && sameIndexed(s.tools[j], t) {
 			docs[i] = s.docs[j]
 		} else {
-			docs[i] = rankDoc(t, !s.opts.Reference || trusted(t))
+			docs[i] = rankDoc(t, !s.opts.Reference || trusted(t), &schemas)
 		}
 	}
 	return &searchRanker{r: s.r.Update(docs), tools: tools, docs: docs, opts: s.opts}
@@ -58,7 +60,7 @@ func sameIndexed(a, b *catalog.Tool) bool {
 		bytes.Equal(a.InputSchema, b.InputSchema)
 }
 
-func rankDoc(t *catalog.Tool, paramText bool) search.RankDoc {
+func rankDoc(t *catalog.Tool, paramText bool, schemas *search.SchemaReader) search.RankDoc {
 	d := search.RankDoc{
 		ID:          t.ID,
 		Name:        t.Name,
@@ -73,7 +75,7 @@ func rankDoc(t *catalog.Tool, paramText bool) search.RankDoc {
 	if len(t.InputSchema) == 0 || len(t.InputSchema) > maxIndexedSchema {
 		return d
 	}
-	keys, text, ok := search.SchemaFacts(t.InputSchema)
+	keys, text, ok := schemas.Facts(t.InputSchema)
 	if !ok {
 		return d
 	}
