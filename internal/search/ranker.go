@@ -307,8 +307,6 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 	r := &Ranker{
 		docs:        docs,
 		an:          an,
-		byID:        make(map[string][]int32, len(docs)),
-		byLower:     make(map[string][]int32, 2*len(docs)),
 		norm:        make([]float64, len(docs)),
 		k1:          an.k1(),
 		literalTier: an.literalTier(),
@@ -336,9 +334,21 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		return id
 	}
 	ian, _ := an.(idAnalyzer)
+	// The exact-request tables depend only on ids and names by position: an update
+	// that keeps every one in place shares its predecessor's (they are only read).
+	exact := true
+	if prev != nil && sameNames(prev.docs, docs) {
+		r.byID, r.byLower = prev.byID, prev.byLower
+		exact = false
+	} else {
+		r.byID = make(map[string][]int32, len(docs))
+		r.byLower = make(map[string][]int32, 2*len(docs))
+	}
 	for i := range docs {
 		d := &docs[i]
-		r.indexExact(i, d)
+		if exact {
+			r.indexExact(i, d)
+		}
 		docStart[i] = int32(len(flat))
 		docLens := lens[i*nf : (i+1)*nf]
 		if reuse != nil && reuse[i] >= 0 {
@@ -436,6 +446,19 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		return &rankScratch{scores: make([]float64, len(docs)), literal: make([]bool, len(docs))}
 	}
 	return r
+}
+
+// sameNames reports whether a and b have the same ids and names at every position.
+func sameNames(a, b []RankDoc) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || a[i].Name != b[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // indexExact records document i under the keys an exact request may use.

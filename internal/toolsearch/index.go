@@ -79,17 +79,25 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 	if rank == nil {
 		return nil, errors.New("toolsearch: index needs a ranker")
 	}
-	ix := &Index{
-		snap:    snap,
-		entries: entries,
-		byID:    make(map[string]int, len(entries)),
-		byName:  make(map[string][]int, len(entries)),
-		byLower: make(map[string][]int, 2*len(entries)),
+	ix := &Index{snap: snap, entries: entries}
+	// The lookup tables depend only on the names of the entries, by position: when a catalog
+	// change keeps every one in place, they are the previous index's (they are only read).
+	lookups := prev == nil || !sameNames(prev.entries, entries)
+	if lookups {
+		ix.byID = make(map[string]int, len(entries))
+		ix.byName = make(map[string][]int, len(entries))
+		ix.byLower = make(map[string][]int, 2*len(entries))
+	} else {
+		ix.byID, ix.byName, ix.byLower = prev.byID, prev.byName, prev.byLower
 	}
 	tools := make([]*catalog.Tool, len(entries))
 	for i, e := range entries {
 		t := &e.Tool
 		tools[i] = t
+		ix.sources.add(t)
+		if !lookups {
+			continue
+		}
 		ix.byID[t.ID] = i
 		ix.byName[t.Name] = append(ix.byName[t.Name], i)
 		if t.Source == catalog.SourceMCP && t.MCPToolName != "" && t.MCPToolName != t.Name {
@@ -100,7 +108,6 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 		if lname != lid {
 			ix.byLower[lname] = append(ix.byLower[lname], i)
 		}
-		ix.sources.add(t)
 	}
 	if up, ok := rankerOf(prev).(updater); ok {
 		ix.ranker = up.update(tools)
@@ -111,6 +118,21 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 	ix.desc = make([]Descriptor, len(entries))
 	ix.key = indexKey(snap.Version(), entries)
 	return ix, nil
+}
+
+// sameNames reports whether a and b agree, position by position, on every field the lookup
+// tables of an index read.
+func sameNames(a, b []*catalog.Entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i].Tool, &b[i].Tool
+		if x.ID != y.ID || x.Name != y.Name || x.Source != y.Source || x.MCPToolName != y.MCPToolName {
+			return false
+		}
+	}
+	return true
 }
 
 func rankerOf(ix *Index) Ranker {

@@ -37,14 +37,26 @@ var _ updater = (*searchRanker)(nil)
 // update reuses the document of every tool whose indexed fields are unchanged, and the search
 // ranker's analysis of it.
 func (s *searchRanker) update(tools []*catalog.Tool) Ranker {
-	prev := make(map[string]int, len(s.tools))
-	for i, t := range s.tools {
-		prev[t.ID] = i
+	// Tools mostly keep their positions: the map of old positions by id is made only for a
+	// tool that moved.
+	var prev map[string]int
+	find := func(i int, id string) (int, bool) {
+		if i < len(s.tools) && s.tools[i].ID == id {
+			return i, true
+		}
+		if prev == nil {
+			prev = make(map[string]int, len(s.tools))
+			for j, t := range s.tools {
+				prev[t.ID] = j
+			}
+		}
+		j, ok := prev[id]
+		return j, ok
 	}
 	docs := make([]search.RankDoc, len(tools))
 	var schemas search.SchemaReader
 	for i, t := range tools {
-		if j, ok := prev[t.ID]; ok && sameIndexed(s.tools[j], t) {
+		if j, ok := find(i, t.ID); ok && sameIndexed(s.tools[j], t) {
 			docs[i] = s.docs[j]
 		} else {
 			docs[i] = rankDoc(t, !s.opts.Reference || trusted(t), &schemas)
