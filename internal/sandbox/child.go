@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +10,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-
-	"github.com/dop251/goja"
 )
 
 // maxChildLine bounds one message from the host; bridge results are the large ones.
@@ -38,12 +35,6 @@ const coldEnvKey = "NODMIX_SANDBOX_COLD"
 // warm child warms up after its hello, while it waits for a run, so that a start (the pool's
 // first child, which start-up waits for) does not wait for the warm-up too.
 func serveChild(ctx context.Context, in io.Reader, out, errOut io.Writer, setLimits func(wireLimits, processBase), warm bool) int {
-	// The per-process preparation runs beside the runtime's construction in a cold child, on
-	// the second P; a warm child has the time to do it in line.
-	prepared := make(chan processBase, 1)
-	if !warm {
-		go func() { prepared <- prepare() }()
-	}
 	w := &childOut{w: bufio.NewWriterSize(out, 32<<10)}
 	rt, err := newJSRuntime()
 	if err != nil {
@@ -57,8 +48,9 @@ func serveChild(ctx context.Context, in io.Reader, out, errOut io.Writer, setLim
 	}
 	if warm {
 		warmUp()
-		prepared <- prepare()
 	}
+	// A warm child prepares while it is idle; a cold one, while its run is on the way.
+	base := prepare()
 	r := bufio.NewReaderSize(in, 64<<10)
 	line, err := readLine(r, maxChildLine)
 	if errors.Is(err, io.EOF) {
@@ -77,7 +69,6 @@ func serveChild(ctx context.Context, in io.Reader, out, errOut io.Writer, setLim
 		fmt.Fprintf(errOut, "sandbox: %v\n", err)
 		return 1
 	}
-	base := <-prepared
 	if setLimits != nil {
 		setLimits(*m.Limits, base)
 	}
@@ -161,15 +152,11 @@ type processBase struct {
 }
 
 // prepare does the work of a run that does not depend on the run: it builds encoding/json's
-// codecs of the protocol's messages, faults in goja's parser and compiler, and measures the
-// address space the run's cap is relative to. A cold child would otherwise pay each of these in
-// line, between its first message and its result. Nothing of it reaches the run but Go's own
-// caches: the compiled program is thrown away, and no runtime is involved.
+// decoder of the protocol's messages and measures the address space the run's cap is relative
+// to (reading /proc/self/status takes about 0.1 ms). Done in line when the run arrives, both
+// were paid between the run's first message and its result.
 func prepare() processBase {
-	if b, err := encodeMessage(message{Type: msgResult, OK: true, Value: json.RawMessage("null"), Limits: &wireLimits{}}); err == nil {
-		_, _ = decodeMessage(b)
-	}
-	_, _ = goja.Compile(codeSource, "(async function () {"+warmUpCode+"\n})()", false)
+	_, _ = decodeMessage([]byte(`{"type":"run","code":"0","limits":{"memoryBytes":1,"maxLogBytes":1,"maxResultBytes":1,"maxBridgeCalls":1}}`))
 	return processBase{vmKiB: mappedKiB()}
 }
 
