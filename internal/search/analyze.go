@@ -39,6 +39,10 @@ type nodmixAnalyzer struct {
 	sink   termSink        // docTerms' buffers, reused while building
 	vocab  map[string]bool // lowercased words and parts the corpus uses
 	sorted []string        // vocab, sorted, for prefix lookups
+	used   []bool          // once frozen: used[word] says a document has the word
+	// pred is the analyzer this one succeeds, until freeze, which may share its
+	// vocabulary.
+	pred *nodmixAnalyzer
 
 	// While building: the term ids of every pair of adjacent words joined, so that a
 	// pair met again costs one map lookup, not a stemming and a term lookup. Dropped by
@@ -133,7 +137,7 @@ func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
 // the analyzer of an update; the cache map is copied, since this one's ranker may be
 // searched concurrently.
 func (a *nodmixAnalyzer) successor() analyzer {
-	return &nodmixAnalyzer{words: a.words.clone(), list: slices.Clip(a.list)}
+	return &nodmixAnalyzer{words: a.words.clone(), list: slices.Clip(a.list), pred: a}
 }
 
 func (a *nodmixAnalyzer) carry(prev analyzer, doc int) {
@@ -158,17 +162,23 @@ func (a *nodmixAnalyzer) freeze() {
 	a.sink = termSink{}
 	a.joins, a.seen = pairTable{}, nil
 	a.infos, a.strs, a.ids = nil, nil, nil
-	a.vocab = map[string]bool{}
-	used := make([]bool, len(a.list))
+	a.used = make([]bool, len(a.list))
 	for _, id := range a.docWords {
-		used[id] = true
+		a.used[id] = true
 	}
+	pred := a.pred
+	a.pred = nil // keep no chain of old analyzers alive
+	if pred != nil && pred.sameVocab(a.used, a.list) {
+		a.vocab, a.sorted = pred.vocab, pred.sorted // read-only: safe to share
+		return
+	}
+	a.vocab = make(map[string]bool, len(a.list))
 	for id, info := range a.list {
-		if !used[id] {
+		if !a.used[id] {
 			continue // a word of documents an update removed
 		}
 		for _, w := range info.parts {
-			if len(w) >= nodmixMinPart && !strings.Contains(w, "_") {
+			if vocabPart(w) {
 				a.vocab[w] = true
 			}
 		}
@@ -178,6 +188,47 @@ func (a *nodmixAnalyzer) freeze() {
 		a.sorted = append(a.sorted, w)
 	}
 	slices.Sort(a.sorted)
+}
+
+// vocabPart reports whether a word part belongs in the vocabulary that query words
+// are checked against.
+func vocabPart(w string) bool {
+	return len(w) >= nodmixMinPart && strings.IndexByte(w, '_') < 0
+}
+
+// sameVocab reports whether the words used (by id in list, of which p's list is a
+// prefix) give p's frozen vocabulary: every part of a word that came into use is in
+// it already, and every part of a word that went out of use still comes from a word
+// in use. An update that changes a few tools mostly keeps the vocabulary, and this
+// check costs far less than building it again.
+func (p *nodmixAnalyzer) sameVocab(used []bool, list []*wordInfo) bool {
+	var gone map[string]bool
+	for id, now := range used {
+		was := id < len(p.used) && p.used[id]
+		if now == was {
+			continue
+		}
+		for _, w := range list[id].parts {
+			switch {
+			case !vocabPart(w):
+			case now && !p.vocab[w]:
+				return false
+			case !now:
+				if gone == nil {
+					gone = map[string]bool{}
+				}
+				gone[w] = true
+			}
+		}
+	}
+	for id := 0; id < len(used) && len(gone) > 0; id++ {
+		if used[id] {
+			for _, w := range list[id].parts {
+				delete(gone, w)
+			}
+		}
+	}
+	return len(gone) == 0
 }
 
 // word analyzes a raw word, from the cache when it can.

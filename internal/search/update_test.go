@@ -2,6 +2,8 @@ package search
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -46,6 +48,14 @@ func TestRankerUpdate(t *testing.T) {
 			docs = change(docs)
 			r = r.Update(docs)
 			fresh := NewRanker(docs, opts)
+			// The vocabulary query words are checked against, which an update may share
+			// with the ranker it updates, is a fresh build's.
+			if a, ok := r.an.(*nodmixAnalyzer); ok {
+				f := fresh.an.(*nodmixAnalyzer)
+				if !maps.Equal(a.vocab, f.vocab) || !slices.Equal(a.sorted, f.sorted) {
+					t.Fatalf("step %d: the updated vocabulary differs from a fresh build's", step)
+				}
+			}
 			for _, q := range append(queries, Query{Query: "brandnewtool fluxlevel calibration"}) {
 				if diff := cmp.Diff(fresh.Search(q.Query, 20, nil), r.Search(q.Query, 20, nil)); diff != "" {
 					t.Fatalf("reference %v, step %d, query %q (-fresh +updated):\n%s", opts.Reference, step, q.Query, diff)
