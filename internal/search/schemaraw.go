@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -26,14 +25,11 @@ type SchemaReader struct {
 
 // Facts is SchemaFacts(raw).
 func (r *SchemaReader) Facts(raw []byte) (keys []string, text string, ok bool) {
-	if !json.Valid(raw) {
-		return nil, "", false
-	}
 	p := &r.p
 	p.b = raw
 	defer func() { p.b = nil }() // keep no caller's bytes
-	if !p.scan() {
-		return nil, "", false // decoding into any fails on a number beyond float64
+	if valid, fit := p.scan(); !valid || !fit {
+		return nil, "", false // decoding into any also fails on a number beyond float64
 	}
 	root := p.value(0)
 	if root.kind == '{' {
@@ -106,41 +102,6 @@ func (p *rawSchema) skipSpace(i int) int {
 		}
 	}
 	return i
-}
-
-// scan finds every object and array of b, and reports whether every number of b fits a
-// float64, as decoding into any needs.
-func (p *rawSchema) scan() bool {
-	var stackBuf [32]int32
-	stack := stackBuf[:0]
-	p.opens, p.closes = p.opens[:0], p.closes[:0]
-	p.mbuf = p.mbuf[:0]
-	for i := 0; i < len(p.b); i++ {
-		c := p.b[i]
-		switch {
-		case c == '"':
-			i = p.stringEnd(i) - 1
-		case c == '{' || c == '[':
-			stack = append(stack, int32(len(p.opens)))
-			p.opens = append(p.opens, int32(i))
-			p.closes = append(p.closes, int32(len(p.b)-1))
-		case c == '}' || c == ']':
-			if len(stack) > 0 { // valid JSON: always
-				p.closes[stack[len(stack)-1]] = int32(i)
-				stack = stack[:len(stack)-1]
-			}
-		case c == '-' || (c >= '0' && c <= '9'):
-			j := p.end(i)
-			num := p.b[i:j]
-			if len(num) > 300 || bytes.ContainsAny(num, "eE") {
-				if _, err := strconv.ParseFloat(string(num), 64); err != nil {
-					return false
-				}
-			}
-			i = j - 1
-		}
-	}
-	return true
 }
 
 // value returns the value starting at or after i.

@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -70,4 +71,31 @@ func FuzzSchemaFacts(f *testing.F) {
 	f.Add([]byte(`{"description":"d","properties":{"a":{"description":"x","items":[{"description":"i"}]}}}`))
 	f.Add([]byte(`{"properties":{"a":1,"a":{"description":"\u00e9"}},"anyOf":[null]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) { checkFacts(t, raw) })
+}
+
+// FuzzSchemaScan: the scan SchemaFacts validates with agrees with json.Valid.
+func FuzzSchemaScan(f *testing.F) {
+	for _, s := range []string{
+		``, ` `, `0`, `-0.5e+3`, `01`, `-`, `1.`, `1e`, `.5`, `"\u00e9\/"`, `"\x"`, "\"\x01\"", `"unterminated`,
+		`{"a":1,}`, `[1,2]`, `[1 2]`, `{"a" 1}`, `{1:2}`, `tru`, `nulll`, `[]]`, `{}}`, `[{"a":[{}]}]`,
+		`{"properties":{"x":{"type":"string","enum":["a",null,true,false,1e400]}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p := rawSchema{b: raw}
+		if valid, _ := p.scan(); valid != json.Valid(raw) {
+			t.Fatalf("scan(%q) valid = %v, json.Valid = %v", raw, valid, !valid)
+		}
+	})
+}
+
+func TestSchemaScanDepth(t *testing.T) {
+	for _, n := range []int{maxJSONDepth - 1, maxJSONDepth, maxJSONDepth + 1} {
+		raw := []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
+		p := rawSchema{b: raw}
+		if valid, _ := p.scan(); valid != json.Valid(raw) {
+			t.Errorf("depth %d: scan valid = %v, json.Valid = %v", n, valid, !valid)
+		}
+	}
 }

@@ -1,0 +1,218 @@
+package search
+
+import (
+	"strconv"
+)
+
+// maxJSONDepth is encoding/json's nesting limit: a document nested deeper is not valid to it.
+const maxJSONDepth = 10000
+
+// scan validates b as encoding/json.Valid does, records every object and array (see
+// rawSchema.opens), and reports in fit whether every number fits a float64, as decoding
+// into any needs. One pass does what json.Valid and a walk of the structure did in two.
+func (p *rawSchema) scan() (valid, fit bool) {
+	b := p.b
+	p.opens, p.closes = p.opens[:0], p.closes[:0]
+	p.mbuf = p.mbuf[:0]
+	var stackBuf [32]int32 // open containers, by their number in opens
+	stack := stackBuf[:0]
+	fit = true
+	i := 0
+value:
+	i = skipJSONSpace(b, i)
+	if i == len(b) {
+		return false, fit
+	}
+	switch c := b[i]; {
+	case c == '{' || c == '[':
+		if len(stack) == maxJSONDepth {
+			return false, fit
+		}
+		stack = append(stack, int32(len(p.opens)))
+		p.opens = append(p.opens, int32(i))
+		p.closes = append(p.closes, int32(len(b)-1))
+		i = skipJSONSpace(b, i+1)
+		if i < len(b) && b[i] == c+2 { // '}' is '{'+2, ']' is '['+2
+			p.closes[stack[len(stack)-1]] = int32(i)
+			stack = stack[:len(stack)-1]
+			i++
+			goto after
+		}
+		if c == '{' {
+			if i = scanKey(b, i); i < 0 {
+				return false, fit
+			}
+		}
+		goto value
+	case c == '"':
+		if i = scanString(b, i); i < 0 {
+			return false, fit
+		}
+	case c == '-' || ('0' <= c && c <= '9'):
+		j, exp := scanNumber(b, i)
+		if j < 0 {
+			return false, fit
+		}
+		if fit && (j-i > 300 || exp) {
+			if _, err := strconv.ParseFloat(string(b[i:j]), 64); err != nil {
+				fit = false
+			}
+		}
+		i = j
+	case c == 't':
+		if i = scanLiteral(b, i, "true"); i < 0 {
+			return false, fit
+		}
+	case c == 'f':
+		if i = scanLiteral(b, i, "false"); i < 0 {
+			return false, fit
+		}
+	case c == 'n':
+		if i = scanLiteral(b, i, "null"); i < 0 {
+			return false, fit
+		}
+	default:
+		return false, fit
+	}
+after:
+	i = skipJSONSpace(b, i)
+	if len(stack) == 0 {
+		return i == len(b), fit
+	}
+	if i == len(b) {
+		return false, fit
+	}
+	top := b[p.opens[stack[len(stack)-1]]]
+	switch b[i] {
+	case ',':
+		i++
+		if top == '{' {
+			if i = scanKey(b, skipJSONSpace(b, i)); i < 0 {
+				return false, fit
+			}
+		}
+		goto value
+	case top + 2:
+		p.closes[stack[len(stack)-1]] = int32(i)
+		stack = stack[:len(stack)-1]
+		i++
+		goto after
+	}
+	return false, fit
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// scanKey checks an object key and its colon at i, returning the index after the colon,
+// or -1.
+func scanKey(b []byte, i int) int {
+	if i == len(b) || b[i] != '"' {
+		return -1
+	}
+	if i = scanString(b, i); i < 0 {
+		return -1
+	}
+	i = skipJSONSpace(b, i)
+	if i == len(b) || b[i] != ':' {
+		return -1
+	}
+	return i + 1
+}
+
+// scanString checks the string starting at b[i] == '"', returning the index after it, or -1.
+// As for encoding/json, any byte from 0x20 up is allowed, valid UTF-8 or not.
+func scanString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1
+		case c == '\\':
+			j++
+			if j == len(b) {
+				return -1
+			}
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) {
+					return -1
+				}
+				for _, h := range b[j+1 : j+5] {
+					if !isHex(h) {
+						return -1
+					}
+				}
+				j += 4
+			default:
+				return -1
+			}
+		case c < 0x20:
+			return -1
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+}
+
+// scanNumber checks the number starting at i, returning the index after it (or -1) and
+// whether it has an exponent.
+func scanNumber(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		start := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	switch {
+	case i == len(b):
+		return -1, false
+	case b[i] == '0':
+		i++
+	case '1' <= b[i] && b[i] <= '9':
+		digits()
+	default:
+		return -1, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return -1, false
+		}
+	}
+	exp := false
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		exp = true
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return -1, false
+		}
+	}
+	return i, exp
+}
+
+func scanLiteral(b []byte, i int, lit string) int {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
