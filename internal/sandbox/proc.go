@@ -48,8 +48,8 @@ type child struct {
 // runtime's processor count, which the child would set itself (hardenProcess), and, in a child
 // started for a waiting run (not warm), the variable that tells it to skip its warm-up. With
 // GOMAXPROCS set, the runtime's start skips sizing itself from the CPU count and the cgroup's
-// quota (about 0.3 ms of a child's start here, more on a large machine, where it would also
-// stop the world to shrink to two).
+// quota (four file reads; on a large machine also a P per CPU, then a stop of the world to
+// shrink to two). On a 2-CPU machine the gain is within the noise of a child's start.
 func startChild(ctx context.Context, argv []string, dir string, warm bool) (*child, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{childProcsEnv}
