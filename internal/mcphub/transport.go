@@ -75,13 +75,13 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	cmd.WaitDelay = stderrDrain
 	procgroup.Own(cmd) // ended as a group: see conn.close
 	d.attemptCmd = cmd
-	ct := &mcp.CommandTransport{Command: cmd, TerminateDuration: h.terminateGrace}
+	ct := &commandTransport{cmd: cmd, terminate: h.terminateGrace}
 	return &startedTransport{Transport: ct, cmd: cmd, group: &d.attemptGroup}, nil
 }
 
-// startedTransport records the process group of a command server once the SDK has started it,
-// so that the connect deadline can end it at once (see downstream.connect). The SDK starts the
-// process in Connect, on the goroutine that connects, before it sends initialize.
+// startedTransport records the process group of a command server once its transport has
+// started it, so that the connect deadline can end it at once (see downstream.connect). The
+// process starts in Connect, on the goroutine that connects, before initialize is sent.
 type startedTransport struct {
 	mcp.Transport
 	cmd   *exec.Cmd

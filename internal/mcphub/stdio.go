@@ -1,0 +1,334 @@
+package mcphub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// commandTransport is mcp.CommandTransport with nodmix's own connection: the same process
+// handling, framing and errors, but each message is decoded with the standard library. The SDK's
+// connection decodes every incoming message twice more with a decoder that allocates a 32 KiB
+// buffer per call (first as a batch, then as one message), which made up a third of what a tool
+// call through the hub allocated; the SDK keeps the protocol itself.
+type commandTransport struct {
+	cmd       *exec.Cmd
+	terminate time.Duration // after closing stdin, before SIGTERM; 0: the SDK's 5s
+}
+
+// defaultTerminateDuration is the SDK's default for mcp.CommandTransport.TerminateDuration.
+const defaultTerminateDuration = 5 * time.Second
+
+// maxFrameBytes bounds one incoming message, as the SDK's mcp.DefaultMaxLineLength does.
+const maxFrameBytes = mcp.DefaultMaxLineLength
+
+func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	td := t.terminate
+	if td <= 0 {
+		td = defaultTerminateDuration
+	}
+	// stdout is not closed by the connection: closing stdin ends the server, and Wait closes it.
+	return newStreamConn(stdout, stdin, &processCloser{cmd: t.cmd, stdin: stdin, terminate: td}), nil
+}
+
+// processCloser ends a server as the MCP specification says and the SDK does: close its stdin,
+// wait for it to exit, then SIGTERM, then SIGKILL.
+type processCloser struct {
+	cmd       *exec.Cmd
+	stdin     io.Closer
+	terminate time.Duration
+}
+
+func (p *processCloser) Close() error {
+	if err := p.stdin.Close(); err != nil {
+		return fmt.Errorf("closing stdin: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- p.cmd.Wait() }()
+	wait := func() (error, bool) {
+		t := time.NewTimer(p.terminate)
+		defer t.Stop()
+		select {
+		case err := <-exited:
+			return err, true
+		case <-t.C:
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	// If SIGTERM cannot be sent, SIGKILL follows at once.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return fmt.Errorf("unresponsive subprocess")
+}
+
+// streamConn is an MCP client connection over a stream of JSON values, each followed by a
+// newline, as the SDK's stdio connection reads them (a value may span lines). Like the SDK's,
+// it answers a batch of requests with a batch.
+type streamConn struct {
+	w      io.Writer
+	closer io.Closer
+
+	writeMu sync.Mutex
+
+	incoming <-chan decoded
+	queue    []jsonrpc.Message // the rest of the last batch; reads are serialized
+
+	batchMu sync.Mutex
+	batches map[jsonrpc.ID]*msgBatch
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+// decoded is what the read goroutine hands over: one message or a batch, or why not.
+type decoded struct {
+	msgs  []jsonrpc.Message
+	batch bool
+	err   error
+}
+
+// msgBatch correlates the responses to an incoming batch of requests, written all at once.
+type msgBatch struct {
+	unresolved map[jsonrpc.ID]int
+	responses  []*jsonrpc.Response
+}
+
+var _ mcp.Connection = (*streamConn)(nil)
+
+func newStreamConn(r io.Reader, w io.Writer, closer io.Closer) *streamConn {
+	incoming := make(chan decoded)
+	c := &streamConn{w: w, closer: closer, incoming: incoming, closed: make(chan struct{})}
+	// Reads happen on a goroutine of their own, so that Read ends at Close even when the
+	// stream's read cannot be interrupted (the goroutine then ends with the process).
+	go c.readLoop(r, incoming)
+	return c
+}
+
+func (c *streamConn) readLoop(r io.Reader, incoming chan<- decoded) {
+	limiter := &frameLimitReader{r: r, limit: maxFrameBytes}
+	dec := json.NewDecoder(limiter)
+	var raw json.RawMessage
+	for {
+		raw = raw[:0]
+		err := dec.Decode(&raw)
+		if err == nil {
+			// What follows a value on its line must be the line's end.
+			var next [1]byte
+			if n, rerr := dec.Buffered().Read(next[:]); n > 0 {
+				if next[0] != '\n' && next[0] != '\r' {
+					err = errors.New("invalid trailing data at the end of stream")
+				}
+			} else if rerr != nil && rerr != io.EOF {
+				err = rerr
+			}
+		}
+		var d decoded
+		if err != nil {
+			d.err = err
+		} else {
+			d.msgs, d.batch, d.err = decodeBatch(raw)
+		}
+		select {
+		case incoming <- d:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+		limiter.count = 0
+	}
+}
+
+// frameLimitReader bounds the bytes buffered for one message.
+type frameLimitReader struct {
+	r     io.Reader
+	limit int
+	count int
+}
+
+// errFrameTooLarge is the SDK's error for a message over the limit.
+var errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
+
+func (r *frameLimitReader) Read(p []byte) (int, error) {
+	if r.count >= r.limit {
+		return 0, errFrameTooLarge
+	}
+	if len(p) > r.limit-r.count {
+		p = p[:r.limit-r.count]
+	}
+	n, err := r.r.Read(p)
+	r.count += n
+	return n, err
+}
+
+func (c *streamConn) SessionID() string { return "" }
+
+func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+	}
+	if len(c.queue) > 0 {
+		next := c.queue[0]
+		c.queue = c.queue[1:]
+		return next, nil
+	}
+	var d decoded
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case d = <-c.incoming:
+	case <-c.closed:
+		return nil, io.EOF
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	c.queue = d.msgs[1:]
+	if d.batch {
+		if err := c.trackBatch(d.msgs); err != nil {
+			return nil, err
+		}
+	}
+	return d.msgs[0], nil
+}
+
+// trackBatch records the calls of an incoming batch, whose responses go out together. (The
+// SDK's connection counts the batch's notifications too, and so never answers a batch that has
+// one: here a notification gets no response and is not waited for.)
+func (c *streamConn) trackBatch(msgs []jsonrpc.Message) error {
+	var b *msgBatch
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || !req.IsCall() {
+			continue
+		}
+		if b == nil {
+			b = &msgBatch{unresolved: map[jsonrpc.ID]int{}}
+		}
+		if _, dup := b.unresolved[req.ID]; dup {
+			return fmt.Errorf("duplicate message ID %q", req.ID)
+		}
+		b.unresolved[req.ID] = len(b.responses)
+		b.responses = append(b.responses, nil)
+	}
+	if b == nil {
+		return nil
+	}
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	for id := range b.unresolved {
+		if _, seen := c.batches[id]; seen {
+			return fmt.Errorf("invalid request: batch contains previously seen request %v", id.Raw())
+		}
+	}
+	if c.batches == nil {
+		c.batches = map[jsonrpc.ID]*msgBatch{}
+	}
+	for id := range b.unresolved {
+		c.batches[id] = b
+	}
+	return nil
+}
+
+// resolveBatch records a response to a request that came in a batch. part reports whether it
+// did; all is the batch's responses once the last one is in.
+func (c *streamConn) resolveBatch(resp *jsonrpc.Response) (all []*jsonrpc.Response, part bool) {
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	b, ok := c.batches[resp.ID]
+	if !ok {
+		return nil, false
+	}
+	b.responses[b.unresolved[resp.ID]] = resp
+	delete(b.unresolved, resp.ID)
+	delete(c.batches, resp.ID)
+	if len(b.unresolved) == 0 {
+		return b.responses, true
+	}
+	return nil, true
+}
+
+func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if all, part := c.resolveBatch(resp); part {
+			if len(all) == 0 {
+				return nil
+			}
+			data, err := encodeBatch(all)
+			if err != nil {
+				return err
+			}
+			_, err = c.w.Write(append(data, '\n'))
+			return err
+		}
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("marshaling message: %v", err)
+	}
+	_, err = c.w.Write(append(data, '\n'))
+	return err
+}
+
+func encodeBatch(msgs []*jsonrpc.Response) ([]byte, error) {
+	raws := make([]json.RawMessage, 0, len(msgs))
+	for _, m := range msgs {
+		raw, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			return nil, fmt.Errorf("encoding batch message: %w", err)
+		}
+		raws = append(raws, raw)
+	}
+	return json.Marshal(raws)
+}
+
+func (c *streamConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.closer.Close()
+		close(c.closed)
+	})
+	return c.closeErr
+}

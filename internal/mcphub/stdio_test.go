@@ -1,0 +1,225 @@
+package mcphub
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// connTransport hands out one ready connection.
+type connTransport struct{ c mcp.Connection }
+
+func (t connTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
+
+// TestStreamConnWithSDKServer runs a session of the SDK's client and server over streamConn:
+// calls both ways (the server pings the client) and a notification.
+func TestStreamConnWithSDKServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "srv", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if err := req.Session.Ping(ctx, nil); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	toServerR, toServerW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: toServerR, Writer: toClientW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	conn := newStreamConn(toClientR, toServerW, closerFunc(func() error {
+		_ = toClientR.Close()
+		return toServerW.Close()
+	}))
+	cs, err := client.Connect(ctx, connTransport{conn}, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"a":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != `{"a":1}` {
+		t.Errorf("echo = %q", got)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "nope"}); err == nil {
+		t.Error("unknown tool: no error")
+	}
+	srv.AddTool(&mcp.Tool{Name: "more", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no tools/list_changed")
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	_ = ss.Wait()
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// readAll reads messages until an error.
+func readAll(c *streamConn) ([]jsonrpc.Message, error) {
+	var out []jsonrpc.Message
+	for {
+		m, err := c.Read(context.Background())
+		if err != nil {
+			return out, err
+		}
+		out = append(out, m)
+	}
+}
+
+func TestStreamConnFraming(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		n        int    // messages read before the error
+		err      string // "" for io.EOF
+	}{
+		{"lines", "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n", 2, ""},
+		{"a value over several lines", "{\"jsonrpc\":\"2.0\",\n \"method\":\"a\"}\n", 1, ""},
+		{"two values on a line", `{"jsonrpc":"2.0","method":"a"} {"jsonrpc":"2.0","method":"b"}` + "\n", 0, "invalid trailing data at the end of stream"},
+		{"not JSON", "this is not JSON-RPC\n", 0, "invalid character"},
+		{"no version", `{"id":1,"result":{}}` + "\n", 0, `invalid message version tag ""`},
+		{"neither", `{"jsonrpc":"2.0","result":{}}` + "\n", 0, "invalid request"},
+		{"empty batch", "[]\n", 0, "empty batch"},
+		{"null", "null\n", 0, "empty batch"},
+		{"too deep", `{"jsonrpc":"2.0","method":"a","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + "}\n", 0, "exceeded maximum nesting depth of 1000"},
+		{"batch", `[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}]` + "\n", 2, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newStreamConn(strings.NewReader(tc.in), io.Discard, closerFunc(func() error { return nil }))
+			defer c.Close()
+			msgs, err := readAll(c)
+			if len(msgs) != tc.n {
+				t.Errorf("read %d messages, want %d", len(msgs), tc.n)
+			}
+			if tc.err == "" {
+				if !errors.Is(err, io.EOF) {
+					t.Errorf("err = %v, want EOF", err)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("err = %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// TestStreamConnBatchAnswers checks that the responses to a batch of requests go out as one
+// batch once all are in, as the SDK's connection sends them.
+func TestStreamConnBatchAnswers(t *testing.T) {
+	in := `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"x","method":"b"}]` + "\n"
+	outR, outW := io.Pipe()
+	c := newStreamConn(strings.NewReader(in), outW, closerFunc(outW.Close))
+	defer c.Close()
+	var reqs []*jsonrpc.Request
+	for range 3 {
+		m, err := c.Read(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
+			reqs = append(reqs, r)
+		}
+	}
+	if len(reqs) != 2 {
+		t.Fatalf("%d calls", len(reqs))
+	}
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(outR).ReadString('\n')
+		lines <- line
+	}()
+	// Answered in reverse order; the batch keeps the order of the requests.
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if err := c.Write(t.Context(), &jsonrpc.Response{ID: reqs[i].ID, Result: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":"x","result":{}}]` + "\n"
+	if got := <-lines; got != want {
+		t.Errorf("batch answer = %s, want %s", got, want)
+	}
+}
+
+func TestStreamConnCloseEndsRead(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	c := newStreamConn(r, io.Discard, closerFunc(func() error { return nil }))
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(context.Background())
+		done <- err
+	}()
+	_ = c.Close()
+	if err := <-done; !errors.Is(err, io.EOF) {
+		t.Errorf("read after close: %v", err)
+	}
+	_ = r.Close() // ends the read goroutine
+}
+
+// FuzzDecodeMessage checks the hub's message decoder against the SDK's on valid JSON: the same
+// messages accepted, and encoding to the same wire form.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}]}}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"ping","params":{}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"m","data":{"k":1}}}`,
+		`{"jsonrpc":"2.0","id":null,"method":""}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"x","params":null}`,
+		`{"jsonrpc":"2.0","Method":"x","id":1}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"error":null,"result":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || nestedDeeper(data, maxJSONDepth) {
+			return // the stream decoder and decodeBatch refuse these first
+		}
+		mine, errMine := decodeMessage(data)
+		sdk, errSDK := jsonrpc.DecodeMessage(data)
+		if (errMine == nil) != (errSDK == nil) {
+			t.Fatalf("decode(%s): nodmix err %v, SDK err %v", data, errMine, errSDK)
+		}
+		if errSDK != nil {
+			var wire *jsonrpc.Error
+			if errors.As(errSDK, &wire) && !errors.Is(errMine, wire) {
+				t.Fatalf("decode(%s): nodmix err %v, SDK err %v (code %d)", data, errMine, errSDK, wire.Code)
+			}
+			return
+		}
+		a, err1 := jsonrpc.EncodeMessage(mine)
+		b, err2 := jsonrpc.EncodeMessage(sdk)
+		if err1 != nil || err2 != nil || string(a) != string(b) {
+			t.Fatalf("decode(%s):\nnodmix %s (%v)\n   SDK %s (%v)", data, a, err1, b, err2)
+		}
+	})
+}
