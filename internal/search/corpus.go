@@ -200,9 +200,27 @@ type corpusBuilder struct {
 	fields   []fieldSpan
 	short    shortTerms // term ids of tokens of up to 15 bytes
 	// repeated caches the term ids of short fields across documents: server names and
-	// schema keys ("query", "limit", "owner") recur across a catalog.
-	repeated    map[string][2]int32 // span in repeatedIDs
+	// schema keys ("query", "limit", "owner") recur across a catalog. It is direct-mapped
+	// on a hash of a few bytes of the field: an entry is confirmed by comparing the text,
+	// and two fields that share a slot only cost a tokenization when they alternate.
+	repeated    *[repeatedSlots]repeatedField
 	repeatedIDs []int32
+}
+
+const repeatedSlots = 4096
+
+type repeatedField struct {
+	s        string
+	from, to int32 // span in repeatedIDs
+}
+
+// repeatedSlot hashes a non-empty field of at most maxRepeatedField bytes by its length
+// and its first, middle and last bytes: cheaper than hashing it all, and enough to
+// spread the names and keys of a catalog.
+func repeatedSlot(s string) int {
+	h := uint32(len(s)) | uint32(s[0])<<8 | uint32(s[len(s)/2])<<16 | uint32(s[len(s)-1])<<24
+	h *= 0x9e3779b1
+	return int(h >> (32 - 12))
 }
 
 // maxRepeatedField is the longest field whose term ids are cached across documents.
@@ -220,7 +238,7 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 	b.ends = append(make([]int32, 0, len(which)+1), 0)
 	b.lens = make([]uint32, 0, len(which))
 	b.short.init(min(2*len(which), 1<<13))
-	b.repeated = make(map[string][2]int32, min(len(which), 1<<12))
+	b.repeated = new([repeatedSlots]repeatedField)
 	for _, i := range which {
 		b.lens = append(b.lens, b.addDoc(&docs[i]))
 		b.ends = append(b.ends, int32(len(b.termIDs)))
@@ -270,30 +288,114 @@ func (b *corpusBuilder) fieldTermIDs(s string, recurring bool) []int32 {
 		}
 	}
 	recurring = recurring && len(s) <= maxRepeatedField
+	slot := 0
 	if recurring {
-		if span, ok := b.repeated[s]; ok {
-			return b.repeatedIDs[span[0]:span[1]]
+		slot = repeatedSlot(s)
+		if e := &b.repeated[slot]; e.s == s {
+			return b.repeatedIDs[e.from:e.to]
 		}
 	}
 	from := len(b.fieldIDs)
-	b.sc.scan(s)
-	start := int32(0)
-	for _, end := range b.sc.ends {
-		id := b.termID(b.sc.out[start:end])
-		start = end
+	if !b.asciiTermIDs(s) {
+		b.fieldIDs = b.fieldIDs[:from]
+		b.sc.scan(s)
+		start := int32(0)
+		for _, end := range b.sc.ends {
+			b.fieldIDs = append(b.fieldIDs, b.termID(b.sc.out[start:end]))
+			start = end
+		}
+	}
+	for _, id := range b.fieldIDs[from:] {
 		for int(id) >= len(b.slot) {
 			b.slot = append(b.slot, 0)
 			b.slotDoc = append(b.slotDoc, 0)
 		}
-		b.fieldIDs = append(b.fieldIDs, id)
 	}
 	b.fields = append(b.fields, fieldSpan{s: s, from: from, to: len(b.fieldIDs)})
 	if recurring {
 		at := int32(len(b.repeatedIDs))
 		b.repeatedIDs = append(b.repeatedIDs, b.fieldIDs[from:]...)
-		b.repeated[s] = [2]int32{at, int32(len(b.repeatedIDs))}
+		b.repeated[slot] = repeatedField{s: s, from: at, to: int32(len(b.repeatedIDs))}
 	}
 	return b.fieldIDs[from:]
+}
+
+// asciiTermIDs appends the term ids of s to fieldIDs when s is ASCII, tokenizing as
+// appendTokensASCII does and packing each token into its short-table key as it is read,
+// so that a known word costs one probe and no copy. It reports false at the first byte
+// that is not ASCII, having appended only part of the ids.
+func (b *corpusBuilder) asciiTermIDs(s string) bool {
+	var tok [maxPacked]byte
+	for i := 0; i < len(s); {
+		for i < len(s) && asciiClass[s[i]] == clsSep {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
+		prev := clsSep
+		start := i // the token is s[start:i], lowercased
+		var key [2]uint64
+		for ; i < len(s); i++ {
+			c := s[i]
+			cur := asciiClass[c]
+			if cur == clsSep {
+				break
+			}
+			if cur == clsMulti {
+				return false
+			}
+			if cur == clsUpper {
+				if prev != clsSep {
+					next := clsSep
+					if i+1 < len(s) {
+						next = asciiClass[s[i+1]]
+					}
+					if splitBefore(prev, cur, next) {
+						b.fieldIDs = append(b.fieldIDs, b.packedTermID(key, s[start:i], &tok))
+						start, key = i, [2]uint64{}
+					}
+				}
+				c += 'a' - 'A'
+			}
+			if n := i - start; n < maxPacked {
+				key[n>>3] |= uint64(c) << (8 * (n & 7))
+			}
+			prev = cur
+		}
+		b.fieldIDs = append(b.fieldIDs, b.packedTermID(key, s[start:i], &tok))
+	}
+	return true
+}
+
+// maxPacked is the longest token a short-table key holds, in bytes.
+const maxPacked = 15
+
+// packedTermID is termID for the ASCII token raw (not yet lowercased), whose first
+// bytes, lowercased, are packed in key.
+func (b *corpusBuilder) packedTermID(key [2]uint64, raw string, buf *[maxPacked]byte) int32 {
+	if len(raw) <= maxPacked {
+		key[1] |= uint64(len(raw)) << 56
+		if id, ok := b.short.get(key); ok {
+			return id
+		}
+		tok := buf[:len(raw)]
+		for i := range len(raw) {
+			c := raw[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			tok[i] = c
+		}
+		return b.termID(tok)
+	}
+	tok := []byte(raw)
+	for i, c := range tok {
+		if 'A' <= c && c <= 'Z' {
+			tok[i] = c + 'a' - 'A'
+		}
+	}
+	return b.termID(tok)
 }
 
 // termID returns the id of tok, adding it to the dictionary if it is new. Tokens of up
@@ -329,10 +431,14 @@ func (b *corpusBuilder) termID(tok []byte) int32 {
 // keys are already dense words, and Go's map spends most of a build hashing them. A
 // packed key is never zero (the length byte is at least one), so zero marks a free slot.
 type shortTerms struct {
-	keys [][2]uint64
-	ids  []int32
-	mask uint64
-	n    int
+	slots []shortSlot // a key and its id side by side: one cache line per probe
+	mask  uint64
+	n     int
+}
+
+type shortSlot struct {
+	key [2]uint64
+	id  int32
 }
 
 func (t *shortTerms) init(hint int) {
@@ -340,8 +446,7 @@ func (t *shortTerms) init(hint int) {
 	for size < 2*hint {
 		size <<= 1
 	}
-	t.keys = make([][2]uint64, size)
-	t.ids = make([]int32, size)
+	t.slots = make([]shortSlot, size)
 	t.mask = uint64(size - 1)
 	t.n = 0
 }
@@ -353,9 +458,9 @@ func (t *shortTerms) slot(key [2]uint64) uint64 {
 
 func (t *shortTerms) get(key [2]uint64) (int32, bool) {
 	for i := t.slot(key); ; i = (i + 1) & t.mask {
-		switch t.keys[i] {
+		switch s := &t.slots[i]; s.key {
 		case key:
-			return t.ids[i], true
+			return s.id, true
 		case [2]uint64{}:
 			return 0, false
 		}
@@ -363,23 +468,23 @@ func (t *shortTerms) get(key [2]uint64) (int32, bool) {
 }
 
 func (t *shortTerms) put(key [2]uint64, id int32) {
-	if 2*(t.n+1) > len(t.keys) { // keep at most half full: probes stay short
-		old, oldIDs := t.keys, t.ids
+	if 2*(t.n+1) > len(t.slots) { // keep at most half full: probes stay short
+		old := t.slots
 		t.init(len(old))
-		for i, k := range old {
-			if k != ([2]uint64{}) {
-				t.put(k, oldIDs[i])
+		for _, s := range old {
+			if s.key != ([2]uint64{}) {
+				t.put(s.key, s.id)
 			}
 		}
 	}
 	i := t.slot(key)
-	for t.keys[i] != ([2]uint64{}) && t.keys[i] != key {
+	for t.slots[i].key != ([2]uint64{}) && t.slots[i].key != key {
 		i = (i + 1) & t.mask
 	}
-	if t.keys[i] == ([2]uint64{}) {
+	if t.slots[i].key == ([2]uint64{}) {
 		t.n++
 	}
-	t.keys[i], t.ids[i] = key, id
+	t.slots[i] = shortSlot{key: key, id: id}
 }
 
 // Len is the number of documents.

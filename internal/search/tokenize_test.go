@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -221,4 +222,31 @@ func TestShortTermsGrows(t *testing.T) {
 	if tab.n != n {
 		t.Errorf("n = %d, want %d", tab.n, n)
 	}
+}
+
+// FuzzCorpusTermIDs: the corpus builder's term ids of a field, from its ASCII path or the
+// scanner's, name exactly Tokenize's tokens, and a field read again gives the same ids.
+func FuzzCorpusTermIDs(f *testing.F) {
+	for _, s := range []string{
+		"MCPTool", "getURLs", "HTTPServer2Go", "iPhone15Pro", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOP",
+		"x86_64 a-b", "ÄÖÜ straße", "get_weather_forecast_for_city", "aB", "A", "",
+	} {
+		f.Add(s, "query limit")
+	}
+	f.Fuzz(func(t *testing.T, s, other string) {
+		b := &corpusBuilder{terms: map[string]int32{}}
+		b.build([]Doc{{Name: other}, {Name: s, Summary: other + " " + s}}, []int{0, 1})
+		for _, text := range []string{other, s, other + " " + s} {
+			b.doc++
+			b.fields = b.fields[:0]
+			ids := b.fieldTermIDs(text, false)
+			var got []string
+			for _, id := range ids {
+				got = append(got, b.vocab[id])
+			}
+			if want := Tokenize(text); !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+				t.Fatalf("term ids of %q name %q, Tokenize gives %q", text, got, want)
+			}
+		}
+	})
 }
