@@ -54,7 +54,7 @@ func startChild(ctx context.Context, argv []string, dir string, warm bool) (*chi
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{childProcsEnv}
 	if !warm {
-		cmd.Env = append(cmd.Env, coldEnvKey+"=1")
+		cmd.Env = []string{childProcsEnv, coldEnvKey + "=1"}
 	}
 	cmd.Dir = dir
 	c := &child{
