@@ -251,7 +251,7 @@ func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
 	t.parts = splitWords(t.parts[:0], raw, &t.buf)
 	t.stems = t.stems[:0]
 	for _, w := range t.parts {
-		if !nodmixStopWords[w] {
+		if !isNodmixStopWord(w) {
 			t.stems = appendStemVariants(t.stems, w)
 		}
 	}
@@ -259,7 +259,7 @@ func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
 		a.infos = make([]wordInfo, 0, 1024)
 	}
 	a.infos = append(a.infos, wordInfo{id: int32(len(a.list)), raw: raw, lower: t.parts[0],
-		stop: nodmixStopWords[t.parts[0]], parts: a.slabStrings(t.parts), terms: a.slabStrings(t.stems)})
+		stop: isNodmixStopWord(t.parts[0]), parts: a.slabStrings(t.parts), terms: a.slabStrings(t.stems)})
 	info := &a.infos[len(a.infos)-1]
 	a.list = append(a.list, info)
 	a.seen = append(a.seen, 0)

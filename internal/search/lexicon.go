@@ -23,6 +23,15 @@ var nodmixStopWords = setOf(append(slices.Collect(maps.Keys(refStopWords)),
 	"yourselves",
 )...)
 
+// maxStopWordLen is the length of the longest stop word ("yourselves", "themselves"), in
+// bytes; TestMaxStopWordLen checks it.
+const maxStopWordLen = 10
+
+// isNodmixStopWord is nodmixStopWords[w], without a lookup for a word too long to be one.
+func isNodmixStopWord(w string) bool {
+	return len(w) <= maxStopWordLen && nodmixStopWords[w]
+}
+
 // nodmixExpansions are the reference's intent expansions followed by synonym groups:
 // any word of a group (singular or stemmed) adds every word of the group.
 var nodmixExpansions = append(append(append([]expansionGroup{}, refExpansions...),

@@ -49,8 +49,8 @@ type Ranker struct {
 	an   analyzer
 	// Exact requests: documents by id, and by lowercased name, id and (outside
 	// reference mode) name tail, each in document order.
-	byID    map[string][]int32
-	byLower map[string][]int32
+	byID    docLists
+	byLower docLists
 	terms   termTable
 	// Postings of term t are post[start[t]:start[t+1]] (documents, ascending) with
 	// frequencies freq[…]; in BM25F the frequencies are already field-normalized.
@@ -247,13 +247,13 @@ func (r *Ranker) exactMatches(trimmed string, visible func(int) bool) []int32 {
 	if trimmed == "" {
 		return nil
 	}
-	for _, d := range r.byID[trimmed] {
+	for d := range r.byID.docs(trimmed) {
 		if visible(int(d)) {
 			return []int32{d}
 		}
 	}
 	var out []int32
-	for _, d := range r.byLower[jsLower(trimmed)] {
+	for d := range r.byLower.docs(jsLower(trimmed)) {
 		if visible(int(d)) {
 			out = append(out, d)
 		}
@@ -341,8 +341,8 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		r.byID, r.byLower = prev.byID, prev.byLower
 		exact = false
 	} else {
-		r.byID = make(map[string][]int32, len(docs))
-		r.byLower = make(map[string][]int32, 2*len(docs))
+		r.byID = newDocLists(len(docs))
+		r.byLower = newDocLists(2 * len(docs))
 	}
 	for i := range docs {
 		d := &docs[i]
@@ -463,14 +463,14 @@ func sameNames(a, b []RankDoc) bool {
 
 // indexExact records document i under the keys an exact request may use.
 func (r *Ranker) indexExact(i int, d *RankDoc) {
-	r.byID[d.ID] = append(r.byID[d.ID], int32(i))
+	r.byID.add(d.ID, int32(i))
 	keys := [3]string{jsLower(d.Name), jsLower(d.ID)}
 	if k := strings.LastIndex(keys[0], "__"); r.an.tailMatch() && k >= 0 && k+2 < len(keys[0]) {
 		keys[2] = keys[0][k+2:]
 	}
 	for k, key := range keys {
 		if key != "" && !slices.Contains(keys[:k], key) {
-			r.byLower[key] = append(r.byLower[key], int32(i))
+			r.byLower.add(key, int32(i))
 		}
 	}
 }

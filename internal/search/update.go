@@ -11,7 +11,7 @@ func (r *Ranker) Update(docs []RankDoc) *Ranker {
 	reused := 0
 	for i := range docs {
 		reuse[i] = -1
-		for _, j := range r.byID[docs[i].ID] {
+		for j := range r.byID.docs(docs[i].ID) {
 			if sameRankDoc(&docs[i], &r.docs[j]) {
 				reuse[i] = j
 				reused++

@@ -21,7 +21,7 @@ var refStopWords = setOf(
 )
 
 // nonPluralS are words whose final s is not a plural: "news" must not become "new".
-var nonPluralS = setOf(
+var nonPluralS = setOf( // all end in s: stripOneSuffix relies on it
 	"news", "status", "alias", "canvas", "focus", "bonus", "virus", "atlas", "lens",
 	"axis", "basis", "analysis", "gas", "bus", "plus",
 )
@@ -303,7 +303,7 @@ func stem(tok string) string {
 
 func stripOneSuffix(tok string) string {
 	n := utf16Len(tok)
-	if n <= 3 || nonPluralS[tok] {
+	if n <= 3 || (tok[len(tok)-1] == 's' && nonPluralS[tok]) { // every one ends in s
 		return tok
 	}
 	for _, suf := range stemSuffixes {

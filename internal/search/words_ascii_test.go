@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,4 +27,19 @@ func FuzzSplitWordsASCII(f *testing.F) {
 			t.Fatalf("jsLower(%q) = %q, want %q", s, got, want)
 		}
 	})
+}
+
+func TestMaxStopWordLen(t *testing.T) {
+	n := 0
+	for w := range nodmixStopWords {
+		n = max(n, len(w))
+	}
+	if n != maxStopWordLen {
+		t.Errorf("the longest stop word has %d bytes, maxStopWordLen is %d", n, maxStopWordLen)
+	}
+	for w := range nonPluralS {
+		if !strings.HasSuffix(w, "s") {
+			t.Errorf("nonPluralS has %q, which does not end in s", w)
+		}
+	}
 }
