@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/mcpserve/wire"
 )
 
 // connTransport hands out one ready connection.
@@ -201,7 +203,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) || nestedDeeper(data, maxJSONDepth) {
+		if !json.Valid(data) || wire.NestedDeeper(data, maxJSONDepth) {
 			return // the stream decoder and decodeBatch refuse these first
 		}
 		mine, errMine := decodeMessage(data)

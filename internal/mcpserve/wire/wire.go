@@ -1,0 +1,375 @@
+// Package wire decodes JSON-RPC messages for nodmix's MCP transports: the stdio face of its MCP
+// server (mcpserve) and its connections to stdio servers (mcphub). It decodes as the SDK's
+// jsonrpc.DecodeMessage does, keys matched exactly, but with the standard library: the SDK's
+// decoder allocates a 32 KiB buffer for every value it decodes, and it decodes three of them for
+// one request.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// ErrNeither is returned for a message that has neither a method nor an id. The SDK returns
+// its invalid request error (code -32600, "invalid request"); each transport says it its way.
+var ErrNeither = errors.New("neither a request nor a response")
+
+// Decode decodes one message from data, which must be valid JSON. The message does not share
+// memory with data. Errors read as the SDK's, except that the standard library words the
+// reasons a value does not decode.
+func Decode(data []byte) (jsonrpc.Message, error) {
+	if msg, ok := decodeFast(data); ok {
+		return msg, nil
+	}
+	return decodeSlow(data)
+}
+
+// decodeSlow decodes data with the standard library's decoder, through a map so that keys match
+// exactly.
+func decodeSlow(data []byte) (jsonrpc.Message, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	var version string
+	if raw, ok := fields["jsonrpc"]; ok {
+		if err := json.Unmarshal(raw, &version); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+	}
+	if version != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected %q", version, "2.0")
+	}
+	var rawID any
+	if raw, ok := fields["id"]; ok {
+		if err := json.Unmarshal(raw, &rawID); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+	}
+	id, err := jsonrpc.MakeID(rawID)
+	if err != nil {
+		return nil, err
+	}
+	if raw, ok := fields["method"]; ok {
+		var method string
+		if err := json.Unmarshal(raw, &method); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: rawField(fields["params"])}, nil
+	}
+	if !id.IsValid() {
+		return nil, ErrNeither
+	}
+	resp := &jsonrpc.Response{ID: id, Result: rawField(fields["result"])}
+	if raw, ok := fields["error"]; ok && !bytes.Equal(raw, []byte("null")) {
+		werr, err := decodeWireError(raw)
+		if err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+		resp.Error = werr
+	}
+	return resp, nil
+}
+
+// decodeWireError decodes an error object with exactly matching keys.
+func decodeWireError(raw json.RawMessage) (*jsonrpc.Error, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	var werr jsonrpc.Error
+	if c, ok := fields["code"]; ok {
+		if err := json.Unmarshal(c, &werr.Code); err != nil {
+			return nil, err
+		}
+	}
+	if m, ok := fields["message"]; ok {
+		if err := json.Unmarshal(m, &werr.Message); err != nil {
+			return nil, err
+		}
+	}
+	werr.Data = rawField(fields["data"])
+	return &werr, nil
+}
+
+// rawField keeps an absent field absent (nil) and a present one as it was, null included, as
+// the SDK's decoder does.
+func rawField(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	return raw
+}
+
+// decodeFast decodes the messages calls are made of — an object whose keys have no escapes,
+// with a plain string version and method, a string or number id and no error object — without
+// the reflection and the maps of decodeSlow. It reports false for anything else, which
+// decodeSlow then decodes (FuzzDecode checks that both agree). data is valid JSON.
+func decodeFast(data []byte) (jsonrpc.Message, bool) {
+	var version, id, method, params, result, errObj []byte
+	hasMethod := false
+	s := scanner{data: data}
+	s.space()
+	if !s.take('{') {
+		return nil, false
+	}
+	s.space()
+	if !s.take('}') {
+		for {
+			key, ok := s.plainString()
+			if !ok {
+				return nil, false
+			}
+			s.space()
+			if !s.take(':') {
+				return nil, false
+			}
+			s.space()
+			val, ok := s.value()
+			if !ok {
+				return nil, false
+			}
+			// A repeated key counts as its last value, as in decodeSlow's map.
+			switch string(key) {
+			case "jsonrpc":
+				version = val
+			case "id":
+				id = val
+			case "method":
+				method, hasMethod = val, true
+			case "params":
+				params = val
+			case "result":
+				result = val
+			case "error":
+				errObj = val
+			}
+			s.space()
+			if s.take('}') {
+				break
+			}
+			if !s.take(',') {
+				return nil, false
+			}
+			s.space()
+		}
+	}
+	if v, ok := plainText(version); !ok || string(v) != "2.0" {
+		return nil, false
+	}
+	var mid jsonrpc.ID
+	switch {
+	case id == nil || string(id) == "null":
+	case id[0] == '"':
+		text, ok := plainText(id)
+		if !ok {
+			return nil, false
+		}
+		var err error
+		if mid, err = jsonrpc.MakeID(string(text)); err != nil {
+			return nil, false
+		}
+	case id[0] == '-' || ('0' <= id[0] && id[0] <= '9'):
+		f, err := strconv.ParseFloat(string(id), 64)
+		if err != nil {
+			return nil, false
+		}
+		if mid, err = jsonrpc.MakeID(f); err != nil {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	if hasMethod {
+		name, ok := plainText(method)
+		if !ok {
+			return nil, false
+		}
+		return &jsonrpc.Request{ID: mid, Method: methodName(name), Params: clone(params)}, true
+	}
+	if !mid.IsValid() || (errObj != nil && string(errObj) != "null") {
+		return nil, false
+	}
+	return &jsonrpc.Response{ID: mid, Result: clone(result)}, true
+}
+
+// methodName returns the method as a string, without allocating for the frequent ones.
+func methodName(b []byte) string {
+	switch string(b) {
+	case "tools/call":
+		return "tools/call"
+	case "tools/list":
+		return "tools/list"
+	case "ping":
+		return "ping"
+	case "notifications/cancelled":
+		return "notifications/cancelled"
+	case "notifications/progress":
+		return "notifications/progress"
+	}
+	return string(b)
+}
+
+// clone copies a raw value, keeping an absent one nil.
+func clone(raw []byte) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	return bytes.Clone(raw)
+}
+
+// plainText returns the text of a JSON string without escapes whose bytes are valid UTF-8 (the
+// standard library would replace invalid bytes), and false for anything else.
+func plainText(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	text := raw[1 : len(raw)-1]
+	if bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
+		return nil, false
+	}
+	return text, true
+}
+
+// scanner walks valid JSON.
+type scanner struct {
+	data []byte
+	pos  int
+}
+
+func (s *scanner) space() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\r', '\n':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) take(c byte) bool {
+	if s.pos < len(s.data) && s.data[s.pos] == c {
+		s.pos++
+		return true
+	}
+	return false
+}
+
+// plainString reads a string without escapes and returns its text.
+func (s *scanner) plainString() ([]byte, bool) {
+	if !s.take('"') {
+		return nil, false
+	}
+	start := s.pos
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case '\\':
+			return nil, false
+		case '"':
+			s.pos++
+			return s.data[start : s.pos-1], true
+		}
+		s.pos++
+	}
+	return nil, false
+}
+
+// value skips one value and returns its bytes.
+func (s *scanner) value() ([]byte, bool) {
+	start := s.pos
+	if s.pos >= len(s.data) {
+		return nil, false
+	}
+	switch s.data[s.pos] {
+	case '"':
+		if !s.skipString() {
+			return nil, false
+		}
+	case '{', '[':
+		depth := 0
+		for s.pos < len(s.data) {
+			switch s.data[s.pos] {
+			case '"':
+				if !s.skipString() {
+					return nil, false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			s.pos++
+			if depth == 0 {
+				break
+			}
+		}
+		if depth != 0 {
+			return nil, false
+		}
+	default:
+		for s.pos < len(s.data) {
+			switch s.data[s.pos] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return s.data[start:s.pos], s.pos > start
+			}
+			s.pos++
+		}
+	}
+	return s.data[start:s.pos], true
+}
+
+// skipString skips a string, escapes included.
+func (s *scanner) skipString() bool {
+	s.pos++ // the opening quote
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case '\\':
+			s.pos += 2
+			continue
+		case '"':
+			s.pos++
+			return true
+		}
+		s.pos++
+	}
+	return false
+}
+
+// NestedDeeper reports whether data opens more than limit arrays or objects at once, counting
+// brackets outside strings. A value with fewer brackets in all is not scanned.
+func NestedDeeper(data []byte, limit int) bool {
+	if bytes.Count(data, []byte{'['})+bytes.Count(data, []byte{'{'}) <= limit {
+		return false
+	}
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
+}

@@ -1,0 +1,143 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+var (
+	call     = []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp__everything__echo","arguments":{"message":"x"}}}`)
+	response = []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Echo: x"}]}}`)
+)
+
+// TestDecodeFast: the messages of a call take the fast path, and anything unusual leaves it to
+// the standard decoder.
+func TestDecodeFast(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		fast bool
+	}{
+		{string(call), true},
+		{string(response), true},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true},
+		{` { "jsonrpc" : "2.0" , "id" : "a-b" , "method" : "ping" , "params" : null } `, true},
+		{`{"jsonrpc":"2.0","id":-1.5e3,"result":{"a":"}]\"["},"x":[1,{"y":true}]}`, true},
+		{`{"jsonrpc":"2.0","id":1,"result":{},"error":null}`, true},
+		{`{}`, false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`, false},
+		{`{"jsonrpc":"2.0","id":"\u0061","method":"x"}`, false},
+		{`{"jsonrpc":"2.0","\u0069d":1,"method":"x"}`, false},
+		{`{"jsonrpc":"2.0","id":true,"method":"x"}`, false},
+		{`{"jsonrpc":"2.0","id":1e400,"method":"x"}`, false},
+		{`{"jsonrpc":"1.0","id":1,"method":"x"}`, false},
+		{`{"jsonrpc":"2.0","id":null,"result":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":null}`, false},
+		{`[{"jsonrpc":"2.0","id":1,"method":"x"}]`, false},
+		{`"x"`, false},
+	} {
+		fast, ok := decodeFast([]byte(tc.data))
+		if ok != tc.fast {
+			t.Errorf("decodeFast(%s) took the fast path: %v, want %v", tc.data, ok, tc.fast)
+			continue
+		}
+		if ok {
+			slow, err := decodeSlow([]byte(tc.data))
+			if err != nil || !reflect.DeepEqual(fast, slow) {
+				t.Errorf("decodeFast(%s) = %#v, decodeSlow %#v, %v", tc.data, fast, slow, err)
+			}
+		}
+	}
+}
+
+// TestDecodeCopies: a decoded message keeps its values when the buffer it came from is reused.
+func TestDecodeCopies(t *testing.T) {
+	buf := append([]byte(nil), call...)
+	msg, err := Decode(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range buf {
+		buf[i] = ' '
+	}
+	if got := string(msg.(*jsonrpc.Request).Params); got != `{"name":"mcp__everything__echo","arguments":{"message":"x"}}` {
+		t.Errorf("params after the buffer changed: %s", got)
+	}
+}
+
+func TestDecodeNeither(t *testing.T) {
+	if _, err := Decode([]byte(`{"jsonrpc":"2.0","result":{}}`)); !errors.Is(err, ErrNeither) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// FuzzDecode checks, on valid JSON, that the fast path decodes what the standard decoder does,
+// and that Decode accepts what the SDK accepts, to the same wire form.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		string(call),
+		string(response),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"a":[1,2]}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"m","data":{"k":1}}}`,
+		`{"jsonrpc":"2.0","id":null,"method":""}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"x","params":null}`,
+		`{"jsonrpc":"2.0","Method":"x","id":1}`,
+		`{"jsonrpc":"2.0","id":1,"id":"b","method":"x","method":"y"}`,
+		`{"jsonrpc":"2.0","id":"\xff","method":"x"}`,
+		`{"jsonrpc":"2.0","id":-0,"result":"\\\""}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || NestedDeeper(data, 1000) {
+			return // the transports refuse these before decoding
+		}
+		if fast, ok := decodeFast(data); ok {
+			slow, err := decodeSlow(data)
+			if err != nil || !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("decode(%s):\nfast %#v\nslow %#v, %v", data, fast, slow, err)
+			}
+		}
+		mine, errMine := Decode(data)
+		sdk, errSDK := jsonrpc.DecodeMessage(data)
+		if (errMine == nil) != (errSDK == nil) {
+			t.Fatalf("decode(%s): nodmix err %v, SDK err %v", data, errMine, errSDK)
+		}
+		if errSDK != nil {
+			return
+		}
+		a, err1 := jsonrpc.EncodeMessage(mine)
+		b, err2 := jsonrpc.EncodeMessage(sdk)
+		if err1 != nil || err2 != nil || string(a) != string(b) {
+			t.Fatalf("decode(%s):\nnodmix %s (%v)\n   SDK %s (%v)", data, a, err1, b, err2)
+		}
+	})
+}
+
+func BenchmarkDecode(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		data []byte
+		fn   func([]byte) (jsonrpc.Message, error)
+	}{
+		{"call", call, Decode},
+		{"response", response, Decode},
+		{"call/standard", call, decodeSlow},
+		{"response/standard", response, decodeSlow},
+		{"call/sdk", call, jsonrpc.DecodeMessage},
+		{"response/sdk", response, jsonrpc.DecodeMessage},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bc.fn(bc.data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
