@@ -55,11 +55,14 @@ type nodmixAnalyzer struct {
 	ids   []int32
 
 	// list holds every analyzed word by its id; the distinct words of document i are
-	// docWords[docWordStart[i]:docWordStart[i+1]], which is what the vocabulary is
+	// docWords[i], which is what the vocabulary is
 	// made of, and what an update carries over for an unchanged document.
 	list         []*wordInfo
-	docWords     []int32
-	docWordStart []int32
+	docWords  [][]int32
+	// While building: wordArena holds the docWords of analyzed documents in chunks, the
+	// document being analyzed from wordFrom.
+	wordArena []int32
+	wordFrom  int
 	seen         []int32 // while building: seen[word] is the document (offset by one) that last had it
 }
 
@@ -128,8 +131,8 @@ func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
 	if a.words.slots == nil {
 		a.words.init(len(docs))
 	}
-	a.docWords = make([]int32, 0, 32*len(docs))
-	a.docWordStart = make([]int32, 1, len(docs)+1)
+	a.docWords = make([][]int32, 0, len(docs))
+	a.wordArena = nil
 	a.seen = make([]int32, len(a.list))
 }
 
@@ -142,16 +145,22 @@ func (a *nodmixAnalyzer) successor() analyzer {
 
 func (a *nodmixAnalyzer) carry(prev analyzer, doc int) {
 	p := prev.(*nodmixAnalyzer)
-	a.docWords = append(a.docWords, p.docWords[p.docWordStart[doc]:p.docWordStart[doc+1]]...)
-	a.docWordStart = append(a.docWordStart, int32(len(a.docWords)))
+	a.docWords = append(a.docWords, p.docWords[doc]) // read-only: shared
 }
 
 // noteWord records that the document being analyzed has word info.
 func (a *nodmixAnalyzer) noteWord(info *wordInfo) {
-	doc := int32(len(a.docWordStart)) // the document's number, offset by one
+	doc := int32(len(a.docWords) + 1) // the document's number, offset by one
 	if a.seen[info.id] != doc {
 		a.seen[info.id] = doc
-		a.docWords = append(a.docWords, info.id)
+		if len(a.wordArena) == cap(a.wordArena) {
+			// A new chunk, taking the document's words so far: earlier documents keep
+			// theirs in the old one.
+			cur := a.wordArena[a.wordFrom:]
+			a.wordArena = append(make([]int32, 0, max(1<<16, 2*len(cur))), cur...)
+			a.wordFrom = 0
+		}
+		a.wordArena = append(a.wordArena, info.id)
 	}
 }
 
@@ -160,11 +169,13 @@ func (a *nodmixAnalyzer) noteWord(info *wordInfo) {
 func (a *nodmixAnalyzer) freeze() {
 	a.frozen = true
 	a.sink = termSink{}
-	a.joins, a.seen = pairTable{}, nil
+	a.joins, a.seen, a.wordArena = pairTable{}, nil, nil
 	a.infos, a.strs, a.ids = nil, nil, nil
 	a.used = make([]bool, len(a.list))
-	for _, id := range a.docWords {
-		a.used[id] = true
+	for _, ids := range a.docWords {
+		for _, id := range ids {
+			a.used[id] = true
+		}
 	}
 	pred := a.pred
 	a.pred = nil // keep no chain of old analyzers alive
@@ -327,6 +338,7 @@ func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, acc *
 		a.joins.init(1024)
 	}
 	t := &a.sink
+	a.wordFrom = len(a.wordArena)
 	add := func(f int, text string) {
 		if text == "" || nodmixFields[f].weight == 0 {
 			return
@@ -377,7 +389,8 @@ func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, acc *
 	for _, k := range d.SchemaKeys {
 		add(fieldKeys, k)
 	}
-	a.docWordStart = append(a.docWordStart, int32(len(a.docWords)))
+	to := len(a.wordArena)
+	a.docWords = append(a.docWords, a.wordArena[a.wordFrom:to:to])
 }
 
 // ownName is the name a tool has of its own: ToolName when set, else the part of the

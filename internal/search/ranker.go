@@ -63,10 +63,10 @@ type Ranker struct {
 	scratch     sync.Pool // *rankScratch
 
 	// The analysis of every document, kept for Update: document i's cells are
-	// flat[docStart[i]:docStart[i+1]], its field lengths lens[i·fields:]. deadTerms
-	// counts the ids no document uses any more, left by updates.
-	flat      []termCell
-	docStart  []int32
+	// cells[i] (read-only, shared with the rankers updated from this one), its field
+	// lengths lens[i·fields:]. deadTerms counts the ids no document uses any more, left
+	// by updates.
+	cells     [][]termCell
 	lens      []float64
 	deadTerms int
 	opts      RankerOptions
@@ -319,10 +319,17 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 	an.prepare(docs)
 
 	// A document's terms accumulate in acc (a term with its count in every field),
-	// then go to flat as one cell per term and field, grouped by term, from docStart[i].
+	// then go to flat as one cell per term and field, grouped by term; cells[i] is the
+	// document's part of flat, or the cells of the document it is in prev.
 	var acc docAccum
-	flat := make([]termCell, 0, 48*len(docs))
-	docStart := make([]int32, len(docs)+1)
+	fresh := len(docs)
+	for _, j := range reuse {
+		if j >= 0 {
+			fresh--
+		}
+	}
+	flat := make([]termCell, 0, 48*fresh)
+	cells := make([][]termCell, len(docs))
 	lens := make([]float64, len(docs)*nf)
 	totals := make([]float64, nf)
 	acc.slot = make([]int32, r.terms.len())
@@ -349,11 +356,10 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		if exact {
 			r.indexExact(i, d)
 		}
-		docStart[i] = int32(len(flat))
 		docLens := lens[i*nf : (i+1)*nf]
 		if reuse != nil && reuse[i] >= 0 {
 			j := int(reuse[i])
-			flat = append(flat, prev.flat[prev.docStart[j]:prev.docStart[j+1]]...)
+			cells[i] = prev.cells[j]
 			copy(docLens, prev.lens[j*nf:(j+1)*nf])
 			an.carry(prev.an, j)
 		} else {
@@ -364,6 +370,7 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 			} else {
 				an.docTerms(d, func(f int, term string, w float64) { acc.add(f, intern(term), w) })
 			}
+			from := len(flat)
 			for _, tc := range acc.acc {
 				acc.slot[tc.term] = 0
 				for f := range nf {
@@ -372,14 +379,15 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 					}
 				}
 			}
+			// If flat grows later, this slice keeps the array it is in.
+			cells[i] = flat[from:len(flat):len(flat)]
 		}
 		for f := range nf {
 			totals[f] += docLens[f]
 		}
 	}
-	docStart[len(docs)] = int32(len(flat))
 	an.freeze()
-	r.flat, r.docStart, r.lens = flat, docStart, lens
+	r.cells, r.lens = cells, lens
 
 	avg := make([]float64, nf)
 	for f := range avg {
@@ -398,7 +406,7 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 	r.start = make([]int32, r.terms.len()+1)
 	postings := 0
 	for i := range docs {
-		cells := flat[docStart[i]:docStart[i+1]]
+		cells := cells[i]
 		for k, c := range cells {
 			if k == 0 || cells[k-1].term != c.term {
 				r.start[c.term+1]++
@@ -423,7 +431,7 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		} else {
 			r.norm[i] = r.k1
 		}
-		cells := flat[docStart[i]:docStart[i+1]]
+		cells := cells[i]
 		for k := 0; k < len(cells); {
 			term := cells[k].term
 			freq := 0.0
