@@ -55,15 +55,15 @@ type nodmixAnalyzer struct {
 	ids   []int32
 
 	// list holds every analyzed word by its id; the distinct words of document i are
-	// docWords[i], which is what the vocabulary is
-	// made of, and what an update carries over for an unchanged document.
-	list         []*wordInfo
-	docWords  [][]int32
+	// docWords[i], which is what the vocabulary is made of, and what an update carries
+	// over (shared, read-only) for an unchanged document.
+	list     []*wordInfo
+	docWords [][]int32
 	// While building: wordArena holds the docWords of analyzed documents in chunks, the
 	// document being analyzed from wordFrom.
 	wordArena []int32
 	wordFrom  int
-	seen         []int32 // while building: seen[word] is the document (offset by one) that last had it
+	seen      []int32 // while building: seen[word] is the document (offset by one) that last had it
 }
 
 // wordInfo is the analysis of one raw word.
