@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 )
 
@@ -44,13 +45,23 @@ func decodeLineSlow(b []byte, ft *fileTool) error {
 	return nil
 }
 
+// maxLine is the longest line ReadFile reads, newline excluded: a line of this length or more is
+// refused with bufio.ErrTooLong, as the scanner that reads a stream refuses it.
+const maxLine = 16 << 20
+
 // ReadFile reads a catalog file: one JSON object a line, blank lines skipped. `source` defaults to
 // "mcp"; a tool without a name takes its id. Errors name the line.
 //
-// It streams: one line at a time, with the fields of every line copied into large shared blocks
-// (an arena) rather than one allocation each, and the tools gathered in chunks that are joined
-// once at the end instead of a slice that grows by copying itself.
+// A regular file or a reader of memory is read whole and its lines decoded in parallel, one
+// stretch of lines per core, then checked for duplicate ids in line order (fileparallel.go);
+// anything else (a pipe, a socket) is read a line at a time. Both read and refuse the same lines
+// with the same errors, and the first error in line order is the one returned. The strings and
+// schemas of the tools are copied into large shared blocks (an arena) rather than allocated one by
+// one.
 func ReadFile(r io.Reader) ([]Tool, error) {
+	if data, readErr, ok := readWhole(r); ok {
+		return readLines(data, readErr, min(runtime.GOMAXPROCS(0), 1+len(data)/minPart))
+	}
 	var (
 		chunks [][]Tool
 		cur    []Tool
@@ -58,7 +69,7 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 		n      int
 	)
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
 	line := 0
 	seen := map[string]int{}
 	var ft fileTool // one for every line: the slow path makes it escape
@@ -68,66 +79,24 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 		if len(b) == 0 {
 			continue
 		}
-		ft = fileTool{}
-		if a.decodeLine(b, &ft) {
-			if len(ft.InputSchema) > 0 {
-				ft.InputSchema = a.bytes(ft.InputSchema)
-			}
-		} else if err := decodeLineSlow(b, &ft); err != nil {
+		t, afterDup, err := a.lineTool(b, &ft)
+		if err != nil && !afterDup {
 			return nil, &LineError{line, err}
 		}
-		if ft.ID == "" {
-			return nil, &LineError{line, fmt.Errorf("id: is required")}
+		if prev, ok := seen[t.ID]; ok {
+			return nil, &LineError{line, dupError(t.ID, prev)}
 		}
-		if prev, ok := seen[ft.ID]; ok {
-			return nil, &LineError{line, fmt.Errorf("id: %q is already used on line %d", ft.ID, prev)}
+		if err != nil {
+			return nil, &LineError{line, err}
 		}
-		seen[ft.ID] = line
-		if ft.Name == "" {
-			ft.Name = ft.ID
-		}
-		var src Source
-		switch ft.Source {
-		case "", string(SourceMCP):
-			src = SourceMCP
-		case "nodmix", string(SourceBuiltin):
-			src = SourceBuiltin
-		case string(SourcePlugin):
-			src = SourcePlugin
-		case string(SourceClient):
-			src = SourceClient
-		default:
-			return nil, &LineError{line, fmt.Errorf("source: must be one of mcp, builtin, plugin, client")}
-		}
-		switch {
-		case string(ft.InputSchema) == "null":
-			ft.InputSchema = nil // as if absent: the tool takes the default object schema
-		case len(ft.InputSchema) > 0 && ft.InputSchema[0] != '{':
-			// The decoder has checked the JSON; a schema must also be an object.
-			return nil, &LineError{line, fmt.Errorf("input_schema: must be a JSON object")}
-		}
-		owner := ft.Server
-		if owner == "" {
-			owner = "core"
-		}
+		seen[t.ID] = line
 		if len(cur) == cap(cur) {
 			if cur != nil {
 				chunks = append(chunks, cur)
 			}
 			cur = make([]Tool, 0, min(max(2*cap(cur), 64), 2048))
 		}
-		cur = append(cur, Tool{
-			ID:          ft.ID,
-			Name:        ft.Name,
-			Label:       ft.Label,
-			Summary:     ft.Summary,
-			Description: ft.Description,
-			InputSchema: ft.InputSchema,
-			Source:      src,
-			Owner:       owner,
-			Server:      ft.Server,
-			MCPToolName: ft.MCPToolName,
-		})
+		cur = append(cur, t)
 		n++
 	}
 	if err := sc.Err(); err != nil {
@@ -144,6 +113,67 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 		tools = append(tools, c...)
 	}
 	return append(tools, cur...), nil
+}
+
+func dupError(id string, prev int) error {
+	return fmt.Errorf("id: %q is already used on line %d", id, prev)
+}
+
+// lineTool reads one trimmed, non-blank line into a tool, with every check but whether its id is
+// new, which depends on the lines before it. afterDup says that the error (if any) comes after
+// that check: t then has the line's id, and the line is refused as a duplicate first if it is one.
+func (a *arena) lineTool(b []byte, ft *fileTool) (t Tool, afterDup bool, err error) {
+	*ft = fileTool{}
+	if a.decodeLine(b, ft) {
+		if len(ft.InputSchema) > 0 {
+			ft.InputSchema = a.bytes(ft.InputSchema)
+		}
+	} else if err := decodeLineSlow(b, ft); err != nil {
+		return Tool{}, false, err
+	}
+	if ft.ID == "" {
+		return Tool{}, false, fmt.Errorf("id: is required")
+	}
+	t.ID = ft.ID
+	var src Source
+	switch ft.Source {
+	case "", string(SourceMCP):
+		src = SourceMCP
+	case "nodmix", string(SourceBuiltin):
+		src = SourceBuiltin
+	case string(SourcePlugin):
+		src = SourcePlugin
+	case string(SourceClient):
+		src = SourceClient
+	default:
+		return t, true, fmt.Errorf("source: must be one of mcp, builtin, plugin, client")
+	}
+	switch {
+	case string(ft.InputSchema) == "null":
+		ft.InputSchema = nil // as if absent: the tool takes the default object schema
+	case len(ft.InputSchema) > 0 && ft.InputSchema[0] != '{':
+		// The decoder has checked the JSON; a schema must also be an object.
+		return t, true, fmt.Errorf("input_schema: must be a JSON object")
+	}
+	if ft.Name == "" {
+		ft.Name = ft.ID
+	}
+	owner := ft.Server
+	if owner == "" {
+		owner = "core"
+	}
+	return Tool{
+		ID:          ft.ID,
+		Name:        ft.Name,
+		Label:       ft.Label,
+		Summary:     ft.Summary,
+		Description: ft.Description,
+		InputSchema: ft.InputSchema,
+		Source:      src,
+		Owner:       owner,
+		Server:      ft.Server,
+		MCPToolName: ft.MCPToolName,
+	}, false, nil
 }
 
 // arenaBlock is the size of an arena's blocks; a value larger than a quarter of it gets its own.

@@ -1,0 +1,171 @@
+package catalog
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"strings"
+	"sync"
+)
+
+// minPart is the least text a core is given to decode: below it, starting one costs more than it
+// saves.
+const minPart = 256 << 10
+
+// readWhole reads r to its end when it is a regular file or a reader of memory, which cannot
+// block; ok is false for anything else, which ReadFile reads a line at a time so that a line is
+// decoded (or refused) as soon as it arrives. readErr is an error that ended the reading early:
+// the lines before it are still read, as the line scanner reads them.
+func readWhole(r io.Reader) (data []byte, readErr error, ok bool) {
+	size := 0
+	switch r := r.(type) {
+	case *os.File:
+		fi, err := r.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil, nil, false
+		}
+		size = int(min(fi.Size(), 256<<20)) // a hint: the file may change, or be read from its middle
+	case *bytes.Reader:
+		size = r.Len()
+	case *strings.Reader:
+		size = r.Len()
+	case *bytes.Buffer:
+		size = r.Len()
+	default:
+		return nil, nil, false
+	}
+	data = make([]byte, 0, size+1) // +1: the end is found without growing
+	for {
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil, true
+		}
+		if err != nil {
+			return data, err, true
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
+// partResult is what decoding one stretch of lines found.
+type partResult struct {
+	tools []Tool
+	lines []int // the line of each tool, counted from 1 at the stretch's first line
+	count int   // the stretch's lines, when err is nil
+	// The first refused line, where decoding stopped: its line, its error, whether that comes
+	// after the duplicate id check (see lineTool) and then the line's id.
+	errLine  int
+	err      error
+	afterDup bool
+	errID    string
+}
+
+// readLines is ReadFile of text read whole, decoded in up to workers stretches of whole lines at
+// once. The ids are then checked in line order, so that the error returned is the first in line
+// order, as reading a line at a time finds it.
+func readLines(data []byte, readErr error, workers int) ([]Tool, error) {
+	parts := splitLines(data, max(1, workers))
+	results := make([]partResult, len(parts))
+	if len(parts) == 1 {
+		results[0] = decodePart(parts[0])
+	} else {
+		var wg sync.WaitGroup
+		for i, p := range parts {
+			wg.Go(func() { results[i] = decodePart(p) })
+		}
+		wg.Wait()
+	}
+	total := 0
+	for _, r := range results {
+		total += len(r.tools)
+	}
+	seen := make(map[string]int, total)
+	first := 0 // lines before the stretch
+	for _, r := range results {
+		for k := range r.tools {
+			id, line := r.tools[k].ID, first+r.lines[k]
+			if prev, ok := seen[id]; ok {
+				return nil, &LineError{line, dupError(id, prev)}
+			}
+			seen[id] = line
+		}
+		if r.err != nil {
+			line := first + r.errLine
+			if prev, ok := seen[r.errID]; ok && r.afterDup {
+				return nil, &LineError{line, dupError(r.errID, prev)}
+			}
+			return nil, &LineError{line, r.err}
+		}
+		first += r.count
+	}
+	if readErr != nil {
+		return nil, &LineError{first + 1, readErr}
+	}
+	switch {
+	case total == 0:
+		return nil, nil
+	case len(results) == 1:
+		return results[0].tools, nil
+	}
+	tools := make([]Tool, 0, total)
+	for _, r := range results {
+		tools = append(tools, r.tools...)
+	}
+	return tools, nil
+}
+
+// splitLines cuts data into n stretches of about the same length, each ending after a newline
+// but the last.
+func splitLines(data []byte, n int) [][]byte {
+	parts := make([][]byte, 0, n)
+	for k := n; k > 1; k-- {
+		cut := len(data) / k
+		i := bytes.IndexByte(data[cut:], '\n')
+		if i < 0 {
+			break
+		}
+		parts = append(parts, data[:cut+i+1])
+		data = data[cut+i+1:]
+	}
+	return append(parts, data)
+}
+
+// decodePart decodes the lines of one stretch until the first it refuses.
+func decodePart(part []byte) (res partResult) {
+	var a arena
+	var ft fileTool
+	n := bytes.Count(part, []byte{'\n'}) + 1
+	res.tools = make([]Tool, 0, n)
+	res.lines = make([]int, 0, n)
+	line := 0
+	for len(part) > 0 {
+		content := part
+		if i := bytes.IndexByte(part, '\n'); i >= 0 {
+			content, part = part[:i], part[i+1:]
+		} else {
+			part = nil
+		}
+		line++
+		if len(content) >= maxLine {
+			res.errLine, res.err = line, bufio.ErrTooLong
+			return res
+		}
+		b := bytes.TrimSpace(content)
+		if len(b) == 0 {
+			continue
+		}
+		t, afterDup, err := a.lineTool(b, &ft)
+		if err != nil {
+			res.errLine, res.err, res.afterDup, res.errID = line, err, afterDup, t.ID
+			return res
+		}
+		res.tools = append(res.tools, t)
+		res.lines = append(res.lines, line)
+	}
+	res.count = line
+	return res
+}

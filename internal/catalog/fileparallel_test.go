@@ -1,0 +1,91 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// checkWays: reading text whole, in one stretch or several, gives what reading it a line at a
+// time gives: the same tools, or the same error. readErr ends the text as a failed read would.
+func checkWays(t *testing.T, text string, readErr error) {
+	t.Helper()
+	var r io.Reader = iotest.OneByteReader(strings.NewReader(text)) // not read whole
+	if readErr != nil {
+		r = io.MultiReader(r, iotest.ErrReader(readErr))
+	}
+	want, wantErr := ReadFile(r)
+	for workers := 1; workers <= 5; workers++ {
+		got, err := readLines([]byte(text), readErr, workers)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("%q in %d stretches: err = %v, a line at a time %v", text, workers, err, wantErr)
+		}
+		var le *LineError
+		if err != nil && !errors.As(err, &le) {
+			t.Fatalf("%q: %v is not a LineError", text, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%q in %d stretches (-a line at a time +whole):\n%s", text, workers, diff)
+		}
+	}
+}
+
+func TestReadFileWays(t *testing.T) {
+	lines := []string{
+		`{"id":"a"}`, `{"id":"b","name":"nb","source":"builtin","input_schema":{"properties":{"x":{}}}}`,
+		``, `  `, `{"id":"a","source":"web"}`, `{"id":"c","source":"web"}`, `{"id":"d","input_schema":[1]}`,
+		`{"id":"b","input_schema":"x"}`, `{"id": nope}`, `{"name":"x"}`, `{"id":"e"} x`, `{"id":"f","extra":1}`,
+		`{"id":"g","input_schema":null,"server":"s","mcp_tool_name":"t"}`, `{"ID":"h"}`, "{\"id\":\"i\"}\r",
+		`{"id":"j\u00e9","description":"caf\u00e9 ☕"}`,
+	}
+	checkWays(t, "", nil)
+	checkWays(t, "\n\n", nil)
+	checkWays(t, "", io.ErrUnexpectedEOF)
+	for i, a := range lines {
+		for j, b := range lines {
+			for _, sep := range []string{"\n", "\n\n", "\r\n"} {
+				text := a + sep + b + sep + lines[(i+j)%len(lines)]
+				checkWays(t, text, nil)
+				checkWays(t, text+"\n", nil)
+				if i%3 == 0 {
+					checkWays(t, text, io.ErrUnexpectedEOF)
+				}
+			}
+		}
+	}
+}
+
+// TestReadFileLongLines: a line of maxLine bytes or more is refused as the line scanner refuses
+// it, whichever way the text is read, and one byte shorter is read.
+func TestReadFileLongLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads lines of 16 MiB")
+	}
+	for _, n := range []int{maxLine - 1, maxLine} {
+		long := `{"id":"long","description":"` + strings.Repeat("x", n-len(`{"id":"long","description":""}`)) + `"}`
+		for _, text := range []string{long, long + "\n", `{"id":"a"}` + "\n" + long + "\n" + `{"id":"b"}`, `{"id":"a"}` + "\n" + `{"id":"a"}` + "\n" + long} {
+			want, wantErr := ReadFile(struct{ io.Reader }{strings.NewReader(text)}) // not read whole
+			got, err := ReadFile(strings.NewReader(text))
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || len(got) != len(want) {
+				t.Errorf("line of %d: whole: %d tools, %v; a line at a time: %d tools, %v", n, len(got), err, len(want), wantErr)
+			}
+		}
+	}
+}
+
+func FuzzReadFileWays(f *testing.F) {
+	f.Add("{\"id\":\"a\"}\n\n{\"id\":\"b\",\"source\":\"client\"}\n{\"id\":\"a\",\"source\":\"x\"}", false)
+	f.Add("{\"id\":\"a\"}\r\n{\"name\":\"b\"}\n", true)
+	f.Fuzz(func(t *testing.T, text string, failRead bool) {
+		var readErr error
+		if failRead {
+			readErr = io.ErrUnexpectedEOF
+		}
+		checkWays(t, text, readErr)
+	})
+}
