@@ -52,8 +52,9 @@ type child struct {
 // shrink to two). On a 2-CPU machine the gain is within the noise of a child's start.
 func startChild(ctx context.Context, argv []string, dir string, warm bool) (*child, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = []string{childProcsEnv}
-	if !warm {
+	if warm {
+		cmd.Env = []string{childProcsEnv}
+	} else {
 		cmd.Env = []string{childProcsEnv, coldEnvKey + "=1"}
 	}
 	cmd.Dir = dir
