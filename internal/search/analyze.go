@@ -365,11 +365,10 @@ func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, acc *
 				continue
 			}
 			if prev != nil {
-				key := uint64(uint32(prev.id))<<32 | uint64(uint32(info.id))
-				id, ok := a.joins.get(key)
+				id, ok := a.joins.get(prev.id, info.id)
 				if !ok {
 					id = intern(stem(prev.lower + info.lower))
-					a.joins.put(key, id)
+					a.joins.put(prev.id, info.id, id)
 				}
 				acc.add(f, id, nodmixJoinWeight)
 			}

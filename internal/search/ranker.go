@@ -111,10 +111,11 @@ type idAnalyzer interface {
 	docTermIDs(doc *RankDoc, intern func(string) int32, acc *docAccum)
 }
 
-// termCounts is a term of the document being analyzed with its count in every field.
+// termCounts is a term of the document being analyzed with its count in every field: a
+// sum of weights of 1 and 0.5, exact in float32 (as termCell keeps it) below 2^23 words.
 type termCounts struct {
 	term   int32
-	counts [maxFields]float64
+	counts [maxFields]float32
 }
 
 // docAccum accumulates one document's term counts by field, in order of first
@@ -132,7 +133,7 @@ func (d *docAccum) add(f int, id int32, w float64) {
 		k = int32(len(d.acc))
 		d.slot[id] = k
 	}
-	d.acc[k-1].counts[f] += w
+	d.acc[k-1].counts[f] += float32(w)
 	d.lens[f] += w
 }
 
@@ -375,7 +376,7 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 				acc.slot[tc.term] = 0
 				for f := range nf {
 					if tc.counts[f] != 0 {
-						flat = append(flat, termCell{term: tc.term, field: uint8(f), count: float32(tc.counts[f])})
+						flat = append(flat, termCell{term: tc.term, field: uint8(f), count: tc.counts[f]})
 					}
 				}
 			}
@@ -472,7 +473,12 @@ func sameNames(a, b []RankDoc) bool {
 // indexExact records document i under the keys an exact request may use.
 func (r *Ranker) indexExact(i int, d *RankDoc) {
 	r.byID.add(d.ID, int32(i))
-	keys := [3]string{jsLower(d.Name), jsLower(d.ID)}
+	keys := [3]string{jsLower(d.Name)}
+	if d.ID == d.Name { // the common case: lowercase once
+		keys[1] = keys[0]
+	} else {
+		keys[1] = jsLower(d.ID)
+	}
 	if k := strings.LastIndex(keys[0], "__"); r.an.tailMatch() && k >= 0 && k+2 < len(keys[0]) {
 		keys[2] = keys[0][k+2:]
 	}

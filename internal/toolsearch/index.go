@@ -103,7 +103,11 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 		if t.Source == catalog.SourceMCP && t.MCPToolName != "" && t.MCPToolName != t.Name {
 			ix.byName[t.MCPToolName] = append(ix.byName[t.MCPToolName], i)
 		}
-		lid, lname := strings.ToLower(t.ID), strings.ToLower(t.Name)
+		lid := strings.ToLower(t.ID)
+		lname := lid
+		if t.Name != t.ID {
+			lname = strings.ToLower(t.Name)
+		}
 		ix.byLower[lid] = append(ix.byLower[lid], i)
 		if lname != lid {
 			ix.byLower[lname] = append(ix.byLower[lname], i)
