@@ -125,7 +125,10 @@ func dupError(id string, prev int) error {
 func (a *arena) lineTool(b []byte, ft *fileTool) (t Tool, afterDup bool, err error) {
 	*ft = fileTool{}
 	if a.decodeLine(b, ft) {
-		if len(ft.InputSchema) > 0 {
+		switch n := len(ft.InputSchema); {
+		case n > 0 && a.inPlace:
+			ft.InputSchema = ft.InputSchema[:n:n] // no room to append into the next line
+		case n > 0:
 			ft.InputSchema = a.bytes(ft.InputSchema)
 		}
 	} else if err := decodeLineSlow(b, ft); err != nil {
@@ -184,6 +187,9 @@ const arenaBlock = 64 << 10
 type arena struct {
 	strs strings.Builder
 	buf  []byte
+	// inPlace: the lines are never written again (text read whole), so a schema, most of a
+	// catalog's bytes, stays where it is rather than being copied.
+	inPlace bool
 }
 
 // string returns a copy of b.

@@ -53,7 +53,7 @@ func readWhole(r io.Reader) (data []byte, readErr error, ok bool) {
 
 // partResult is what decoding one stretch of lines found.
 type partResult struct {
-	tools []Tool
+	n     int   // tools, from tools[at] on
 	lines []int // the line of each tool, counted from 1 at the stretch's first line
 	count int   // the stretch's lines, when err is nil
 	// The first refused line, where decoding stopped: its line, its error, whether that comes
@@ -65,33 +65,43 @@ type partResult struct {
 }
 
 // readLines is ReadFile of text read whole, decoded in up to workers stretches of whole lines at
-// once. The ids are then checked in line order, so that the error returned is the first in line
-// order, as reading a line at a time finds it.
+// once into one slice, each stretch from the index of its first line on. The ids are then checked
+// in line order, so that the error returned is the first in line order, as reading a line at a
+// time finds it. The schemas are slices of data, which is never written again.
 func readLines(data []byte, readErr error, workers int) ([]Tool, error) {
 	parts := splitLines(data, max(1, workers))
+	at := make([]int, len(parts)) // the first line of each stretch, from 0
+	lines := 0
+	for i, p := range parts {
+		at[i] = lines
+		lines += countLines(p)
+	}
+	tools := make([]Tool, lines) // at most one a line
 	results := make([]partResult, len(parts))
 	if len(parts) == 1 {
-		results[0] = decodePart(parts[0])
+		results[0] = decodePart(parts[0], tools)
 	} else {
 		var wg sync.WaitGroup
 		for i, p := range parts {
-			wg.Go(func() { results[i] = decodePart(p) })
+			wg.Go(func() { results[i] = decodePart(p, tools[at[i]:]) })
 		}
 		wg.Wait()
 	}
 	total := 0
 	for _, r := range results {
-		total += len(r.tools)
+		total += r.n
 	}
 	seen := make(map[string]int, total)
 	first := 0 // lines before the stretch
-	for _, r := range results {
-		for k := range r.tools {
-			id, line := r.tools[k].ID, first+r.lines[k]
-			if prev, ok := seen[id]; ok {
-				return nil, &LineError{line, dupError(id, prev)}
+	n := 0     // tools kept, moved down over the slots of blank lines
+	for i, r := range results {
+		for k := range r.n {
+			t := &tools[at[i]+k]
+			line := first + r.lines[k]
+			if prev, ok := seen[t.ID]; ok {
+				return nil, &LineError{line, dupError(t.ID, prev)}
 			}
-			seen[id] = line
+			seen[t.ID] = line
 		}
 		if r.err != nil {
 			line := first + r.errLine
@@ -100,22 +110,20 @@ func readLines(data []byte, readErr error, workers int) ([]Tool, error) {
 			}
 			return nil, &LineError{line, r.err}
 		}
+		if n != at[i] {
+			copy(tools[n:], tools[at[i]:at[i]+r.n])
+		}
+		n += r.n
 		first += r.count
 	}
 	if readErr != nil {
 		return nil, &LineError{first + 1, readErr}
 	}
-	switch {
-	case total == 0:
+	if n == 0 {
 		return nil, nil
-	case len(results) == 1:
-		return results[0].tools, nil
 	}
-	tools := make([]Tool, 0, total)
-	for _, r := range results {
-		tools = append(tools, r.tools...)
-	}
-	return tools, nil
+	clear(tools[n:])
+	return tools[:n], nil
 }
 
 // splitLines cuts data into n stretches of about the same length, each ending after a newline
@@ -134,13 +142,21 @@ func splitLines(data []byte, n int) [][]byte {
 	return append(parts, data)
 }
 
-// decodePart decodes the lines of one stretch until the first it refuses.
-func decodePart(part []byte) (res partResult) {
-	var a arena
+// countLines is the number of lines of a stretch.
+func countLines(part []byte) int {
+	n := bytes.Count(part, []byte{'\n'})
+	if len(part) > 0 && part[len(part)-1] != '\n' {
+		n++ // the last line has no newline
+	}
+	return n
+}
+
+// decodePart decodes the lines of one stretch into tools until the first it refuses. tools has
+// room for a tool a line.
+func decodePart(part []byte, tools []Tool) (res partResult) {
+	a := arena{inPlace: true}
 	var ft fileTool
-	n := bytes.Count(part, []byte{'\n'}) + 1
-	res.tools = make([]Tool, 0, n)
-	res.lines = make([]int, 0, n)
+	res.lines = make([]int, 0, countLines(part))
 	line := 0
 	for len(part) > 0 {
 		content := part
@@ -163,7 +179,8 @@ func decodePart(part []byte) (res partResult) {
 			res.errLine, res.err, res.afterDup, res.errID = line, err, afterDup, t.ID
 			return res
 		}
-		res.tools = append(res.tools, t)
+		tools[res.n] = t
+		res.n++
 		res.lines = append(res.lines, line)
 	}
 	res.count = line
