@@ -125,7 +125,8 @@ func rawSchemaKeys(b []byte) (keys []string, ok bool) {
 	if i == len(b) || b[i] != '{' {
 		return nil, true // invalid, null or not an object: no keys
 	}
-	var props []string
+	var small [16]memberName
+	props := small[:0]
 	valid, ambiguous := true, false
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -190,13 +191,38 @@ func rawSchemaKeys(b []byte) (keys []string, ok bool) {
 	if !valid || len(props) == 0 {
 		return nil, true
 	}
-	slices.Sort(props)
-	return slices.Compact(props), true
+	// One string holds every name that needs no decoding, the usual case: an allocation for the
+	// names, not one each.
+	n := 0
+	for _, p := range props {
+		n += len(p.quoted) - 2
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	keys = make([]string, len(props))
+	for k, p := range props {
+		body := p.quoted[1 : len(p.quoted)-1]
+		if p.flags&strEscaped == 0 && (p.flags&strNonASCII == 0 || utf8.Valid(body)) {
+			start := sb.Len()
+			sb.Write(body)
+			keys[k] = sb.String()[start:]
+		} else {
+			keys[k] = unquote(p.quoted, p.flags)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), true
+}
+
+// memberName is a member name as it is in the text, quoted, with scanString's flags.
+type memberName struct {
+	quoted []byte
+	flags  uint8
 }
 
 // appendMemberNames appends the member names of the object at b[i], a schema's "properties" (at
 // depth 2), checking it; it returns the index after the object, or -1.
-func appendMemberNames(names []string, b []byte, i int) ([]string, int) {
+func appendMemberNames(names []memberName, b []byte, i int) ([]memberName, int) {
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return names, i + 1
@@ -209,7 +235,7 @@ func appendMemberNames(names []string, b []byte, i int) ([]string, int) {
 		if kEnd < 0 {
 			return names, -1
 		}
-		names = append(names, unquote(b[i:kEnd], kFlags))
+		names = append(names, memberName{b[i:kEnd], kFlags})
 		i = skipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return names, -1
