@@ -27,6 +27,10 @@ import (
 
 const protocolVersion = 1
 
+// helloLine is the child's first message, {"type":"hello","version":protocolVersion}, as
+// encodeMessage writes it (TestHelloLine keeps the two equal).
+const helloLine = `{"type":"hello","version":1}` + "\n"
+
 const (
 	msgHello        = "hello"
 	msgRun          = "run"

@@ -13,6 +13,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// TestHelloLine keeps the child's ready-made hello equal to what encodeMessage writes.
+func TestHelloLine(t *testing.T) {
+	b, err := encodeMessage(message{Type: msgHello, Version: protocolVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != helloLine {
+		t.Errorf("helloLine = %q, encodeMessage writes %q", helloLine, b)
+	}
+}
+
 func TestDecodeMessage(t *testing.T) {
 	tests := []struct {
 		line    string
