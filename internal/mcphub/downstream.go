@@ -541,6 +541,10 @@ func (d *downstream) session() (*conn, error) {
 // after start-up, to a tool its cached manifest listed, waits for the server instead of failing.
 // The attempt under way ends by its connect deadline, so the wait is bounded by it (and by ctx).
 func (d *downstream) await(ctx context.Context) (*conn, error) {
+	// A ready server, the usual case, needs no look at the hub-wide change channel and its lock.
+	if c, err := d.session(); err == nil {
+		return c, nil
+	}
 	for {
 		ch := d.h.Changed()
 		c, err := d.session()

@@ -1,6 +1,8 @@
 package mcphub
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,23 +140,9 @@ func newStreamConn(r io.Reader, w io.Writer, closer io.Closer) *streamConn {
 }
 
 func (c *streamConn) readLoop(r io.Reader, incoming chan<- decoded) {
-	limiter := &frameLimitReader{r: r, limit: maxFrameBytes}
-	dec := json.NewDecoder(limiter)
-	var raw json.RawMessage
+	f := &frameReader{br: bufio.NewReaderSize(r, 64<<10)}
 	for {
-		raw = raw[:0]
-		err := dec.Decode(&raw)
-		if err == nil {
-			// What follows a value on its line must be the line's end.
-			var next [1]byte
-			if n, rerr := dec.Buffered().Read(next[:]); n > 0 {
-				if next[0] != '\n' && next[0] != '\r' {
-					err = errors.New("invalid trailing data at the end of stream")
-				}
-			} else if rerr != nil && rerr != io.EOF {
-				err = rerr
-			}
-		}
+		raw, err := f.next()
 		var d decoded
 		if err != nil {
 			d.err = err
@@ -169,9 +157,104 @@ func (c *streamConn) readLoop(r io.Reader, incoming chan<- decoded) {
 		if err != nil {
 			return
 		}
-		limiter.count = 0
 	}
 }
+
+// frameReader reads the stream's JSON values as the SDK's connection does: a value may be
+// preceded by blank space and span lines, and must be followed by a line's end. Most servers
+// write one value per line; such a line is checked with json.Valid, which takes half the time
+// of the decoder's scan (a third on large results). From the first line that is anything else
+// (a value over several lines, two on one line, garbage), the rest of the stream, that line
+// included, goes through the SDK's own algorithm, with the same messages and errors.
+type frameReader struct {
+	br   *bufio.Reader
+	line []byte // a line longer than br's buffer, put together
+
+	dec *json.Decoder // set once the stream is decoded as the SDK does
+	lim *frameLimitReader
+	raw json.RawMessage
+}
+
+// next returns the next value, valid JSON, until the next call.
+func (f *frameReader) next() ([]byte, error) {
+	for f.dec == nil {
+		line, err := f.readLine()
+		if err != nil && err != io.EOF {
+			if len(line) > 0 {
+				f.decodeFrom(line, err)
+				break
+			}
+			return nil, err
+		}
+		body := bytes.TrimLeft(line, " \t\r\n")
+		if len(body) == 0 {
+			if err != nil {
+				return nil, err // io.EOF, as the decoder returns it at the end
+			}
+			continue // a blank line
+		}
+		body = bytes.TrimSuffix(body, []byte{'\n'})
+		if err == nil { // the line's end; at EOF there is none, and none is needed
+			body = bytes.TrimSuffix(body, []byte{'\r'})
+		}
+		if last := body[len(body)-1]; last != ' ' && last != '\t' && last != '\r' && last != '\n' && json.Valid(body) {
+			return body, nil
+		}
+		f.decodeFrom(line, err)
+	}
+	return f.decode()
+}
+
+// readLine reads up to and including the next newline, or to the end of the stream.
+func (f *frameReader) readLine() ([]byte, error) {
+	chunk, err := f.br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return chunk, err
+	}
+	f.line = append(f.line[:0], chunk...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(f.line) > maxFrameBytes {
+			return nil, errFrameTooLarge
+		}
+		chunk, err = f.br.ReadSlice('\n')
+		f.line = append(f.line, chunk...)
+	}
+	return f.line, err
+}
+
+// decodeFrom switches to the SDK's algorithm, starting with line, then the rest of the stream
+// (or err, when reading line ended with one).
+func (f *frameReader) decodeFrom(line []byte, err error) {
+	rest := io.Reader(f.br)
+	if err != nil {
+		rest = errReader{err}
+	}
+	f.lim = &frameLimitReader{r: io.MultiReader(bytes.NewReader(bytes.Clone(line)), rest), limit: maxFrameBytes}
+	f.dec = json.NewDecoder(f.lim)
+}
+
+// decode is the SDK's reading of one value.
+func (f *frameReader) decode() ([]byte, error) {
+	f.lim.count = 0
+	f.raw = f.raw[:0]
+	if err := f.dec.Decode(&f.raw); err != nil {
+		return nil, err
+	}
+	// What follows a value on its line must be the line's end.
+	var next [1]byte
+	if n, err := f.dec.Buffered().Read(next[:]); n > 0 {
+		if next[0] != '\n' && next[0] != '\r' {
+			return nil, errors.New("invalid trailing data at the end of stream")
+		}
+	} else if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return f.raw, nil
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // frameLimitReader bounds the bytes buffered for one message.
 type frameLimitReader struct {

@@ -2,6 +2,7 @@ package mcphub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,6 +223,59 @@ func FuzzDecodeMessage(f *testing.F) {
 		b, err2 := jsonrpc.EncodeMessage(sdk)
 		if err1 != nil || err2 != nil || string(a) != string(b) {
 			t.Fatalf("decode(%s):\nnodmix %s (%v)\n   SDK %s (%v)", data, a, err1, b, err2)
+		}
+	})
+}
+
+// FuzzStreamConn checks the connection's reading against the SDK's on any byte stream: the
+// same messages in the same order, then an end of the same kind (the stream's end, or an error
+// — whose wording may differ when a value is not a message).
+func FuzzStreamConn(f *testing.F) {
+	msg := `{"jsonrpc":"2.0","id":1,"result":{}}`
+	for _, s := range []string{
+		msg + "\n" + msg + "\r\n",
+		"\n \n" + msg,
+		msg + "  \n",
+		msg + "\r\r\n" + msg,
+		"{\"jsonrpc\":\"2.0\",\n\"method\":\"a\"}\n" + msg + "\n",
+		msg + msg + "\n",
+		msg + " " + msg + "\n",
+		msg + "\rx\n",
+		`[` + msg + `,` + msg + `]` + "\n",
+		"1\n2",
+		`"a"` + "\n",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":\"\n\"}}\n",
+		msg[:10],
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sdkConn, err := (&mcp.IOTransport{Reader: io.NopCloser(bytes.NewReader(data)), Writer: nopWriteCloser{io.Discard}}).Connect(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sdkConn.Close()
+		mine := newStreamConn(bytes.NewReader(data), io.Discard, closerFunc(func() error { return nil }))
+		defer mine.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		for i := 0; ; i++ {
+			a, errA := mine.Read(ctx)
+			b, errB := sdkConn.Read(ctx)
+			if ctx.Err() != nil {
+				t.Fatalf("%q: message %d: no end (nodmix %v, SDK %v)", data, i, errA, errB)
+			}
+			if (errA == nil) != (errB == nil) || (errA != nil && errors.Is(errA, io.EOF) != errors.Is(errB, io.EOF)) {
+				t.Fatalf("%q: message %d: nodmix %v, %v; SDK %v, %v", data, i, a, errA, b, errB)
+			}
+			if errA != nil {
+				return
+			}
+			ea, _ := jsonrpc.EncodeMessage(a)
+			eb, _ := jsonrpc.EncodeMessage(b)
+			if string(ea) != string(eb) {
+				t.Fatalf("%q: message %d: nodmix %s, SDK %s", data, i, ea, eb)
+			}
 		}
 	})
 }

@@ -98,6 +98,8 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	return c.writeLine(data)
 }
 
+// writeLine writes data and a newline in one write. data is the caller's to give: the newline
+// is appended to it (an encoder's output usually has room for it).
 func (c *lineConn) writeLine(data []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -106,9 +108,7 @@ func (c *lineConn) writeLine(data []byte) error {
 		return io.ErrClosedPipe
 	default:
 	}
-	buf := make([]byte, 0, len(data)+1)
-	buf = append(append(buf, data...), '\n')
-	_, err := c.out.Write(buf)
+	_, err := c.out.Write(append(data, '\n'))
 	return err
 }
 
