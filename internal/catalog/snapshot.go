@@ -17,8 +17,7 @@ type Entry struct {
 // any source makes a new Snapshot; calls in flight finish on the snapshot they started with.
 // A Snapshot is safe for concurrent use.
 type Snapshot struct {
-	entries []*Entry // sorted by id (byte order)
-	byID    map[string]*Entry
+	entries []*Entry // sorted by id (byte order), each id once: ByID searches them
 	byName  map[string]*Entry
 	version uint64
 }
@@ -39,7 +38,7 @@ func (e *CollisionError) Error() string {
 func NewSnapshot(version uint64, entries []Entry) (*Snapshot, error) {
 	// The ids are sorted as a compact slice, then the entries copied in that order into one array:
 	// no allocation per entry, and tools next to each other in id order are next to each other in
-	// memory. (The sort is the same pattern-defeating quicksort, with the same comparisons, as
+	// memory. Ids are then found by binary search, with no map to build. (The sort is the same pattern-defeating quicksort, with the same comparisons, as
 	// sort.Slice on the entries: tools with equal ids keep the order they had.)
 	type key struct {
 		id string
@@ -52,7 +51,6 @@ func NewSnapshot(version uint64, entries []Entry) (*Snapshot, error) {
 	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.id, b.id) })
 	s := &Snapshot{
 		entries: make([]*Entry, len(entries)),
-		byID:    make(map[string]*Entry, len(entries)),
 		byName:  make(map[string]*Entry, len(entries)),
 		version: version,
 	}
@@ -62,17 +60,20 @@ func NewSnapshot(version uint64, entries []Entry) (*Snapshot, error) {
 		s.entries[k] = &copies[k]
 	}
 	var errs []error
+	var lastID string
+	haveLast := false
 	for _, e := range s.entries {
 		t := &e.Tool
 		if t.ID == "" || t.Name == "" {
 			errs = append(errs, fmt.Errorf("tool %q: id and name are required", t.ID+t.Name))
 			continue
 		}
-		if prev, ok := s.byID[t.ID]; ok {
-			errs = append(errs, &CollisionError{Name: t.ID, First: prev.Tool.ID, Second: t.ID})
+		// Equal ids are next to each other: the first with a name is the one kept.
+		if haveLast && lastID == t.ID {
+			errs = append(errs, &CollisionError{Name: t.ID, First: lastID, Second: t.ID})
 			continue
 		}
-		s.byID[t.ID] = e
+		lastID, haveLast = t.ID, true
 		if prev, ok := s.byName[t.Name]; ok {
 			errs = append(errs, &CollisionError{Name: t.Name, First: prev.Tool.ID, Second: t.ID})
 			continue
@@ -96,8 +97,11 @@ func (s *Snapshot) Entries() []*Entry { return s.entries }
 
 // ByID finds an entry by its exact id.
 func (s *Snapshot) ByID(id string) (*Entry, bool) {
-	e, ok := s.byID[id]
-	return e, ok
+	i, ok := slices.BinarySearchFunc(s.entries, id, func(e *Entry, id string) int { return strings.Compare(e.Tool.ID, id) })
+	if !ok {
+		return nil, false
+	}
+	return s.entries[i], true
 }
 
 // ByName finds an entry by its model-facing name.
@@ -108,15 +112,15 @@ func (s *Snapshot) ByName(name string) (*Entry, bool) {
 
 // Lookup finds an entry by exact id, else by model-facing name.
 func (s *Snapshot) Lookup(idOrName string) (*Entry, bool) {
-	if e, ok := s.byID[idOrName]; ok {
+	if e, ok := s.ByID(idOrName); ok {
 		return e, true
 	}
 	return s.ByName(idOrName)
 }
 
 // Filter returns a snapshot of the entries for which keep returns true, sharing the entries. When
-// keep takes every entry, as a policy that allows everything does, the result shares the lookup
-// maps too instead of building them again: they are never written after NewSnapshot.
+// keep takes every entry, as a policy that allows everything does, the result shares the name map
+// too instead of building it again: it is never written after NewSnapshot.
 func (s *Snapshot) Filter(keep func(*Tool) bool) *Snapshot {
 	var kept []*Entry
 	all := true
@@ -136,14 +140,12 @@ func (s *Snapshot) Filter(keep func(*Tool) bool) *Snapshot {
 		if len(s.entries) > 0 {
 			out.entries = s.entries
 		}
-		out.byID, out.byName = s.byID, s.byName
+		out.byName = s.byName
 		return out
 	}
 	out.entries = kept
-	out.byID = make(map[string]*Entry, len(kept))
 	out.byName = make(map[string]*Entry, len(kept))
 	for _, e := range kept {
-		out.byID[e.Tool.ID] = e
 		out.byName[e.Tool.Name] = e
 	}
 	return out

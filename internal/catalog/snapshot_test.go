@@ -92,6 +92,11 @@ func TestNewSnapshotAsSortSlice(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("trial %d (-sort.Slice +NewSnapshot):\n%s", trial, diff)
 		}
+		for _, id := range []string{"", "t", "t-1", "u", fmt.Sprint("t", ids)} {
+			if e, ok := s.ByID(id); ok || e != nil {
+				t.Fatalf("ByID(%q) found %v", id, e)
+			}
+		}
 	}
 }
 
