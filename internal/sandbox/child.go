@@ -28,7 +28,7 @@ func ChildMain(ctx context.Context, in io.Reader, out, errOut io.Writer) int {
 	return serveChild(ctx, in, out, errOut, applyRunLimits, os.Getenv(coldEnvKey) == "")
 }
 
-// coldEnvKey is set, alone, in the environment of a child started for a waiting run.
+// coldEnvKey is set in the environment of a child started for a waiting run.
 const coldEnvKey = "NODMIX_SANDBOX_COLD"
 
 // serveChild is ChildMain without the process-wide hardening, so tests can drive the protocol
