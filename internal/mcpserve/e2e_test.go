@@ -336,6 +336,10 @@ func BenchmarkProxyOverhead(b *testing.B) {
 
 	// The floor of any MCP hop: the same SDK client calling a Go SDK server whose echo does
 	// nothing, over OS pipes in this process. nodmix's extra hop cannot cost less than this.
+	// (It is a little above the floor: against an SDK server the SDK client speaks 2026-07-28,
+	// whose requests carry client info and capabilities in _meta that the server decodes on
+	// every call; over 2025-11-25, which nodmix's stdio face negotiates, the hop takes about a
+	// fifth less CPU.)
 	bare := sdkEchoSession(b, ctx)
 
 	args := map[string]any{"message": "x"}
