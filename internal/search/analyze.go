@@ -34,7 +34,8 @@ import (
 type nodmixAnalyzer struct {
 	// words caches the analysis of every raw word of the corpus: written while the
 	// ranker is built, read-only once frozen, so searches share it safely.
-	words  wordTable
+	words  wordTable  // words shortWords does not take
+	short  shortWords // short ASCII words
 	frozen bool
 	sink   termSink        // docTerms' buffers, reused while building
 	vocab  map[string]bool // lowercased words and parts the corpus uses
@@ -129,18 +130,22 @@ func (*nodmixAnalyzer) literalTier() bool   { return false }
 
 func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
 	if a.words.slots == nil {
-		a.words.init(len(docs))
+		a.words.init(len(docs) / 4)
+		a.short.init(3 * len(docs))
 	}
 	a.docWords = make([][]int32, 0, len(docs))
+	if a.list == nil { // a first build: about three new words a document in large catalogs
+		a.list = make([]*wordInfo, 0, 3*len(docs))
+	}
 	a.wordArena = nil
-	a.seen = make([]int32, len(a.list))
+	a.seen = make([]int32, len(a.list), cap(a.list))
 }
 
 // successor shares the analysis of every word seen so far (wordInfos are immutable) with
 // the analyzer of an update; the cache map is copied, since this one's ranker may be
 // searched concurrently.
 func (a *nodmixAnalyzer) successor() analyzer {
-	return &nodmixAnalyzer{words: a.words.clone(), list: slices.Clip(a.list), pred: a}
+	return &nodmixAnalyzer{words: a.words.clone(), short: a.short.clone(), list: slices.Clip(a.list), pred: a}
 }
 
 func (a *nodmixAnalyzer) carry(prev analyzer, doc int) {
@@ -244,9 +249,17 @@ func (p *nodmixAnalyzer) sameVocab(used []bool, list []*wordInfo) bool {
 
 // word analyzes a raw word, from the cache when it can.
 func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
-	h := a.words.hash(raw)
-	if info := a.words.find(h, raw); info != nil {
-		return info
+	key, short := packWord(raw)
+	var h uint32
+	if short {
+		if info := a.short.find(key); info != nil {
+			return info
+		}
+	} else {
+		h = a.words.hash(raw)
+		if info := a.words.find(h, raw); info != nil {
+			return info
+		}
 	}
 	if a.frozen || a.words.slots == nil {
 		parts := splitWords(nil, raw, &t.buf)
@@ -274,7 +287,11 @@ func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
 	info := &a.infos[len(a.infos)-1]
 	a.list = append(a.list, info)
 	a.seen = append(a.seen, 0)
-	a.words.insert(h, info)
+	if short {
+		a.short.insert(key, info)
+	} else {
+		a.words.insert(h, info)
+	}
 	return info
 }
 

@@ -292,12 +292,26 @@ func newRanker(docs []RankDoc, an analyzer) *Ranker {
 }
 
 // termCell is one term of a document with its count in one field; a document's cells
-// are grouped by term.
+// are grouped by term. The term id and the field share a word: a large index holds
+// hundreds of thousands of cells.
 type termCell struct {
-	term  int32
-	field uint8
-	count float32 // a sum of small weights: exact in float32
+	termField uint32  // term id << cellFieldBits | field
+	count     float32 // a sum of small weights: exact in float32
 }
+
+// cellFieldBits holds a field number below maxFields; term ids keep the other 29 bits,
+// far more terms than any catalog a process can hold in memory has.
+const cellFieldBits = 3
+
+// Compile-time check: the fields fit.
+var _ [1<<cellFieldBits - maxFields]struct{}
+
+func newCell(term int32, field int, count float32) termCell {
+	return termCell{termField: uint32(term)<<cellFieldBits | uint32(field), count: count}
+}
+
+func (c termCell) term() int32 { return int32(c.termField >> cellFieldBits) }
+func (c termCell) field() int  { return int(c.termField & (1<<cellFieldBits - 1)) }
 
 // buildRanker is newRanker; with prev, every document whose reuse entry is not -1 is
 // prev's document of that index, unchanged, and its analysis is taken from prev
@@ -376,7 +390,7 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 				acc.slot[tc.term] = 0
 				for f := range nf {
 					if tc.counts[f] != 0 {
-						flat = append(flat, termCell{term: tc.term, field: uint8(f), count: tc.counts[f]})
+						flat = append(flat, newCell(tc.term, f, tc.counts[f]))
 					}
 				}
 			}
@@ -409,8 +423,8 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 	for i := range docs {
 		cells := cells[i]
 		for k, c := range cells {
-			if k == 0 || cells[k-1].term != c.term {
-				r.start[c.term+1]++
+			if k == 0 || cells[k-1].term() != c.term() {
+				r.start[c.term()+1]++
 				postings++
 			}
 		}
@@ -434,16 +448,16 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		}
 		cells := cells[i]
 		for k := 0; k < len(cells); {
-			term := cells[k].term
+			term := cells[k].term()
 			freq := 0.0
-			for ; k < len(cells) && cells[k].term == term; k++ {
+			for ; k < len(cells) && cells[k].term() == term; k++ {
 				c := cells[k]
 				if classic {
 					freq += float64(c.count)
 					continue
 				}
-				spec := specs[c.field]
-				freq += spec.weight * float64(c.count) / ((1 - spec.b) + spec.b*normalized(i, int(c.field)))
+				spec := specs[c.field()]
+				freq += spec.weight * float64(c.count) / ((1 - spec.b) + spec.b*normalized(i, c.field()))
 			}
 			at := next[term]
 			next[term]++

@@ -77,6 +77,9 @@ func collectSchemaText(node any, depth int, parts *[]string) {
 
 // utf16Len is JavaScript's string length of s.
 func utf16Len(s string) int {
+	if isASCII(s) {
+		return len(s)
+	}
 	n := 0
 	for _, r := range s {
 		n++

@@ -148,15 +148,22 @@ func (p *rawSchema) end(i int) int {
 
 // stringEnd returns the index just after the string starting at i.
 func (p *rawSchema) stringEnd(i int) int {
-	for j := i + 1; j < len(p.b); j++ {
-		switch p.b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
+	for j := i + 1; ; {
+		k := bytes.IndexByte(p.b[j:], '"')
+		if k < 0 {
+			return len(p.b)
 		}
+		q := j + k
+		// The quote ends the string unless an odd run of backslashes escapes it.
+		run := 0
+		for q-1-run > i && p.b[q-1-run] == '\\' {
+			run++
+		}
+		if run%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
-	return len(p.b)
 }
 
 // str decodes a string value as encoding/json does.
@@ -236,14 +243,8 @@ func (p *rawSchema) members(o span) []member {
 // strBytes is str without a copy when the string needs no decoding: the bytes are b's.
 func (p *rawSchema) strBytes(s span) []byte {
 	b := p.b[s.start+1 : s.end-1]
-	plain := true // no escapes, no multi-byte runes: the common case, in one pass
-	for _, c := range b {
-		if c == '\\' || c >= utf8.RuneSelf {
-			plain = false
-			break
-		}
-	}
-	if plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
+	// No escapes, no multi-byte runes: the common case, in one pass.
+	if plainASCII(b) || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
 		return b
 	}
 	return []byte(p.str(s))

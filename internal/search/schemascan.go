@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"strconv"
 )
 
@@ -132,7 +133,8 @@ func scanKey(b []byte, i int) int {
 // scanString checks the string starting at b[i] == '"', returning the index after it, or -1.
 // As for encoding/json, any byte from 0x20 up is allowed, valid UTF-8 or not.
 func scanString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
+	j := skipPlainString(b, i+1)
+	for ; j < len(b); j++ {
 		switch c := b[j]; {
 		case c == '"':
 			return j + 1
@@ -215,4 +217,47 @@ func scanLiteral(b []byte, i int, lit string) int {
 		return -1
 	}
 	return i + len(lit)
+}
+
+// Bit tricks on eight bytes at a time (Hacker's Delight; Anderson's bit hacks).
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// swarHasZero is nonzero when a byte of x is zero.
+func swarHasZero(x uint64) uint64 { return (x - swarOnes) &^ x & swarHigh }
+
+// swarHasLess is nonzero when a byte of x is less than n, for n up to 128.
+func swarHasLess(x uint64, n byte) uint64 { return (x - swarOnes*uint64(n)) &^ x & swarHigh }
+
+// skipPlainString returns the first index from i of a byte that is a quote, a backslash or
+// below 0x20 (or the end of the 8-byte blocks that have none): the bytes a string scan must
+// look at. Descriptions are long runs of plain text, skipped eight bytes at a time.
+func skipPlainString(b []byte, i int) int {
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if swarHasZero(x^(swarOnes*'"'))|swarHasZero(x^(swarOnes*'\\'))|swarHasLess(x, 0x20) != 0 {
+			return i
+		}
+		i += 8
+	}
+	return i
+}
+
+// plainASCII reports whether b has neither a backslash nor a byte from 0x80 up.
+func plainASCII(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if x&swarHigh != 0 || swarHasZero(x^(swarOnes*'\\')) != 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '\\' || b[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -6,6 +6,94 @@ import (
 	"slices"
 )
 
+// shortWords maps ASCII raw words of up to 15 bytes, packed into two words with the
+// length in the top byte (as the BM25+ corpus packs its tokens), to their analyses. A
+// probe compares the packed key in the slot, so a known word costs one slot read and
+// no read of the text the word was first seen in. Once built it is only read.
+type shortWords struct {
+	slots []shortWordSlot
+	n     int
+}
+
+type shortWordSlot struct {
+	key  [2]uint64 // never zero for a stored word: the length byte is at least one
+	info *wordInfo
+}
+
+// packWord packs an ASCII word of 1 to 15 bytes; ok is false for any other.
+func packWord(raw string) (key [2]uint64, ok bool) {
+	if len(raw) == 0 || len(raw) > 15 {
+		return key, false
+	}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c >= 0x80 {
+			return key, false
+		}
+		key[i>>3] |= uint64(c) << (8 * (i & 7))
+	}
+	key[1] |= uint64(len(raw)) << 56
+	return key, true
+}
+
+func (t *shortWords) init(hint int) {
+	size := 1024
+	for size < 2*hint {
+		size <<= 1
+	}
+	t.slots = make([]shortWordSlot, size)
+	t.n = 0
+}
+
+func (t *shortWords) clone() shortWords {
+	return shortWords{slots: append([]shortWordSlot(nil), t.slots...), n: t.n}
+}
+
+func (t *shortWords) home(key [2]uint64) uint64 {
+	h := (key[0] ^ key[1]*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
+	return (h ^ h>>29) & uint64(len(t.slots)-1)
+}
+
+func (t *shortWords) find(key [2]uint64) *wordInfo {
+	if t.slots == nil {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := t.home(key); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.key == key {
+			return s.info
+		}
+		if s.info == nil {
+			return nil
+		}
+	}
+}
+
+// insert adds a word that find did not find.
+func (t *shortWords) insert(key [2]uint64, info *wordInfo) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.init(len(old))
+		for _, s := range old {
+			if s.info != nil {
+				t.place(s)
+			}
+		}
+	}
+	t.place(shortWordSlot{key: key, info: info})
+}
+
+func (t *shortWords) place(s shortWordSlot) {
+	mask := uint64(len(t.slots) - 1)
+	i := t.home(s.key)
+	for t.slots[i].info != nil {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = s
+	t.n++
+}
+
 // wordTable maps raw words to their ids in an analyzer's word list. It is an
 // open-addressing table of ids, each with 32 bits of its word's hash, which pick its home
 // slot and spare most string comparisons; copying it for an update is one slice copy

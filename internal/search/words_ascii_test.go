@@ -43,3 +43,17 @@ func TestMaxStopWordLen(t *testing.T) {
 		}
 	}
 }
+
+func TestSuffixesEndingIn(t *testing.T) {
+	for c := range 256 {
+		var want []string
+		for _, suf := range stemSuffixes {
+			if suf[len(suf)-1] == byte(c) {
+				want = append(want, suf)
+			}
+		}
+		if got := suffixesEndingIn(byte(c)); !slices.Equal(got, want) {
+			t.Errorf("suffixesEndingIn(%q) = %q, want %q", byte(c), got, want)
+		}
+	}
+}

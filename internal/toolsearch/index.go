@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/dispatch"
@@ -48,8 +49,9 @@ type Index struct {
 	sources SourceCounts
 	key     [32]byte
 
-	descOnce []sync.Once
-	desc     []Descriptor
+	// desc caches the compact descriptors, made on first use: an index of 10,000 tools
+	// serves a few, and a slot is a pointer rather than a descriptor and its once.
+	desc []atomic.Pointer[Descriptor]
 }
 
 // NewIndex builds the index of snap. Entries the policy denies (when policy is not nil) are left
@@ -118,8 +120,7 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 	} else {
 		ix.ranker = rank(tools)
 	}
-	ix.descOnce = make([]sync.Once, len(entries))
-	ix.desc = make([]Descriptor, len(entries))
+	ix.desc = make([]atomic.Pointer[Descriptor], len(entries))
 	ix.key = indexKey(snap.Version(), entries)
 	return ix, nil
 }
@@ -171,8 +172,12 @@ func (ix *Index) Len() int { return len(ix.entries) }
 
 // descriptor returns the compact descriptor of entry i.
 func (ix *Index) descriptor(i int) Descriptor {
-	ix.descOnce[i].Do(func() { ix.desc[i] = compact(&ix.entries[i].Tool) })
-	return ix.desc[i]
+	if d := ix.desc[i].Load(); d != nil {
+		return *d
+	}
+	d := compact(&ix.entries[i].Tool) // racing first uses compute the same descriptor
+	ix.desc[i].CompareAndSwap(nil, &d)
+	return d
 }
 
 func compact(t *catalog.Tool) Descriptor {
