@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/nodmix/nodmix/internal/mcpserve/wire"
+	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
 // maxJSONDepth is the nesting the SDK's decoder accepts; a deeper message ends the connection,
@@ -25,7 +25,7 @@ var errNeither = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "inva
 // decodeBatch decodes one JSON value read from the stream, which is valid JSON: a message, or a
 // batch of them (a JSON array, or null, which the SDK takes for an empty batch).
 func decodeBatch(data []byte) (msgs []jsonrpc.Message, batch bool, _ error) {
-	if wire.NestedDeeper(data, maxJSONDepth) {
+	if mcpwire.NestedDeeper(data, maxJSONDepth) {
 		return nil, false, errTooDeep
 	}
 	data = bytes.TrimSpace(data)
@@ -56,8 +56,8 @@ func decodeBatch(data []byte) (msgs []jsonrpc.Message, batch bool, _ error) {
 // decodeMessage is jsonrpc.DecodeMessage with the standard library (see package wire); errors
 // read as the SDK's.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	m, err := wire.Decode(data)
-	if errors.Is(err, wire.ErrNeither) {
+	m, err := mcpwire.Decode(data)
+	if errors.Is(err, mcpwire.ErrNeither) {
 		return nil, errNeither
 	}
 	return m, err

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nodmix/nodmix/internal/mcpserve/wire"
+	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
 // connTransport hands out one ready connection.
@@ -204,7 +204,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) || wire.NestedDeeper(data, maxJSONDepth) {
+		if !json.Valid(data) || mcpwire.NestedDeeper(data, maxJSONDepth) {
 			return // the stream decoder and decodeBatch refuse these first
 		}
 		mine, errMine := decodeMessage(data)

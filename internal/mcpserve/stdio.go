@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nodmix/nodmix/internal/mcpserve/wire"
+	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
 // ServeStdio serves one MCP session over newline-delimited JSON on in and out (`nodmix mcp serve`
@@ -203,7 +203,7 @@ const maxJSONDepth = 1000
 // one could be read), the JSON-RPC error code and the reason.
 func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why string) {
 	data := bytes.TrimSpace(line)
-	if wire.NestedDeeper(data, maxJSONDepth) {
+	if mcpwire.NestedDeeper(data, maxJSONDepth) {
 		return nil, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: JSON nested deeper than %d levels", maxJSONDepth)
 	}
 	if !json.Valid(data) {
@@ -233,8 +233,8 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why strin
 // SDK's decoder allocates tens of kilobytes per message, which is most of what a call through
 // nodmix costs. The message does not share memory with data.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	m, err := wire.Decode(data)
-	if errors.Is(err, wire.ErrNeither) {
+	m, err := mcpwire.Decode(data)
+	if errors.Is(err, mcpwire.ErrNeither) {
 		return nil, errors.New("invalid request: neither a request nor a response")
 	}
 	return m, err

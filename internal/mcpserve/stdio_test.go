@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/nodmix/nodmix/internal/leaktest"
-	"github.com/nodmix/nodmix/internal/mcpserve/wire"
+	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
 // stdioPeer drives ServeStdio with raw lines, as a misbehaving client would.
@@ -246,7 +246,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) || wire.NestedDeeper(data, maxJSONDepth) {
+		if !json.Valid(data) || mcpwire.NestedDeeper(data, maxJSONDepth) {
 			return // decodeLine refuses these before decoding
 		}
 		mine, errMine := decodeMessage(data)

@@ -1,9 +1,9 @@
-// Package wire decodes JSON-RPC messages for nodmix's MCP transports: the stdio face of its MCP
+// Package mcpwire decodes JSON-RPC messages for nodmix's MCP transports: the stdio face of its MCP
 // server (mcpserve) and its connections to stdio servers (mcphub). It decodes as the SDK's
 // jsonrpc.DecodeMessage does, keys matched exactly, but with the standard library: the SDK's
 // decoder allocates a 32 KiB buffer for every value it decodes, and it decodes three of them for
 // one request.
-package wire
+package mcpwire
 
 import (
 	"bytes"

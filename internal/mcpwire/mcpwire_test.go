@@ -1,4 +1,4 @@
-package wire
+package mcpwire
 
 import (
 	"encoding/json"
