@@ -128,7 +128,8 @@ func (*nodmixAnalyzer) classic() bool       { return false }
 func (*nodmixAnalyzer) tailMatch() bool     { return true }
 func (*nodmixAnalyzer) literalTier() bool   { return false }
 
-func (a *nodmixAnalyzer) prepare(docs []RankDoc) {
+func (a *nodmixAnalyzer) prepare(docs []RankDoc, fresh int) {
+	a.joins.init(4 * fresh) // about four distinct adjacent pairs a document in large catalogs
 	if a.words.slots == nil {
 		a.words.init(len(docs) / 4)
 		a.short.init(3 * len(docs))
@@ -351,9 +352,6 @@ func (a *nodmixAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
 // docTermIDs is docTerms with the terms already interned: emit receives intern's id of
 // every term docTerms would emit, in the same order and with the same weights.
 func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, acc *docAccum) {
-	if a.joins.slots == nil {
-		a.joins.init(1024)
-	}
 	t := &a.sink
 	a.wordFrom = len(a.wordArena)
 	add := func(f int, text string) {

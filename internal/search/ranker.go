@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -76,8 +77,9 @@ type Ranker struct {
 // differ only here and in their parameters. An analyzer is used by one goroutine while
 // the ranker is built, and concurrently by searches afterwards, when it must only read.
 type analyzer interface {
-	// prepare sees the whole corpus before any docTerms call.
-	prepare(docs []RankDoc)
+	// prepare sees the whole corpus before any docTerms call, and how many of its
+	// documents will be analyzed (the others are carried).
+	prepare(docs []RankDoc, fresh int)
 	// fields lists the scoring parameters of the fields docTerms emits, in order.
 	fields() []fieldSpec
 	// docTerms emits every term occurrence of doc with its field and weight.
@@ -115,6 +117,7 @@ type idAnalyzer interface {
 // sum of weights of 1 and 0.5, exact in float32 (as termCell keeps it) below 2^23 words.
 type termCounts struct {
 	term   int32
+	fields uint8 // the fields with a count, as bits
 	counts [maxFields]float32
 }
 
@@ -133,7 +136,11 @@ func (d *docAccum) add(f int, id int32, w float64) {
 		k = int32(len(d.acc))
 		d.slot[id] = k
 	}
-	d.acc[k-1].counts[f] += float32(w)
+	tc := &d.acc[k-1]
+	tc.counts[f] += float32(w)
+	if tc.counts[f] != 0 {
+		tc.fields |= 1 << f
+	}
 	d.lens[f] += w
 }
 
@@ -331,18 +338,18 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 	} else {
 		r.terms = newTermTable(4 * len(docs))
 	}
-	an.prepare(docs)
-
-	// A document's terms accumulate in acc (a term with its count in every field),
-	// then go to flat as one cell per term and field, grouped by term; cells[i] is the
-	// document's part of flat, or the cells of the document it is in prev.
-	var acc docAccum
 	fresh := len(docs)
 	for _, j := range reuse {
 		if j >= 0 {
 			fresh--
 		}
 	}
+	an.prepare(docs, fresh)
+
+	// A document's terms accumulate in acc (a term with its count in every field),
+	// then go to flat as one cell per term and field, grouped by term; cells[i] is the
+	// document's part of flat, or the cells of the document it is in prev.
+	var acc docAccum
 	flat := make([]termCell, 0, 48*fresh)
 	cells := make([][]termCell, len(docs))
 	lens := make([]float64, len(docs)*nf)
@@ -388,10 +395,9 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 			from := len(flat)
 			for _, tc := range acc.acc {
 				acc.slot[tc.term] = 0
-				for f := range nf {
-					if tc.counts[f] != 0 {
-						flat = append(flat, newCell(tc.term, f, tc.counts[f]))
-					}
+				for m := tc.fields; m != 0; m &= m - 1 { // fields in order
+					f := bits.TrailingZeros8(m)
+					flat = append(flat, newCell(tc.term, f, tc.counts[f]))
 				}
 			}
 			// If flat grows later, this slice keeps the array it is in.
@@ -506,15 +512,15 @@ func (r *Ranker) indexExact(i int, d *RankDoc) {
 // referenceAnalyzer is the reference ranker's text model.
 type referenceAnalyzer struct{}
 
-func (referenceAnalyzer) fields() []fieldSpec   { return []fieldSpec{{weight: 1, b: 0.75}} }
-func (referenceAnalyzer) k1() float64           { return 1.2 }
-func (referenceAnalyzer) classic() bool         { return true }
-func (referenceAnalyzer) tailMatch() bool       { return false }
-func (referenceAnalyzer) prepare([]RankDoc)     {}
-func (referenceAnalyzer) freeze()               {}
-func (referenceAnalyzer) carry(analyzer, int)   {}
-func (a referenceAnalyzer) successor() analyzer { return a }
-func (referenceAnalyzer) literalTier() bool     { return true }
+func (referenceAnalyzer) fields() []fieldSpec    { return []fieldSpec{{weight: 1, b: 0.75}} }
+func (referenceAnalyzer) k1() float64            { return 1.2 }
+func (referenceAnalyzer) classic() bool          { return true }
+func (referenceAnalyzer) tailMatch() bool        { return false }
+func (referenceAnalyzer) prepare([]RankDoc, int) {}
+func (referenceAnalyzer) freeze()                {}
+func (referenceAnalyzer) carry(analyzer, int)    {}
+func (a referenceAnalyzer) successor() analyzer  { return a }
+func (referenceAnalyzer) literalTier() bool      { return true }
 
 func (referenceAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
 	var terms, words []string

@@ -262,7 +262,7 @@ type termSlot struct {
 func newTermTable(hint int) termTable {
 	t := termTable{seed: maphash.MakeSeed()}
 	t.alloc(hint)
-	t.strs = make([]string, 0, hint)
+	t.strs = make([]string, 0, hint+hint/4) // a term table is seldom much fuller than its hint
 	return t
 }
 
