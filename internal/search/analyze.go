@@ -458,37 +458,45 @@ func (a *nodmixAnalyzer) fieldTerms(t *termSink, text string) {
 // rawWords splits text into the reference's raw words (runs of letters, numbers and
 // underscores), keeping their case for the part splitter.
 func rawWords(dst []string, text string) []string {
-	// ASCII runs are split byte by byte; the first byte that is not ASCII hands the
-	// rest of the text to the rune loop, from the start of the word it is in.
-	start := -1
-	i := 0
-	for ; i < len(text); i++ {
-		c := text[i]
-		if c >= utf8.RuneSelf {
-			break
+	// ASCII runs are split by two tight loops, over separators and over word bytes; the
+	// first byte that is not ASCII hands the rest of the text to the rune loop, from the
+	// start of the word it is in.
+	for i := 0; i < len(text); {
+		for i < len(text) && byteClass[text[i]] == classSep {
+			i++
 		}
-		if asciiWordByte(c) {
-			if start < 0 {
-				start = i
-			}
-			continue
+		start := i
+		for i < len(text) && byteClass[text[i]] == classWord {
+			i++
 		}
-		if start >= 0 {
+		if i < len(text) && byteClass[text[i]] == classMulti {
+			return rawWordsRunes(dst, text, start)
+		}
+		if i > start {
 			dst = append(dst, text[start:i])
-			start = -1
 		}
 	}
-	if i == len(text) {
-		if start >= 0 {
-			dst = append(dst, text[start:])
-		}
-		return dst
-	}
-	if start >= 0 {
-		i = start
-	}
-	return rawWordsRunes(dst, text, i)
+	return dst
 }
+
+// Byte classes for rawWords.
+const (
+	classSep   = iota // an ASCII byte that is not a word byte
+	classWord         // an ASCII byte isWordRune accepts
+	classMulti        // a byte of a multi-byte rune
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = classMulti
+		case isWordRune(rune(c)):
+			t[c] = classWord
+		}
+	}
+	return t
+}()
 
 // rawWordsRunes is rawWords over text[from:], where from is not inside a word.
 func rawWordsRunes(dst []string, text string, from int) []string {

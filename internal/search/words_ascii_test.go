@@ -57,3 +57,15 @@ func TestSuffixesEndingIn(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRawWords: rawWords, with its ASCII loops, splits as the rune loop does.
+func FuzzRawWords(f *testing.F) {
+	for _, s := range []string{"", "web_search x86-64", "café au lait", "a\xffb", "日本 語", "ab日c d", "  x  "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := rawWords(nil, s), rawWordsRunes(nil, s, 0); !slices.Equal(got, want) {
+			t.Fatalf("rawWords(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
