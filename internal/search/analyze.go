@@ -69,17 +69,19 @@ type nodmixAnalyzer struct {
 
 // wordInfo is the analysis of one raw word.
 type wordInfo struct {
-	id    int32    // position in the analyzer's list
-	raw   string   // the word as the text has it
-	lower string   // the word lowercased
-	stop  bool     // lower is a stop word
-	parts []string // lower and its case parts, as splitWords gives them
-	terms []string // stem variants of the parts that are not stop words
+	id   int32 // position in the analyzer's list
+	stop bool  // lower is a stop word
+	// interned says termIDs are set (it sits with id and stop, in one word: a build
+	// analyzes tens of thousands of words).
+	interned bool
+	raw      string   // the word as the text has it
+	lower    string   // the word lowercased
+	parts    []string // lower and its case parts, as splitWords gives them
+	terms    []string // stem variants of the parts that are not stop words
 	// termIDs are the ids of terms in the term table of the ranker whose build created
 	// the word (and of its updates, which continue that table). Set by that build before
 	// the word is shared (interned says so), never changed after.
-	termIDs  []int32
-	interned bool
+	termIDs []int32
 }
 
 // Fields of nodmix's document model.
@@ -253,8 +255,8 @@ func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
 	key, short := packWord(raw)
 	var h uint32
 	if short {
-		if info := a.short.find(key); info != nil {
-			return info
+		if id := a.short.find(key); id >= 0 {
+			return a.list[id]
 		}
 	} else {
 		h = a.words.hash(raw)
@@ -289,7 +291,7 @@ func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
 	a.list = append(a.list, info)
 	a.seen = append(a.seen, 0)
 	if short {
-		a.short.insert(key, info)
+		a.short.insert(key, info.id)
 	} else {
 		a.words.insert(h, info)
 	}

@@ -7,17 +7,18 @@ import (
 )
 
 // shortWords maps ASCII raw words of up to 15 bytes, packed into two words with the
-// length in the top byte (as the BM25+ corpus packs its tokens), to their analyses. A
-// probe compares the packed key in the slot, so a known word costs one slot read and
-// no read of the text the word was first seen in. Once built it is only read.
+// length in the top byte (as the BM25+ corpus packs its tokens), to their ids. A probe
+// compares the packed key in the slot, so a known word costs one slot read and no read
+// of the text the word was first seen in; slots hold no pointers, which spares the
+// garbage collector a scan of the table. Once built it is only read.
 type shortWords struct {
 	slots []shortWordSlot
 	n     int
 }
 
 type shortWordSlot struct {
-	key  [2]uint64 // never zero for a stored word: the length byte is at least one
-	info *wordInfo
+	key [2]uint64 // never zero for a stored word: the length byte is at least one
+	id  int32
 }
 
 // packWord packs an ASCII word of 1 to 15 bytes; ok is false for any other.
@@ -54,40 +55,41 @@ func (t *shortWords) home(key [2]uint64) uint64 {
 	return (h ^ h>>29) & uint64(len(t.slots)-1)
 }
 
-func (t *shortWords) find(key [2]uint64) *wordInfo {
+// find returns the id of the word packed in key, or -1.
+func (t *shortWords) find(key [2]uint64) int32 {
 	if t.slots == nil {
-		return nil
+		return -1
 	}
 	mask := uint64(len(t.slots) - 1)
 	for i := t.home(key); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.key == key {
-			return s.info
+			return s.id
 		}
-		if s.info == nil {
-			return nil
+		if s.key == ([2]uint64{}) {
+			return -1
 		}
 	}
 }
 
 // insert adds a word that find did not find.
-func (t *shortWords) insert(key [2]uint64, info *wordInfo) {
+func (t *shortWords) insert(key [2]uint64, id int32) {
 	if 2*(t.n+1) > len(t.slots) {
 		old := t.slots
 		t.init(len(old))
 		for _, s := range old {
-			if s.info != nil {
+			if s.key != ([2]uint64{}) {
 				t.place(s)
 			}
 		}
 	}
-	t.place(shortWordSlot{key: key, info: info})
+	t.place(shortWordSlot{key: key, id: id})
 }
 
 func (t *shortWords) place(s shortWordSlot) {
 	mask := uint64(len(t.slots) - 1)
 	i := t.home(s.key)
-	for t.slots[i].info != nil {
+	for t.slots[i].key != ([2]uint64{}) {
 		i = (i + 1) & mask
 	}
 	t.slots[i] = s
