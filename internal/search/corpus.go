@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"maps"
 	"runtime"
@@ -321,11 +322,11 @@ func (b *corpusBuilder) fieldTermIDs(s string, recurring bool) []int32 {
 }
 
 // asciiTermIDs appends the term ids of s to fieldIDs when s is ASCII, tokenizing as
-// appendTokensASCII does and packing each token into its short-table key as it is read,
-// so that a known word costs one probe and no copy. It reports false at the first byte
-// that is not ASCII, having appended only part of the ids.
+// appendTokensASCII does; a token of up to 15 bytes is packed into its short-table key
+// straight from s, eight bytes at a time, so that a known word costs one probe and no
+// copy. It reports false at the first byte that is not ASCII, having appended only part
+// of the ids.
 func (b *corpusBuilder) asciiTermIDs(s string) bool {
-	var tok [maxPacked]byte
 	for i := 0; i < len(s); {
 		for i < len(s) && asciiClass[s[i]] == clsSep {
 			i++
@@ -335,35 +336,31 @@ func (b *corpusBuilder) asciiTermIDs(s string) bool {
 		}
 		prev := clsSep
 		start := i // the token is s[start:i], lowercased
-		var key [2]uint64
 		for ; i < len(s); i++ {
-			c := s[i]
-			cur := asciiClass[c]
+			cur := asciiClass[s[i]]
+			if cur == clsLower || cur == clsDigit { // the common case first
+				prev = cur
+				continue
+			}
 			if cur == clsSep {
 				break
 			}
 			if cur == clsMulti {
 				return false
 			}
-			if cur == clsUpper {
-				if prev != clsSep {
-					next := clsSep
-					if i+1 < len(s) {
-						next = asciiClass[s[i+1]]
-					}
-					if splitBefore(prev, cur, next) {
-						b.fieldIDs = append(b.fieldIDs, b.packedTermID(key, s[start:i], &tok))
-						start, key = i, [2]uint64{}
-					}
+			if cur == clsUpper && prev != clsSep {
+				next := clsSep
+				if i+1 < len(s) {
+					next = asciiClass[s[i+1]]
 				}
-				c += 'a' - 'A'
-			}
-			if n := i - start; n < maxPacked {
-				key[n>>3] |= uint64(c) << (8 * (n & 7))
+				if splitBefore(prev, cur, next) {
+					b.fieldIDs = append(b.fieldIDs, b.asciiTermID(s, start, i))
+					start = i
+				}
 			}
 			prev = cur
 		}
-		b.fieldIDs = append(b.fieldIDs, b.packedTermID(key, s[start:i], &tok))
+		b.fieldIDs = append(b.fieldIDs, b.asciiTermID(s, start, i))
 	}
 	return true
 }
@@ -371,31 +368,68 @@ func (b *corpusBuilder) asciiTermIDs(s string) bool {
 // maxPacked is the longest token a short-table key holds, in bytes.
 const maxPacked = 15
 
-// packedTermID is termID for the ASCII token raw (not yet lowercased), whose first
-// bytes, lowercased, are packed in key.
-func (b *corpusBuilder) packedTermID(key [2]uint64, raw string, buf *[maxPacked]byte) int32 {
-	if len(raw) <= maxPacked {
-		key[1] |= uint64(len(raw)) << 56
-		if id, ok := b.short.get(key); ok {
-			return id
-		}
-		tok := buf[:len(raw)]
-		for i := range len(raw) {
-			c := raw[i]
+// asciiTermID is termID for the token s[start:end] lowercased, which is ASCII.
+func (b *corpusBuilder) asciiTermID(s string, start, end int) int32 {
+	n := end - start
+	if n > maxPacked {
+		tok := []byte(s[start:end])
+		for i, c := range tok {
 			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
+				tok[i] = c + 'a' - 'A'
 			}
-			tok[i] = c
 		}
 		return b.termID(tok)
 	}
-	tok := []byte(raw)
-	for i, c := range tok {
+	key := packLowerASCII(s, start, n)
+	if id, ok := b.short.get(key); ok {
+		return id
+	}
+	var buf [maxPacked]byte
+	tok := buf[:n]
+	for i := range n {
+		c := s[start+i]
 		if 'A' <= c && c <= 'Z' {
-			tok[i] = c + 'a' - 'A'
+			c += 'a' - 'A'
 		}
+		tok[i] = c
 	}
 	return b.termID(tok)
+}
+
+// packLowerASCII packs s[start:start+n] (ASCII, 1 <= n <= 15) lowercased as termID packs
+// a short token: bytes in little-endian order over two words, the length in the top byte.
+func packLowerASCII(s string, start, n int) [2]uint64 {
+	var lo, hi uint64
+	if start+16 <= len(s) {
+		lo, hi = load64(s, start), load64(s, start+8)
+		if n < 8 {
+			lo &= 1<<(8*n) - 1
+			hi = 0
+		} else {
+			hi &= 1<<(8*(n-8)) - 1
+		}
+	} else { // near the end of s: through a zeroed buffer
+		var buf [16]byte
+		copy(buf[:], s[start:start+n])
+		lo, hi = binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])
+	}
+	return [2]uint64{lowerASCII8(lo), lowerASCII8(hi) | uint64(n)<<56}
+}
+
+// load64 reads s[i:i+8] as a little-endian word.
+func load64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// lowerASCII8 lowercases the eight ASCII bytes of x at once: a byte from 'A' to 'Z' gains
+// 0x20. Adding 0x3f sets a byte's top bit from 'A' up, adding 0x25 from 'Z'+1 up; no
+// addition carries into the next byte, since every byte is below 0x80.
+func lowerASCII8(x uint64) uint64 {
+	const ones = 0x0101010101010101
+	upper := (x + 0x3f*ones) &^ (x + 0x25*ones) & (0x80 * ones)
+	return x | upper>>2
 }
 
 // termID returns the id of tok, adding it to the dictionary if it is new. Tokens of up

@@ -250,3 +250,26 @@ func FuzzCorpusTermIDs(f *testing.F) {
 		}
 	})
 }
+
+// TestPackLowerASCII: a key packed from the text, eight bytes at a time, is the key
+// termID packs from the lowercased token, at every offset and length, near the end of
+// the text or not.
+func TestPackLowerASCII(t *testing.T) {
+	const text = "AbcDEFghiJKLmnoPQRstuVWXyz0123456789ZYXwvuTSRqpoNMLkjiHGFedcBA@[`{"
+	for start := range len(text) {
+		for n := 1; n <= maxPacked && start+n <= len(text); n++ {
+			var want [2]uint64
+			for i := range n {
+				c := text[start+i]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				want[i>>3] |= uint64(c) << (8 * (i & 7))
+			}
+			want[1] |= uint64(n) << 56
+			if got := packLowerASCII(text, start, n); got != want {
+				t.Fatalf("packLowerASCII(%q) = %x, want %x", text[start:start+n], got, want)
+			}
+		}
+	}
+}
