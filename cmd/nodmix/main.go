@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -29,10 +30,27 @@ func main() {
 			Stdout: os.Stdout,
 			Stderr: os.Stderr,
 			Getenv: os.Getenv,
+			Batch:  batchGC,
 		})
 	})
 	stop()
 	os.Exit(code)
+}
+
+// batchHeap is the memory a batch command grows to before the garbage collector runs.
+const batchHeap = 512 << 20
+
+// batchGC lets a batch command (a catalog search, say) run without garbage collection until
+// its memory reaches batchHeap. Such a process lives for tens of milliseconds and allocates a few
+// tens of megabytes it mostly keeps to the end: at 10,000 tools the collector took a fifth of
+// `tools search --catalog` and freed nothing it could reuse. Past batchHeap the collector works
+// as usual against that limit. GOGC or GOMEMLIMIT set by the user win.
+func batchGC() {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(batchHeap)
 }
 
 // run returns what execute returns. A panic that escapes it (a bug: nodmix never panics on what a

@@ -29,6 +29,22 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Batch, when not nil, is called once before a batch command runs: one that reads its input,
+	// answers and exits (a catalog search, a listing, an evaluation), as opposed to a server, an
+	// agent turn or a tool call, which may run for long. main tunes the garbage collector with it.
+	Batch func()
+}
+
+// batchAnnotation marks the commands Env.Batch is called for.
+const batchAnnotation = "nodmix.batch"
+
+// batch marks c as a batch command and returns it.
+func batch(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[batchAnnotation] = "true"
+	return c
 }
 
 func (e Env) lookupEnv(k string) (string, bool) {
@@ -51,6 +67,11 @@ func Execute(ctx context.Context, env Env) int {
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
+	if env.Batch != nil {
+		if c, _, err := root.Find(env.Args); err == nil && c.Annotations[batchAnnotation] != "" {
+			env.Batch()
+		}
+	}
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK

@@ -68,7 +68,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 	eval.Flags().StringVar(&queriesFile, "queries", "", "queries file (JSON Lines: qid, query, gold)")
 	eval.Flags().StringVar(&ranker, "ranker", "bm25", "bm25 (the discovery index), toolsearch (nodmix's Tool Search ranker) or reference (the reference Tool Search ranker)")
 	eval.Flags().BoolVar(&asJSON, "json", false, "print the metrics as JSON")
-	cmd.AddCommand(eval)
+	cmd.AddCommand(batch(eval))
 	return cmd
 }
 

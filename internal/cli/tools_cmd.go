@@ -48,8 +48,8 @@ func (g *globals) openApp(ctx context.Context, file string, persistent bool, mod
 
 func newToolsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "tools", Short: "List, search, describe and call the tools of the catalog"}
-	cmd.AddCommand(newToolsListCmd(g), newToolsSearchCmd(g), newToolsDescribeCmd(g), newToolsCallCmd(g),
-		newToolsCodeCmd(g), newToolsExposureCmd(g))
+	cmd.AddCommand(batch(newToolsListCmd(g)), batch(newToolsSearchCmd(g)), batch(newToolsDescribeCmd(g)), newToolsCallCmd(g),
+		newToolsCodeCmd(g), batch(newToolsExposureCmd(g)))
 	return cmd
 }
 
