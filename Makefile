@@ -50,7 +50,8 @@ bench-compare: build
 	$(GO) test -run='^$$' -cpu 1 -benchtime=$(BENCHTIME) -benchmem -bench='^BenchmarkReadFile10000$$' ./internal/catalog; \
 	NODMIX_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -benchtime=20x -bench='^BenchmarkToolsSearchProcess10000$$' ./internal/catalog; \
 	NODMIX_SANDBOX_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -benchtime=200x -benchmem -bench='^BenchmarkRun(Warm|Cold|ColdBinary)$$' ./internal/sandbox; \
-	if [ -d $(E2E)/node_modules ]; then $(GO) test -run='^$$' -benchtime=300x -bench='^BenchmarkProxyOverhead$$' ./internal/mcpserve; fi; \
+	if [ -d $(E2E)/node_modules ]; then $(GO) test -run='^$$' -benchtime=1000x -bench='^BenchmarkProxyOverhead$$' ./internal/mcpserve; \
+		NODMIX_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -benchtime=1000x -bench='^BenchmarkProxyProcess$$' ./internal/mcpserve; fi; \
 	} | awk '\
 		/^Benchmark/ { \
 			name = $$1; sub(/-[0-9]+$$/, "", name); sub(/^Benchmark/, "", name); \
