@@ -16,31 +16,6 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 func ptr[T any](v T) *T { return &v }
 
-var weatherSchema = json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)
-
-// transcript is a whole tool loop: a question with an image, an answer that calls two tools at
-// once, their results (one with an image), and the final answer.
-func transcript() []llm.Message {
-	return []llm.Message{
-		{Role: llm.RoleUser, Parts: []llm.Part{
-			{Kind: llm.KindText, Text: "Weather in Paris and Rome? <compare> & tell me"},
-			{Kind: llm.KindImage, ImageURL: "data:image/png;base64,iVBORw0KGgo="},
-		}},
-		{Role: llm.RoleAssistant, Parts: []llm.Part{
-			{Kind: llm.KindText, Text: "Checking both."},
-			{Kind: llm.KindToolCall, CallID: "call_a", Name: "weather", Args: json.RawMessage(`{"city":"Paris"}`)},
-			{Kind: llm.KindToolCall, CallID: "call_b", Name: "weather", Args: json.RawMessage(`{"city":"Rome"}`)},
-		}},
-		{Role: llm.RoleTool, Parts: []llm.Part{
-			{Kind: llm.KindToolResult, CallID: "call_a", Name: "weather", Text: "18°C, cloudy"},
-			{Kind: llm.KindToolResult, CallID: "call_b", Name: "weather", Text: "upstream timeout", IsError: true},
-			{Kind: llm.KindImage, ImageURL: "https://example.com/rome.png"},
-		}},
-		{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.KindText, Text: "Paris is 18°C; Rome did not answer."}}},
-		{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "Thanks"}}},
-	}
-}
-
 // reasoningTranscript has reasoning parts of this dialect and of another.
 func reasoningTranscript() []llm.Message {
 	return []llm.Message{
@@ -77,7 +52,7 @@ func detailsTranscript() []llm.Message {
 
 func tools() []llm.Tool {
 	return []llm.Tool{
-		{Name: "weather", Description: "Current weather for a city.", Parameters: weatherSchema},
+		{Name: "weather", Description: "Current weather for a city.", Parameters: llmtest.WeatherSchema},
 		{Name: "clock", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
 	}
 }
@@ -100,7 +75,7 @@ func encodeCases() []encodeCase {
 			Model: "gpt-5.5", Stream: true, Tools: tools(), ToolChoice: "required",
 			Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "time?"}}}},
 		}},
-		{name: "transcript", req: llm.Request{Model: "gpt-5.5", System: "sys", Tools: tools(), Messages: transcript()}},
+		{name: "transcript", req: llm.Request{Model: "gpt-5.5", System: "sys", Tools: tools(), Messages: llmtest.ToolLoop()}},
 		{name: "quirk_fields", q: Quirks{MaxTokensField: "max_tokens", SystemRole: "developer", NoStreamUsage: true}, req: llm.Request{
 			Model: "o4-mini", System: "sys", MaxTokens: 99, Stream: true,
 			Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "hi"}}}},

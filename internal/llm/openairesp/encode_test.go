@@ -16,31 +16,6 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 func ptr[T any](v T) *T { return &v }
 
-var weatherSchema = json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)
-
-// transcript is a whole tool loop: a question with an image, an answer that calls two tools at
-// once, their results (one with an image), and the final answer.
-func transcript() []llm.Message {
-	return []llm.Message{
-		{Role: llm.RoleUser, Parts: []llm.Part{
-			{Kind: llm.KindText, Text: "Weather in Paris and Rome? <compare> & tell me"},
-			{Kind: llm.KindImage, ImageURL: "data:image/png;base64,iVBORw0KGgo="},
-		}},
-		{Role: llm.RoleAssistant, Parts: []llm.Part{
-			{Kind: llm.KindText, Text: "Checking both."},
-			{Kind: llm.KindToolCall, CallID: "call_a", Name: "weather", Args: json.RawMessage(`{"city":"Paris"}`)},
-			{Kind: llm.KindToolCall, CallID: "call_b", Name: "weather", Args: json.RawMessage(`{"city":"Rome"}`)},
-		}},
-		{Role: llm.RoleTool, Parts: []llm.Part{
-			{Kind: llm.KindToolResult, CallID: "call_a", Name: "weather", Text: "18°C, cloudy"},
-			{Kind: llm.KindToolResult, CallID: "call_b", Name: "weather", Text: "upstream timeout", IsError: true},
-			{Kind: llm.KindImage, ImageURL: "https://example.com/rome.png"},
-		}},
-		{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.KindText, Text: "Paris is 18°C; Rome did not answer."}}},
-		{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "Thanks"}}},
-	}
-}
-
 // reasoningTranscript has items of this dialect (with ids and a reasoning item), of another
 // dialect, and a reasoning item that nothing follows.
 func reasoningTranscript() []llm.Message {
@@ -70,7 +45,7 @@ func reasoningTranscript() []llm.Message {
 
 func tools() []llm.Tool {
 	return []llm.Tool{
-		{Name: "weather", Description: "Current weather for a city.", Parameters: weatherSchema},
+		{Name: "weather", Description: "Current weather for a city.", Parameters: llmtest.WeatherSchema},
 		{Name: "clock", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
 	}
 }
@@ -92,7 +67,7 @@ func encodeCases() []encodeCase {
 			Model: "gpt-5.5", Stream: true, Tools: append(tools(), llm.Tool{Name: "noargs"}), ToolChoice: "required",
 			Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "time?"}}}},
 		}},
-		{name: "transcript", req: llm.Request{Model: "gpt-5.5", System: "sys", Tools: tools(), Messages: transcript()}},
+		{name: "transcript", req: llm.Request{Model: "gpt-5.5", System: "sys", Tools: tools(), Messages: llmtest.ToolLoop()}},
 		{name: "reasoning_items", req: llm.Request{Model: "gpt-5.5", Stream: true, Tools: tools(), Messages: reasoningTranscript()},
 			patch: llm.Patch{Body: json.RawMessage(`{"reasoning":{"effort":"high","summary":"auto"},"include":["reasoning.encrypted_content"],"store":false}`)}},
 		{name: "extra_and_patch", req: llm.Request{
