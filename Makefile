@@ -49,7 +49,7 @@ bench-compare: build
 	$(GO) test -run='^$$' -cpu 1 -benchtime=$(BENCHTIME) -benchmem -bench='^Benchmark(BM25Build|CorpusIndex|BM25Search)$$/^10000$$' ./internal/search; \
 	$(GO) test -run='^$$' -cpu 1 -benchtime=$(BENCHTIME) -benchmem -bench='^BenchmarkReadFile10000$$' ./internal/catalog; \
 	NODMIX_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -benchtime=20x -bench='^BenchmarkToolsSearchProcess10000$$' ./internal/catalog; \
-	NODMIX_SANDBOX_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -benchtime=200x -benchmem -bench='^BenchmarkRun(Warm|Cold|ColdBinary)$$' ./internal/sandbox; \
+	NODMIX_SANDBOX_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -benchtime=200x -benchmem -bench='^Benchmark(Run(Warm|Cold|ColdBinary)|ProcessStart)$$' ./internal/sandbox; \
 	if [ -d $(E2E)/node_modules ]; then $(GO) test -run='^$$' -benchtime=1000x -bench='^BenchmarkProxyOverhead$$' ./internal/mcpserve; \
 		NODMIX_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -benchtime=1000x -bench='^BenchmarkProxyProcess$$' ./internal/mcpserve; fi; \
 	} | awk '\

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -119,5 +120,39 @@ func BenchmarkNodePermissionStart(b *testing.B) {
 		if out, err := exec.Command(node, flag, "-e", "0").CombinedOutput(); err != nil {
 			b.Fatalf("node %s: %v: %s", flag, err, out)
 		}
+	}
+}
+
+// BenchmarkProcessStart is the floor under a cold child: starting a process that does nothing,
+// a C one (true) and a static Go one built for the benchmark, against which RunCold's start of
+// a child that also builds its runtime and runs code is to be read.
+func BenchmarkProcessStart(b *testing.B) {
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("true is not on PATH")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		b.Skip("go is not on PATH")
+	}
+	dir := b.TempDir()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nfunc main() {}\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	hello := filepath.Join(dir, "nothing")
+	build := exec.Command(goBin, "build", "-o", hello, src)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build: %v: %s", err, out)
+	}
+	for _, tc := range []struct{ name, bin string }{{"true", trueBin}, {"go", hello}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if out, err := exec.Command(tc.bin).CombinedOutput(); err != nil {
+					b.Fatalf("%s: %v: %s", tc.bin, err, out)
+				}
+			}
+		})
 	}
 }
