@@ -124,8 +124,10 @@ func BenchmarkNodePermissionStart(b *testing.B) {
 }
 
 // BenchmarkProcessStart is the floor under a cold child: starting a process that does nothing,
-// a C one (true) and a static Go one built for the benchmark, against which RunCold's start of
-// a child that also builds its runtime and runs code is to be read.
+// a C one (true) and a static Go one built for the benchmark, and the least a goja child can be
+// (testdata/gojafloor: a static Go binary that makes one goja runtime and runs one statement),
+// against which RunCold's start of a child that also builds its locked-down runtime, speaks the
+// protocol and runs code is to be read.
 func BenchmarkProcessStart(b *testing.B) {
 	trueBin, err := exec.LookPath("true")
 	if err != nil {
@@ -146,7 +148,13 @@ func BenchmarkProcessStart(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build: %v: %s", err, out)
 	}
-	for _, tc := range []struct{ name, bin string }{{"true", trueBin}, {"go", hello}} {
+	floor := filepath.Join(dir, "gojafloor")
+	build = exec.Command(goBin, "build", "-trimpath", "-o", floor, "./testdata/gojafloor")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build gojafloor: %v: %s", err, out)
+	}
+	for _, tc := range []struct{ name, bin string }{{"true", trueBin}, {"go", hello}, {"goja", floor}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
 				if out, err := exec.Command(tc.bin).CombinedOutput(); err != nil {
