@@ -297,7 +297,8 @@ func TestE2EListChangedThroughNodmix(t *testing.T) {
 // BenchmarkProxyOverhead compares tools/call of server-everything's echo made directly with the
 // Go SDK client against the same call through nodmix (an MCP client session to mcpserve over the
 // stdio transport, which forwards through the hub), interleaved in one run so that both see the
-// same machine load. It reports both latencies and their ratio.
+// same machine load. It reports both latencies and their ratio, and the ratio of the same call
+// through a relay that only copies bytes (relay-ratio), the floor of any hop in this process.
 func BenchmarkProxyOverhead(b *testing.B) {
 	dir := e2etest.Dir(b)
 	everything := e2etest.Server(dir, "server-everything", "stdio")
@@ -341,9 +342,12 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	// every call; over 2025-11-25, which nodmix's stdio face negotiates, the hop takes about a
 	// fifth less CPU.)
 	bare := sdkEchoSession(b, ctx)
+	// The floor of any hop: the same call to a second server-everything through a relay that
+	// copies bytes and parses nothing.
+	relayed := relaySession(b, ctx, everything, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 
 	args := map[string]any{"message": "x"}
-	var tDirect, tNodmix, tBare, cDirect, cNodmix time.Duration
+	var tDirect, tNodmix, tBare, tRelay, cDirect, cNodmix time.Duration
 	cStart := cpuTime()
 	for b.Loop() {
 		t0, c0 := time.Now(), cpuTime()
@@ -358,9 +362,14 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		if _, err := bare.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
 			b.Fatal(err)
 		}
+		t3 := time.Now()
+		if _, err := relayed.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
 		tDirect += t1.Sub(t0)
 		tNodmix += t2.Sub(t1)
-		tBare += time.Since(t2)
+		tBare += t3.Sub(t2)
+		tRelay += time.Since(t3)
 		cDirect += c1 - c0
 		cNodmix += c2 - c1
 	}
@@ -369,6 +378,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	b.ReportMetric(float64(tNodmix.Microseconds())/float64(b.N), "nodmix-µs/call")
 	b.ReportMetric(float64(tBare.Microseconds())/float64(b.N), "sdk-hop-µs/call")
 	b.ReportMetric(float64(tNodmix)/float64(tDirect), "ratio")
+	b.ReportMetric(float64(tRelay)/float64(tDirect), "relay-ratio")
 	// This process's CPU time in each call: the client's alone for a direct call; the client's,
 	// nodmix's stdio face's and the hub's through nodmix (the Node server's is not counted).
 	// Steadier than the latencies on a loaded machine. Work that a call leaves to the garbage
