@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -17,14 +18,27 @@ import (
 // stdioPeer drives ServeStdio with raw lines, as a misbehaving client would.
 type stdioPeer struct {
 	t      *testing.T
-	in     *io.PipeWriter
+	in     io.WriteCloser
 	out    *bufio.Reader
 	served chan error
 }
 
-func newStdioPeer(t *testing.T, srv *Server) *stdioPeer {
+// newStdioPeer serves srv to a peer over an in-memory pipe, or with osPipe over an OS pipe, as
+// a client that starts `nodmix mcp serve` gives it (read on the SDK's goroutine, see lineConn).
+func newStdioPeer(t *testing.T, srv *Server, osPipe bool) *stdioPeer {
 	t.Helper()
-	inR, inW := io.Pipe()
+	var inR io.Reader
+	var inW io.WriteCloser
+	if osPipe {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		inR, inW = r, w
+	} else {
+		inR, inW = io.Pipe()
+	}
 	outR, outW := io.Pipe()
 	p := &stdioPeer{t: t, in: inW, out: bufio.NewReader(outR), served: make(chan error, 1)}
 	go func() {
@@ -68,10 +82,15 @@ func (p *stdioPeer) reply() map[string]any {
 }
 
 func TestStdioSurvivesBadInput(t *testing.T) {
+	t.Run("io.Pipe", func(t *testing.T) { testStdioSurvivesBadInput(t, false) })
+	t.Run("os.Pipe", func(t *testing.T) { testStdioSurvivesBadInput(t, true) })
+}
+
+func testStdioSurvivesBadInput(t *testing.T, osPipe bool) {
 	leaktest.Check(t)
 	srv := New(newFakeSessions(), Options{MaxMessageBytes: 512})
 	t.Cleanup(func() { _ = srv.Close() })
-	p := newStdioPeer(t, srv)
+	p := newStdioPeer(t, srv, osPipe)
 
 	errReply := func(id any, code int64, msg string) map[string]any {
 		return map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": float64(code), "message": msg}}
@@ -86,6 +105,7 @@ func TestStdioSurvivesBadInput(t *testing.T) {
 		{"no version", `{"id":7,"method":"ping"}`, errReply(float64(7), jsonrpc.CodeInvalidRequest, `invalid request: invalid message version tag ""; expected "2.0"`)},
 		{"neither request nor response", `{"jsonrpc":"2.0","id":"x"}`, nil},
 		{"too large", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 600) + `"}}`, errReply(nil, jsonrpc.CodeInvalidRequest, "message too large: over 512 bytes")},
+		{"too large over several reads", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 150<<10) + `"}}`, errReply(nil, jsonrpc.CodeInvalidRequest, "message too large: over 512 bytes")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,6 +144,28 @@ func TestStdioSurvivesBadInput(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":4,"method":"no/such/method"}`)
 	if e, _ := p.reply()["error"].(map[string]any); e == nil || e["code"] != float64(jsonrpc.CodeMethodNotFound) {
 		t.Errorf("unknown method: %v", e)
+	}
+}
+
+// TestStdioLongLine: a message longer than the reader's buffer is put together from several
+// reads, whichever way the input is read.
+func TestStdioLongLine(t *testing.T) {
+	for _, osPipe := range []bool{false, true} {
+		srv := New(newFakeSessions(), Options{})
+		t.Cleanup(func() { _ = srv.Close() })
+		p := newStdioPeer(t, srv, osPipe)
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		if got := p.reply(); got["id"] != float64(1) || got["result"] == nil {
+			t.Fatalf("initialize = %v", got)
+		}
+		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		long := strings.Repeat("y", 200<<10)
+		p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + long + `"}}}`)
+		got := p.reply()
+		res, _ := got["result"].(map[string]any)
+		if res == nil || !strings.Contains(mustJSON(t, res), `echo: `+long) {
+			t.Errorf("os pipe %v: tools/call of a long message: %.200v", osPipe, got)
+		}
 	}
 }
 
