@@ -24,7 +24,13 @@ import (
 // passes os.Stdin and os.Stdout). Unlike the SDK's stdio transport, a malformed, oversized or
 // batched message is answered with a JSON-RPC error and the session goes on.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	return s.Serve(ctx, NewLineTransport(in, out, s.opts.MaxMessageBytes))
+	t := NewLineTransport(in, out, s.opts.MaxMessageBytes).(*lineTransport)
+	if f := pollableInput(in); f != nil {
+		// Read through the second open; closing the connection closes both, as it closed in.
+		defer f.Close()
+		t.in, t.also = f, in
+	}
+	return s.Serve(ctx, t)
 }
 
 // NewLineTransport is an MCP transport over newline-delimited JSON that survives bad input: each
@@ -39,14 +45,16 @@ func NewLineTransport(in io.Reader, out io.Writer, maxBytes int) mcp.Transport {
 }
 
 type lineTransport struct {
-	in  io.Reader
-	out io.Writer
-	max int
+	in   io.Reader
+	also io.Reader // closed with in, if an io.Closer (the input in reopens)
+	out  io.Writer
+	max  int
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &lineConn{
 		in:     t.in,
+		also:   t.also,
 		out:    t.out,
 		max:    t.max,
 		br:     bufio.NewReaderSize(t.in, 64<<10),
@@ -64,9 +72,10 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 }
 
 type lineConn struct {
-	in  io.Reader
-	out io.Writer
-	max int
+	in   io.Reader
+	also io.Reader
+	out  io.Writer
+	max  int
 
 	wmu sync.Mutex // one message per write, whole
 
@@ -166,8 +175,10 @@ func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closing.Store(true)
 		close(c.closed)
-		if cl, ok := c.in.(io.Closer); ok {
-			_ = cl.Close()
+		for _, in := range []io.Reader{c.in, c.also} {
+			if cl, ok := in.(io.Closer); ok {
+				_ = cl.Close()
+			}
 		}
 	})
 	return nil
