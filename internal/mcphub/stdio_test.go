@@ -351,6 +351,10 @@ func FuzzStreamConn(f *testing.F) {
 		defer sdkConn.Close()
 		mine := newStreamConn(bytes.NewReader(data), io.Discard, closerFunc(func() error { return nil }))
 		defer mine.Close()
+		// The same stream through an OS pipe, which Read reads itself (with a context that
+		// cannot end, as the SDK's).
+		pipe := newStreamConn(streamSources[1].open(t, string(data)), io.Discard, closerFunc(func() error { return nil }))
+		defer pipe.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		for i := 0; ; i++ {
@@ -362,13 +366,18 @@ func FuzzStreamConn(f *testing.F) {
 			if (errA == nil) != (errB == nil) || (errA != nil && errors.Is(errA, io.EOF) != errors.Is(errB, io.EOF)) {
 				t.Fatalf("%q: message %d: nodmix %v, %v; SDK %v, %v", data, i, a, errA, b, errB)
 			}
+			c, errC := pipe.Read(context.Background())
+			if (errA == nil) != (errC == nil) || (errA != nil && errA.Error() != errC.Error()) {
+				t.Fatalf("%q: message %d: read %v, %v; through a pipe %v, %v", data, i, a, errA, c, errC)
+			}
 			if errA != nil {
 				return
 			}
 			ea, _ := jsonrpc.EncodeMessage(a)
 			eb, _ := jsonrpc.EncodeMessage(b)
-			if string(ea) != string(eb) {
-				t.Fatalf("%q: message %d: nodmix %s, SDK %s", data, i, ea, eb)
+			ec, _ := jsonrpc.EncodeMessage(c)
+			if string(ea) != string(eb) || string(ea) != string(ec) {
+				t.Fatalf("%q: message %d: nodmix %s, through a pipe %s, SDK %s", data, i, ea, ec, eb)
 			}
 		}
 	})

@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,10 +46,11 @@ func NewLineTransport(in io.Reader, out io.Writer, maxBytes int) mcp.Transport {
 }
 
 type lineTransport struct {
-	in   io.Reader
-	also io.Reader // closed with in, if an io.Closer (the input in reopens)
-	out  io.Writer
-	max  int
+	in      io.Reader
+	also    io.Reader // closed with in, if an io.Closer (the input in reopens)
+	out     io.Writer
+	max     int
+	bufSize int // of the reader; 0: 64 KiB (tests make it small, to read lines in pieces)
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -57,7 +59,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		also:   t.also,
 		out:    t.out,
 		max:    t.max,
-		br:     bufio.NewReaderSize(t.in, 64<<10),
+		br:     bufio.NewReaderSize(t.in, cmp.Or(t.bufSize, 64<<10)),
 		closed: make(chan struct{}),
 	}
 	// An input whose reads Close ends (a pipe or socket the runtime's poller watches) is read

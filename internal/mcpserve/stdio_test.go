@@ -2,10 +2,15 @@ package mcpserve
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -305,4 +310,118 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("decode(%s):\nnodmix %s (%v)\n   SDK %s (%v)", data, a, err1, b, err2)
 		}
 	})
+}
+
+// FuzzLineConn checks how the stdio connection reads any byte stream, read in pieces of 16
+// bytes, in both of its ways (a goroutine of its own for a stream, Read itself for an OS pipe):
+// the messages it delivers and the error replies it writes are those of each line taken alone.
+func FuzzLineConn(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n\n  \nnot json\n"+`{"jsonrpc":"2.0","method":"x"}`), uint16(64))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}`+"\n"+`{"id":2}`), uint16(20))
+	f.Add([]byte("[1]\r\n{}\n"+`{"jsonrpc":"2.0","id":"a","result":{}}`), uint16(300))
+	f.Fuzz(func(t *testing.T, data []byte, max uint16) {
+		limit := int(max%512) + 1
+		wantMsgs, wantReplies := lineModel(data, limit)
+		for _, osPipe := range []bool{false, true} {
+			msgs, replies, err := readLines(t, data, limit, osPipe)
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("os pipe %v: reading ended with %v, want EOF", osPipe, err)
+			}
+			if diff := cmp.Diff(wantMsgs, msgs); diff != "" {
+				t.Fatalf("os pipe %v: messages of %q (-want +got):\n%s", osPipe, data, diff)
+			}
+			if replies != wantReplies {
+				t.Fatalf("os pipe %v: replies to %q:\n got %q\nwant %q", osPipe, data, replies, wantReplies)
+			}
+		}
+	})
+}
+
+// lineModel is what the connection makes of data, line by line: the messages (encoded), and
+// the replies to the lines that are not messages, as it writes them.
+func lineModel(data []byte, limit int) (msgs []string, replies string) {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line = data[:i+1]
+		}
+		data = data[len(line):]
+		switch {
+		case len(line) > limit+1: // +1: the newline
+			replies += errorLine(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message too large: over %d bytes", limit))
+		case len(bytes.TrimSpace(line)) > 0:
+			msg, id, code, why := decodeLine(line)
+			if msg == nil {
+				replies += errorLine(id, code, why)
+				break
+			}
+			enc, err := jsonrpc.EncodeMessage(msg)
+			if err != nil {
+				panic(err)
+			}
+			msgs = append(msgs, string(enc))
+		}
+	}
+	return msgs, replies
+}
+
+func errorLine(id any, code int64, message string) string {
+	data, err := json.Marshal(newErrorResponse(id, code, message))
+	if err != nil {
+		panic(err)
+	}
+	return string(data) + "\n"
+}
+
+// readLines reads data through a line connection until it ends.
+func readLines(t *testing.T, data []byte, limit int, osPipe bool) (msgs []string, replies string, err error) {
+	var in io.Reader = bytes.NewReader(data)
+	if osPipe {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		go func() {
+			_, _ = w.Write(data)
+			_ = w.Close()
+		}()
+		in = r
+	}
+	var out syncBuffer
+	conn, err := (&lineTransport{in: in, out: &out, max: limit, bufSize: 16}).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for {
+		msg, err := conn.Read(context.Background())
+		if err != nil {
+			// The read goroutine has written every reply before reading ended.
+			return msgs, out.String(), err
+		}
+		enc, encErr := jsonrpc.EncodeMessage(msg)
+		if encErr != nil {
+			t.Fatal(encErr)
+		}
+		msgs = append(msgs, string(enc))
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
