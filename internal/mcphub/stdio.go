@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -98,24 +100,41 @@ func (p *processCloser) Close() error {
 // streamConn is an MCP client connection over a stream of JSON values, each followed by a
 // newline, as the SDK's stdio connection reads them (a value may span lines). Like the SDK's,
 // it answers a batch of requests with a batch.
+//
+// A stream whose reads Close can interrupt (a pipe the runtime's poller watches, as a server's
+// stdout is) is read by Read itself, on the SDK's reading goroutine: a goroutine of the
+// connection's own would hand every message over once more, which costs a wake-up of the
+// scheduler per message. Any other stream is read on a goroutine of its own, so that Read ends
+// at Close even when the stream's read cannot be interrupted (the goroutine then ends with the
+// process).
 type streamConn struct {
 	w      io.Writer
 	closer io.Closer
 
 	writeMu sync.Mutex
 
-	incoming <-chan decoded
-	queue    []jsonrpc.Message // the rest of the last batch; reads are serialized
+	// Reads are serialized (the SDK reads on one goroutine), so these need no lock.
+	frames   *frameReader
+	incoming chan decoded      // the read goroutine's, once it runs; until then Read reads
+	queue    []jsonrpc.Message // the rest of the last batch
+	readErr  error             // what ended direct reading
 
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*msgBatch
 
+	pollable  deadliner   // the stream, when Close can end its reads; else nil
+	closing   atomic.Bool // Close has begun: a failed read is the end of the stream
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
 }
 
-// decoded is what the read goroutine hands over: one message or a batch, or why not.
+// deadliner is a stream whose blocked reads a deadline ends: an *os.File the poller watches.
+type deadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+// decoded is one message or a batch read from the stream, or why not.
 type decoded struct {
 	msgs  []jsonrpc.Message
 	batch bool
@@ -131,33 +150,46 @@ type msgBatch struct {
 var _ mcp.Connection = (*streamConn)(nil)
 
 func newStreamConn(r io.Reader, w io.Writer, closer io.Closer) *streamConn {
-	incoming := make(chan decoded)
-	c := &streamConn{w: w, closer: closer, incoming: incoming, closed: make(chan struct{})}
-	// Reads happen on a goroutine of their own, so that Read ends at Close even when the
-	// stream's read cannot be interrupted (the goroutine then ends with the process).
-	go c.readLoop(r, incoming)
+	c := &streamConn{w: w, closer: closer, closed: make(chan struct{})}
+	c.frames = &frameReader{br: bufio.NewReaderSize(r, 64<<10)}
+	// An *os.File that is not pollable refuses deadlines.
+	if f, ok := r.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
+		c.pollable = f
+	} else {
+		c.startReading()
+	}
 	return c
 }
 
-func (c *streamConn) readLoop(r io.Reader, incoming chan<- decoded) {
-	f := &frameReader{br: bufio.NewReaderSize(r, 64<<10)}
+// startReading hands reading to a goroutine of its own.
+func (c *streamConn) startReading() {
+	c.incoming = make(chan decoded)
+	go c.readLoop(c.incoming)
+}
+
+func (c *streamConn) readLoop(incoming chan<- decoded) {
 	for {
-		raw, err := f.next()
-		var d decoded
-		if err != nil {
-			d.err = err
-		} else {
-			d.msgs, d.batch, d.err = decodeBatch(raw)
-		}
+		d := c.readOne()
 		select {
 		case incoming <- d:
 		case <-c.closed:
 			return
 		}
-		if err != nil {
+		if d.err != nil {
 			return
 		}
 	}
+}
+
+// readOne reads and decodes the next value.
+func (c *streamConn) readOne() decoded {
+	raw, err := c.frames.next()
+	if err != nil {
+		return decoded{err: err}
+	}
+	var d decoded
+	d.msgs, d.batch, d.err = decodeBatch(raw)
+	return d
 }
 
 // frameReader reads the stream's JSON values as the SDK's connection does: a value may be
@@ -292,12 +324,22 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return next, nil
 	}
 	var d decoded
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case d = <-c.incoming:
-	case <-c.closed:
-		return nil, io.EOF
+	switch {
+	case c.incoming == nil && ctx.Done() == nil:
+		d = c.readDirect()
+	default:
+		// A Read that ctx may end cannot wait in the stream's read: from now on a goroutine
+		// reads (the SDK's reads are never cancelled, so this does not happen in practice).
+		if c.incoming == nil {
+			c.startReading()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case d = <-c.incoming:
+		case <-c.closed:
+			return nil, io.EOF
+		}
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -309,6 +351,25 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	return d.msgs[0], nil
+}
+
+// readDirect reads the next value on the caller's goroutine. Once reading has failed, it fails
+// the same way again; once the connection is closing, every failure is the end of the stream,
+// as a Read waiting for the read goroutine sees it.
+func (c *streamConn) readDirect() decoded {
+	if c.readErr == nil {
+		if c.closing.Load() {
+			c.readErr = io.EOF
+		} else if d := c.readOne(); d.err == nil {
+			return d
+		} else {
+			c.readErr = d.err
+			if c.closing.Load() {
+				c.readErr = io.EOF
+			}
+		}
+	}
+	return decoded{err: c.readErr}
 }
 
 // trackBatch records the calls of an incoming batch, whose responses go out together. (The
@@ -410,8 +471,13 @@ func encodeBatch(msgs []*jsonrpc.Response) ([]byte, error) {
 
 func (c *streamConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.closing.Store(true)
 		c.closeErr = c.closer.Close()
 		close(c.closed)
+		if c.pollable != nil {
+			// Ends a read in progress; the stream itself is its owner's to close.
+			_ = c.pollable.SetReadDeadline(time.Unix(1, 0))
+		}
 	})
 	return c.closeErr
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +24,23 @@ type connTransport struct{ c mcp.Connection }
 func (t connTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
 
 // TestStreamConnWithSDKServer runs a session of the SDK's client and server over streamConn:
-// calls both ways (the server pings the client) and a notification.
+// calls both ways (the server pings the client) and a notification; the client reads the server
+// through an in-memory pipe (on a goroutine of its own) and through an OS pipe (in Read).
 func TestStreamConnWithSDKServer(t *testing.T) {
+	t.Run("io.Pipe", func(t *testing.T) {
+		r, w := io.Pipe()
+		testStreamConnWithSDKServer(t, r, w)
+	})
+	t.Run("os.Pipe", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		testStreamConnWithSDKServer(t, r, w)
+	})
+}
+
+func testStreamConnWithSDKServer(t *testing.T, toClientR io.ReadCloser, toClientW io.WriteCloser) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "srv", Version: "1"}, nil)
@@ -36,7 +52,6 @@ func TestStreamConnWithSDKServer(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
 		})
 	toServerR, toServerW := io.Pipe()
-	toClientR, toClientW := io.Pipe()
 	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: toServerR, Writer: toClientW}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -116,22 +131,45 @@ func TestStreamConnFraming(t *testing.T) {
 		{"too deep", `{"jsonrpc":"2.0","method":"a","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + "}\n", 0, "exceeded maximum nesting depth of 1000"},
 		{"batch", `[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}]` + "\n", 2, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newStreamConn(strings.NewReader(tc.in), io.Discard, closerFunc(func() error { return nil }))
-			defer c.Close()
-			msgs, err := readAll(c)
-			if len(msgs) != tc.n {
-				t.Errorf("read %d messages, want %d", len(msgs), tc.n)
-			}
-			if tc.err == "" {
-				if !errors.Is(err, io.EOF) {
-					t.Errorf("err = %v, want EOF", err)
+		for _, src := range streamSources {
+			t.Run(tc.name+"/"+src.name, func(t *testing.T) {
+				c := newStreamConn(src.open(t, tc.in), io.Discard, closerFunc(func() error { return nil }))
+				defer c.Close()
+				msgs, err := readAll(c)
+				if len(msgs) != tc.n {
+					t.Errorf("read %d messages, want %d", len(msgs), tc.n)
 				}
-			} else if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("err = %v, want %q", err, tc.err)
-			}
-		})
+				if tc.err == "" {
+					if !errors.Is(err, io.EOF) {
+						t.Errorf("err = %v, want EOF", err)
+					}
+				} else if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("err = %v, want %q", err, tc.err)
+				}
+			})
+		}
 	}
+}
+
+// streamSources are the two ways streamConn reads: a stream it reads on a goroutine of its own,
+// and an OS pipe (what a server's stdout is), which Read reads itself.
+var streamSources = []struct {
+	name string
+	open func(t *testing.T, data string) io.Reader
+}{
+	{"reader", func(_ *testing.T, data string) io.Reader { return strings.NewReader(data) }},
+	{"pipe", func(t *testing.T, data string) io.Reader {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		go func() {
+			_, _ = io.WriteString(w, data)
+			_ = w.Close()
+		}()
+		return r
+	}},
 }
 
 // TestStreamConnBatchAnswers checks that the responses to a batch of requests go out as one
@@ -185,6 +223,62 @@ func TestStreamConnCloseEndsRead(t *testing.T) {
 		t.Errorf("read after close: %v", err)
 	}
 	_ = r.Close() // ends the read goroutine
+}
+
+// TestStreamConnCloseEndsPipeRead: Close ends a read of an OS pipe that Read waits in itself,
+// with the end of the stream, whether the read is in progress or comes after, and while the
+// pipe's writer still holds it open.
+func TestStreamConnCloseEndsPipeRead(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	c := newStreamConn(r, io.Discard, closerFunc(func() error { return nil }))
+	if _, err := io.WriteString(w, `{"jsonrpc":"2.0","method":"a"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.Read(t.Context()); err != nil || m.(*jsonrpc.Request).Method != "a" {
+		t.Fatalf("read = %v, %v", m, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(context.Background())
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // most likely waiting in the read by now; either way works
+	_ = c.Close()
+	if err := <-done; !errors.Is(err, io.EOF) {
+		t.Errorf("read ended by close: %v", err)
+	}
+	if _, err := c.Read(context.Background()); !errors.Is(err, io.EOF) {
+		t.Errorf("read after close: %v", err)
+	}
+}
+
+// TestStreamConnPipeReadWithContext: a Read that its context may end, on a pipe that Read
+// would otherwise read itself, ends with the context and loses nothing from the stream.
+func TestStreamConnPipeReadWithContext(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	c := newStreamConn(r, io.Discard, closerFunc(func() error { return nil }))
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := c.Read(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("read = %v, want the context's end", err)
+	}
+	if _, err := io.WriteString(w, `{"jsonrpc":"2.0","method":"b"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.Read(context.Background()); err != nil || m.(*jsonrpc.Request).Method != "b" {
+		t.Fatalf("read = %v, %v", m, err)
+	}
 }
 
 // FuzzDecodeMessage checks the hub's message decoder against the SDK's on valid JSON: the same
@@ -257,6 +351,10 @@ func FuzzStreamConn(f *testing.F) {
 		defer sdkConn.Close()
 		mine := newStreamConn(bytes.NewReader(data), io.Discard, closerFunc(func() error { return nil }))
 		defer mine.Close()
+		// The same stream through an OS pipe, which Read reads itself (with a context that
+		// cannot end, as the SDK's).
+		pipe := newStreamConn(streamSources[1].open(t, string(data)), io.Discard, closerFunc(func() error { return nil }))
+		defer pipe.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		for i := 0; ; i++ {
@@ -268,13 +366,18 @@ func FuzzStreamConn(f *testing.F) {
 			if (errA == nil) != (errB == nil) || (errA != nil && errors.Is(errA, io.EOF) != errors.Is(errB, io.EOF)) {
 				t.Fatalf("%q: message %d: nodmix %v, %v; SDK %v, %v", data, i, a, errA, b, errB)
 			}
+			c, errC := pipe.Read(context.Background())
+			if (errA == nil) != (errC == nil) || (errA != nil && errA.Error() != errC.Error()) {
+				t.Fatalf("%q: message %d: read %v, %v; through a pipe %v, %v", data, i, a, errA, c, errC)
+			}
 			if errA != nil {
 				return
 			}
 			ea, _ := jsonrpc.EncodeMessage(a)
 			eb, _ := jsonrpc.EncodeMessage(b)
-			if string(ea) != string(eb) {
-				t.Fatalf("%q: message %d: nodmix %s, SDK %s", data, i, ea, eb)
+			ec, _ := jsonrpc.EncodeMessage(c)
+			if string(ea) != string(eb) || string(ea) != string(ec) {
+				t.Fatalf("%q: message %d: nodmix %s, through a pipe %s, SDK %s", data, i, ea, ec, eb)
 			}
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -73,6 +74,33 @@ func TestStdioShutdownWithInputHeldOpen(t *testing.T) {
 	}
 }
 
+// TestStdioShutdownWithPipeHeldOpen: the same over an OS pipe, which Read reads itself; Close
+// ends that read.
+func TestStdioShutdownWithPipeHeldOpen(t *testing.T) {
+	leaktest.Check(t)
+	sessions := newFakeSessions()
+	srv := New(sessions, Options{SessionID: "held"})
+	t.Cleanup(func() { _ = srv.Close() })
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inW.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeStdio(ctx, inR, io.Discard) }()
+	sessionOf(t, sessions, "held")
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeStdio = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeStdio did not return after its context ended while the input stayed open")
+	}
+}
+
 // TestShutdownEndsCallsInProgress: the SDK's session Close waits for calls in progress, so a
 // shutdown (Serve's context, Server.Close) must cancel them, not wait for them.
 func TestShutdownEndsCallsInProgress(t *testing.T) {
@@ -128,7 +156,7 @@ func TestStdioBeforeInitialize(t *testing.T) {
 	leaktest.Check(t)
 	srv := New(newFakeSessions(), Options{})
 	t.Cleanup(func() { _ = srv.Close() })
-	p := newStdioPeer(t, srv)
+	p := newStdioPeer(t, srv, false)
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	want := map[string]any{"jsonrpc": "2.0", "id": float64(1), "error": map[string]any{
 		"code": float64(jsonrpc.CodeInvalidRequest), "message": `method "tools/list" is invalid during session initialization`}}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,9 +47,11 @@ func BenchmarkProxyProcess(b *testing.B) {
 		b.Cleanup(func() { _ = cs.Close() })
 		return cs
 	}
+	var nodmixCmd *exec.Cmd
 	serve := func(extra ...string) *mcp.ClientSession {
 		cmd := exec.Command(bin, "mcp", "serve")
 		cmd.Env = append(os.Environ(), append([]string{"NODMIX_HOME=" + home}, extra...)...)
+		nodmixCmd = cmd
 		return connect(cmd)
 	}
 	direct := connect(exec.Command(everything[0], everything[1:]...))
@@ -71,6 +75,7 @@ func BenchmarkProxyProcess(b *testing.B) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	var tDirect, tNodmix, tRelay time.Duration
+	nodmixCPU, relayCPU := procCPU(nodmixCmd), procCPU(relay)
 	for b.Loop() {
 		t0 := time.Now()
 		if err := call(direct, "echo"); err != nil {
@@ -93,6 +98,49 @@ func BenchmarkProxyProcess(b *testing.B) {
 	b.ReportMetric(float64(tRelay.Microseconds())/float64(b.N), "relay-µs/call")
 	b.ReportMetric(float64(tNodmix)/float64(tDirect), "ratio")
 	b.ReportMetric(float64(tRelay)/float64(tDirect), "relay-ratio")
+	// The CPU time of the nodmix and relay processes themselves (not of the server behind them
+	// or of this client): steadier than the latencies on a loaded machine.
+	if n, r := nodmixCPU(), relayCPU(); n >= 0 && r >= 0 {
+		b.ReportMetric(float64(n.Microseconds())/float64(b.N), "nodmix-cpu-µs/call")
+		b.ReportMetric(float64(r.Microseconds())/float64(b.N), "relay-cpu-µs/call")
+	}
+}
+
+// procCPU returns a function that reports the CPU time cmd's process has used since procCPU
+// was called (all its threads, from /proc/<pid>/task/*/schedstat), or -1 where that cannot be
+// read (not Linux, the process gone).
+func procCPU(cmd *exec.Cmd) func() time.Duration {
+	read := func() time.Duration {
+		if cmd.Process == nil {
+			return -1
+		}
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", cmd.Process.Pid))
+		if err != nil || len(tasks) == 0 {
+			return -1
+		}
+		var total time.Duration
+		for _, t := range tasks {
+			data, err := os.ReadFile(t)
+			if err != nil {
+				return -1
+			}
+			ns, _, _ := strings.Cut(string(data), " ")
+			v, err := strconv.ParseInt(ns, 10, 64)
+			if err != nil {
+				return -1
+			}
+			total += time.Duration(v)
+		}
+		return total
+	}
+	start := read()
+	return func() time.Duration {
+		end := read()
+		if start < 0 || end < 0 {
+			return -1
+		}
+		return end - start
+	}
 }
 
 // relayEnvVar is relayEnv of the package's own tests, whose TestMain makes the test binary a

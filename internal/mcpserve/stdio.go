@@ -3,13 +3,17 @@ package mcpserve
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,7 +25,13 @@ import (
 // passes os.Stdin and os.Stdout). Unlike the SDK's stdio transport, a malformed, oversized or
 // batched message is answered with a JSON-RPC error and the session goes on.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	return s.Serve(ctx, NewLineTransport(in, out, s.opts.MaxMessageBytes))
+	t := NewLineTransport(in, out, s.opts.MaxMessageBytes).(*lineTransport)
+	if f := pollableInput(in); f != nil {
+		// Read through the second open; closing the connection closes both, as it closed in.
+		defer f.Close()
+		t.in, t.also = f, in
+	}
+	return s.Serve(ctx, t)
 }
 
 // NewLineTransport is an MCP transport over newline-delimited JSON that survives bad input: each
@@ -36,35 +46,53 @@ func NewLineTransport(in io.Reader, out io.Writer, maxBytes int) mcp.Transport {
 }
 
 type lineTransport struct {
-	in  io.Reader
-	out io.Writer
-	max int
+	in      io.Reader
+	also    io.Reader // closed with in, if an io.Closer (the input in reopens)
+	out     io.Writer
+	max     int
+	bufSize int // of the reader; 0: 64 KiB (tests make it small, to read lines in pieces)
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &lineConn{
-		in:       t.in,
-		out:      t.out,
-		max:      t.max,
-		incoming: make(chan jsonrpc.Message),
-		closed:   make(chan struct{}),
-		readDone: make(chan struct{}),
+		in:     t.in,
+		also:   t.also,
+		out:    t.out,
+		max:    t.max,
+		br:     bufio.NewReaderSize(t.in, cmp.Or(t.bufSize, 64<<10)),
+		closed: make(chan struct{}),
 	}
-	go c.readLoop()
+	// An input whose reads Close ends (a pipe or socket the runtime's poller watches) is read
+	// by Read itself, on the SDK's reading goroutine: a goroutine of the connection's own would
+	// hand every message over once more, a wake-up of the scheduler per message. Any other
+	// input (a terminal, an inherited blocking pipe) is read on a goroutine of its own, so that
+	// Read ends at Close even though that read cannot be interrupted.
+	if f, ok := t.in.(*os.File); !ok || f.SetReadDeadline(time.Time{}) != nil {
+		c.startReading()
+	}
 	return c, nil
 }
 
 type lineConn struct {
-	in  io.Reader
-	out io.Writer
-	max int
+	in   io.Reader
+	also io.Reader
+	out  io.Writer
+	max  int
 
 	wmu sync.Mutex // one message per write, whole
 
-	incoming  chan jsonrpc.Message
-	readErr   error // set before readDone closes
+	// Reads are serialized (the SDK reads on one goroutine), so these need no lock; once the
+	// read goroutine runs, they are its own.
+	br       *bufio.Reader
+	line     []byte // the line being put together from chunks
+	tooLong  bool   // the line is over max and is being skipped
+	endErr   error  // what ended the input (io.EOF at its end), once it has ended
+	incoming chan jsonrpc.Message
+	readErr  error // the read goroutine's endErr, set before readDone closes
+	readDone chan struct{}
+
+	closing   atomic.Bool // Close has begun: a failed read is the end of the input
 	closed    chan struct{}
-	readDone  chan struct{}
 	closeOnce sync.Once
 }
 
@@ -72,7 +100,22 @@ var _ mcp.Connection = (*lineConn)(nil)
 
 func (c *lineConn) SessionID() string { return "" }
 
+// startReading hands reading to a goroutine of its own.
+func (c *lineConn) startReading() {
+	c.incoming = make(chan jsonrpc.Message)
+	c.readDone = make(chan struct{})
+	go c.readLoop()
+}
+
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if c.incoming == nil {
+		if ctx.Done() == nil {
+			return c.readDirect()
+		}
+		// A Read that ctx may end cannot wait in the input's read: from now on a goroutine
+		// reads (the SDK's reads are never cancelled, so this does not happen in practice).
+		c.startReading()
+	}
 	select {
 	case msg := <-c.incoming:
 		return msg, nil
@@ -83,6 +126,19 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// readDirect reads the next message on the caller's goroutine. Once the connection is closing,
+// every failure is the end of the input, as a Read waiting for the read goroutine sees it.
+func (c *lineConn) readDirect() (jsonrpc.Message, error) {
+	if c.closing.Load() {
+		return nil, io.EOF
+	}
+	msg, err := c.next()
+	if err != nil && c.closing.Load() {
+		return nil, io.EOF
+	}
+	return msg, err
 }
 
 func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
@@ -112,16 +168,19 @@ func (c *lineConn) writeLine(data []byte) error {
 	return err
 }
 
-// Close stops the connection without waiting for the read goroutine: a read from a terminal or
-// an inherited pipe cannot be interrupted (closing os.Stdin does not end a read in progress),
-// and shutdown must not wait for a client that keeps its end open. The goroutine ends when the
-// input does: at once for an input whose Close ends reads (io.Pipe, a socket), else at its next
-// line or EOF, or with the process.
+// Close stops the connection. It does not wait for a read goroutine: a read from a terminal or
+// an inherited blocking pipe cannot be interrupted (closing os.Stdin does not end a read in
+// progress), and shutdown must not wait for a client that keeps its end open. Such a goroutine
+// ends when the input does: at once for an input whose Close ends reads (io.Pipe, a socket),
+// else at its next line or EOF, or with the process.
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.closing.Store(true)
 		close(c.closed)
-		if cl, ok := c.in.(io.Closer); ok {
-			_ = cl.Close()
+		for _, in := range []io.Reader{c.in, c.also} {
+			if cl, ok := in.(io.Closer); ok {
+				_ = cl.Close()
+			}
 		}
 	})
 	return nil
@@ -129,48 +188,62 @@ func (c *lineConn) Close() error {
 
 func (c *lineConn) readLoop() {
 	defer close(c.readDone)
-	br := bufio.NewReaderSize(c.in, 64<<10)
-	var line []byte
-	tooLong := false
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > c.max+1 { // +1: the newline
-				tooLong, line = true, line[:0]
+		msg, err := c.next()
+		if err != nil {
+			c.readErr = err
+			return
+		}
+		select {
+		case c.incoming <- msg:
+		case <-c.closed:
+			c.readErr = io.EOF
+			return
+		}
+	}
+}
+
+// next reads lines until one is a message, answering each of the others with an error, and
+// returns it. It returns the error that ended the input (io.EOF at its end) once no line is
+// left, and then again on every call.
+func (c *lineConn) next() (jsonrpc.Message, error) {
+	for c.endErr == nil {
+		chunk, err := c.br.ReadSlice('\n')
+		data := chunk // a whole line as read, valid until the next read, when it needs no copy
+		if !c.tooLong && (len(c.line) > 0 || err != nil) {
+			if len(c.line)+len(chunk) > c.max+1 { // +1: the newline
+				c.tooLong, c.line = true, c.line[:0]
 			} else {
-				line = append(line, chunk...)
+				c.line = append(c.line, chunk...)
+				data = c.line
 			}
+		} else if !c.tooLong && len(chunk) > c.max+1 {
+			c.tooLong = true
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			c.readErr = err
-			return
+			c.endErr = err
+			break
 		}
-		atEOF := err != nil
+		if err != nil {
+			c.endErr = io.EOF
+		}
+		tooLong := c.tooLong
+		c.tooLong, c.line = false, c.line[:0]
 		switch {
 		case tooLong:
 			c.reject(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message too large: over %d bytes", c.max))
-		case len(bytes.TrimSpace(line)) > 0:
-			msg, id, code, why := decodeLine(line)
-			if msg == nil {
-				c.reject(id, code, why)
-				break
+		case len(bytes.TrimSpace(data)) > 0:
+			msg, id, code, why := decodeLine(data)
+			if msg != nil {
+				return msg, nil
 			}
-			select {
-			case c.incoming <- msg:
-			case <-c.closed:
-				c.readErr = io.EOF
-				return
-			}
-		}
-		tooLong, line = false, line[:0]
-		if atEOF {
-			c.readErr = io.EOF
-			return
+			c.reject(id, code, why)
 		}
 	}
+	return nil, c.endErr
 }
 
 // errBeforeInitialize is how the SDK refuses a call that comes before initialize; it sends it

@@ -2,9 +2,15 @@ package mcpserve
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,14 +23,27 @@ import (
 // stdioPeer drives ServeStdio with raw lines, as a misbehaving client would.
 type stdioPeer struct {
 	t      *testing.T
-	in     *io.PipeWriter
+	in     io.WriteCloser
 	out    *bufio.Reader
 	served chan error
 }
 
-func newStdioPeer(t *testing.T, srv *Server) *stdioPeer {
+// newStdioPeer serves srv to a peer over an in-memory pipe, or with osPipe over an OS pipe, as
+// a client that starts `nodmix mcp serve` gives it (read on the SDK's goroutine, see lineConn).
+func newStdioPeer(t *testing.T, srv *Server, osPipe bool) *stdioPeer {
 	t.Helper()
-	inR, inW := io.Pipe()
+	var inR io.Reader
+	var inW io.WriteCloser
+	if osPipe {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		inR, inW = r, w
+	} else {
+		inR, inW = io.Pipe()
+	}
 	outR, outW := io.Pipe()
 	p := &stdioPeer{t: t, in: inW, out: bufio.NewReader(outR), served: make(chan error, 1)}
 	go func() {
@@ -68,10 +87,15 @@ func (p *stdioPeer) reply() map[string]any {
 }
 
 func TestStdioSurvivesBadInput(t *testing.T) {
+	t.Run("io.Pipe", func(t *testing.T) { testStdioSurvivesBadInput(t, false) })
+	t.Run("os.Pipe", func(t *testing.T) { testStdioSurvivesBadInput(t, true) })
+}
+
+func testStdioSurvivesBadInput(t *testing.T, osPipe bool) {
 	leaktest.Check(t)
 	srv := New(newFakeSessions(), Options{MaxMessageBytes: 512})
 	t.Cleanup(func() { _ = srv.Close() })
-	p := newStdioPeer(t, srv)
+	p := newStdioPeer(t, srv, osPipe)
 
 	errReply := func(id any, code int64, msg string) map[string]any {
 		return map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": float64(code), "message": msg}}
@@ -86,6 +110,7 @@ func TestStdioSurvivesBadInput(t *testing.T) {
 		{"no version", `{"id":7,"method":"ping"}`, errReply(float64(7), jsonrpc.CodeInvalidRequest, `invalid request: invalid message version tag ""; expected "2.0"`)},
 		{"neither request nor response", `{"jsonrpc":"2.0","id":"x"}`, nil},
 		{"too large", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 600) + `"}}`, errReply(nil, jsonrpc.CodeInvalidRequest, "message too large: over 512 bytes")},
+		{"too large over several reads", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 150<<10) + `"}}`, errReply(nil, jsonrpc.CodeInvalidRequest, "message too large: over 512 bytes")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,6 +149,28 @@ func TestStdioSurvivesBadInput(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":4,"method":"no/such/method"}`)
 	if e, _ := p.reply()["error"].(map[string]any); e == nil || e["code"] != float64(jsonrpc.CodeMethodNotFound) {
 		t.Errorf("unknown method: %v", e)
+	}
+}
+
+// TestStdioLongLine: a message longer than the reader's buffer is put together from several
+// reads, whichever way the input is read.
+func TestStdioLongLine(t *testing.T) {
+	for _, osPipe := range []bool{false, true} {
+		srv := New(newFakeSessions(), Options{})
+		t.Cleanup(func() { _ = srv.Close() })
+		p := newStdioPeer(t, srv, osPipe)
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		if got := p.reply(); got["id"] != float64(1) || got["result"] == nil {
+			t.Fatalf("initialize = %v", got)
+		}
+		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		long := strings.Repeat("y", 200<<10)
+		p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + long + `"}}}`)
+		got := p.reply()
+		res, _ := got["result"].(map[string]any)
+		if res == nil || !strings.Contains(mustJSON(t, res), `echo: `+long) {
+			t.Errorf("os pipe %v: tools/call of a long message: %.200v", osPipe, got)
+		}
 	}
 }
 
@@ -263,4 +310,118 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("decode(%s):\nnodmix %s (%v)\n   SDK %s (%v)", data, a, err1, b, err2)
 		}
 	})
+}
+
+// FuzzLineConn checks how the stdio connection reads any byte stream, read in pieces of 16
+// bytes, in both of its ways (a goroutine of its own for a stream, Read itself for an OS pipe):
+// the messages it delivers and the error replies it writes are those of each line taken alone.
+func FuzzLineConn(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n\n  \nnot json\n"+`{"jsonrpc":"2.0","method":"x"}`), uint16(64))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}`+"\n"+`{"id":2}`), uint16(20))
+	f.Add([]byte("[1]\r\n{}\n"+`{"jsonrpc":"2.0","id":"a","result":{}}`), uint16(300))
+	f.Fuzz(func(t *testing.T, data []byte, max uint16) {
+		limit := int(max%512) + 1
+		wantMsgs, wantReplies := lineModel(data, limit)
+		for _, osPipe := range []bool{false, true} {
+			msgs, replies, err := readLines(t, data, limit, osPipe)
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("os pipe %v: reading ended with %v, want EOF", osPipe, err)
+			}
+			if diff := cmp.Diff(wantMsgs, msgs); diff != "" {
+				t.Fatalf("os pipe %v: messages of %q (-want +got):\n%s", osPipe, data, diff)
+			}
+			if replies != wantReplies {
+				t.Fatalf("os pipe %v: replies to %q:\n got %q\nwant %q", osPipe, data, replies, wantReplies)
+			}
+		}
+	})
+}
+
+// lineModel is what the connection makes of data, line by line: the messages (encoded), and
+// the replies to the lines that are not messages, as it writes them.
+func lineModel(data []byte, limit int) (msgs []string, replies string) {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line = data[:i+1]
+		}
+		data = data[len(line):]
+		switch {
+		case len(line) > limit+1: // +1: the newline
+			replies += errorLine(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message too large: over %d bytes", limit))
+		case len(bytes.TrimSpace(line)) > 0:
+			msg, id, code, why := decodeLine(line)
+			if msg == nil {
+				replies += errorLine(id, code, why)
+				break
+			}
+			enc, err := jsonrpc.EncodeMessage(msg)
+			if err != nil {
+				panic(err)
+			}
+			msgs = append(msgs, string(enc))
+		}
+	}
+	return msgs, replies
+}
+
+func errorLine(id any, code int64, message string) string {
+	data, err := json.Marshal(newErrorResponse(id, code, message))
+	if err != nil {
+		panic(err)
+	}
+	return string(data) + "\n"
+}
+
+// readLines reads data through a line connection until it ends.
+func readLines(t *testing.T, data []byte, limit int, osPipe bool) (msgs []string, replies string, err error) {
+	var in io.Reader = bytes.NewReader(data)
+	if osPipe {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		go func() {
+			_, _ = w.Write(data)
+			_ = w.Close()
+		}()
+		in = r
+	}
+	var out syncBuffer
+	conn, err := (&lineTransport{in: in, out: &out, max: limit, bufSize: 16}).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for {
+		msg, err := conn.Read(context.Background())
+		if err != nil {
+			// The read goroutine has written every reply before reading ended.
+			return msgs, out.String(), err
+		}
+		enc, encErr := jsonrpc.EncodeMessage(msg)
+		if encErr != nil {
+			t.Fatal(encErr)
+		}
+		msgs = append(msgs, string(enc))
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
