@@ -43,11 +43,15 @@ func TestManifestSavedAndListedNextRun(t *testing.T) {
 	f := newFakeNet()
 	f.servers["srv"] = newTestServer("srv", nil, "extra")
 
-	// First run: nothing cached; the listing is saved once the server is ready.
+	// First run: nothing cached; the listing is saved once the server is ready. The server is
+	// held back until the catalog has been looked at: a fast connection would fill it first.
+	first := make(chan struct{})
+	f.gate["srv"] = first
 	h1, _ := testHub(t, f, Options{Manifests: store}, enabled("srv"))
 	if got := toolIDs(h1); got != nil {
 		t.Fatalf("tools before the first connection, without a manifest: %v", got)
 	}
+	close(first)
 	waitState(t, h1, "srv", StateReady)
 	// The save follows the installation of the listing, on the server's goroutine.
 	waitFor(t, h1, "the manifest saved", func() bool { return store.saveCount() == 1 })
