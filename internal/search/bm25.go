@@ -66,16 +66,20 @@ type BM25 struct {
 	docs   []int32   // position → corpus index
 	norm   []float64 // position → k1·(1 − b + b·len/avgLen)
 	avgLen float64
-	// Postings of term t are post[start[t]:start[t+1]] (positions, ascending) with
-	// weighted frequencies freq[start[t]:start[t+1]].
+	// Postings of term t are post[start[t]:start[t+1]], positions ascending.
 	start []int32
-	post  []int32
-	freq  []uint32
+	post  []posting
 	// Runtime copies of the constants: JavaScript evaluates k1+1 and 1−b in float64
 	// at run time, and Go constant arithmetic is exact; keeping them as fields makes
 	// Go do the same float64 operations.
 	k1, b, delta float64
 	scratch      sync.Pool // *bm25Scratch
+}
+
+// posting is a document's position in the index with its weighted frequency of a term.
+type posting struct {
+	pos  int32
+	freq uint32
 }
 
 // NewBM25 indexes docs; hit indices are positions in docs.
@@ -111,13 +115,13 @@ func (c *Corpus) Index(subset []int) (*BM25, error) {
 	}
 	var total float64
 	postings := 0
-	counts := make([]int32, len(c.vocab)+1)
+	counts := make([]int32, c.dict.Len()+1)
 	for _, d := range ix.docs {
 		total += float64(c.lens[d])
-		lo, hi := c.start[d], c.start[d+1]
-		postings += int(hi - lo)
-		for _, t := range c.termIDs[lo:hi] {
-			counts[t+1]++
+		terms := c.terms[c.start[d]:c.start[d+1]]
+		postings += len(terms)
+		for _, t := range terms {
+			counts[t.id+1]++
 		}
 	}
 	// The seed: averageLength = sum/N || 1, which also maps 0 and NaN to 1.
@@ -129,18 +133,14 @@ func (c *Corpus) Index(subset []int) (*BM25, error) {
 		counts[t] += counts[t-1]
 	}
 	ix.start = counts
-	ix.post = make([]int32, postings)
-	ix.freq = make([]uint32, postings)
+	ix.post = make([]posting, postings)
 	next := slices.Clone(counts[:len(counts)-1])
 	ix.norm = make([]float64, len(ix.docs))
 	for p, d := range ix.docs {
-		lo, hi := c.start[d], c.start[d+1]
-		for j := lo; j < hi; j++ {
-			t := c.termIDs[j]
-			at := next[t]
-			next[t]++
-			ix.post[at] = int32(p)
-			ix.freq[at] = c.freqs[j]
+		for _, t := range c.terms[c.start[d]:c.start[d+1]] {
+			at := next[t.id]
+			next[t.id]++
+			ix.post[at] = posting{pos: int32(p), freq: t.freq}
 		}
 		ratio := float64(c.lens[d]) / ix.avgLen
 		ix.norm[p] = ix.k1 * ((1 - ix.b) + float64(ix.b*ratio))
@@ -160,7 +160,7 @@ func (ix *BM25) AvgLen() float64 { return ix.avgLen }
 
 // DocFreq is the number of indexed documents that contain term.
 func (ix *BM25) DocFreq(term string) int {
-	t, ok := ix.corpus.terms[term]
+	t, ok := ix.corpus.dict.lookup([]byte(term))
 	if !ok {
 		return 0
 	}
@@ -215,7 +215,7 @@ func (ix *BM25) SearchFunc(query string, limit int, allow func(i int) bool) ([]H
 	for _, end := range s.sc.ends {
 		tok := s.sc.out[from:end]
 		from = end
-		id, ok := ix.corpus.terms[string(tok)]
+		id, ok := ix.corpus.dict.lookup(tok)
 		if !ok || ix.start[id] == ix.start[id+1] {
 			continue // no document has it: it adds nothing anywhere
 		}
@@ -239,9 +239,9 @@ func (ix *BM25) SearchFunc(query string, limit int, allow func(i int) bool) ([]H
 		df := float64(hi - lo)
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		qidf := float64(q.count) * idf
-		for j := lo; j < hi; j++ {
-			p := ix.post[j]
-			tf := float64(ix.freq[j])
+		for _, e := range ix.post[lo:hi] {
+			p := e.pos
+			tf := float64(e.freq)
 			if s.scores[p] == 0 {
 				s.touched = append(s.touched, p)
 			}
