@@ -62,26 +62,45 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 		nc.dict = newTermDict(hint)
 	}
 	workers := max(1, min(procs, len(todo)/minDocsPerWorker))
+	// Chunk w is todo[cut[w]:cut[w+1]]. A fresh build's chunks append their terms to
+	// consecutive regions of one array, each sized by an estimate, and are moved together
+	// below: the array becomes the corpus's without a copy of the whole.
+	cut := make([]int, workers+1)
+	for w := range cut {
+		cut[w] = w * len(todo) / workers
+	}
+	fresh := len(todo) == len(docs)
+	var all []docTerm
+	regions := make([]int, workers+1) // chunk w's region starts at regions[w]
+	if fresh {
+		for w := range workers {
+			regions[w+1] = regions[w] + estimateTerms(docs, todo[cut[w]:cut[w+1]])
+		}
+		all = make([]docTerm, regions[workers])
+	}
 	parts := make([]*corpusBuilder, workers)
-	parts[0] = &corpusBuilder{dict: nc.dict}
+	for w := range parts {
+		b := &corpusBuilder{dict: nc.dict}
+		if w > 0 {
+			b.dict = newTermDict(hint / workers)
+		}
+		if fresh {
+			b.terms = all[regions[w]:regions[w]:regions[w+1]]
+			b.lens = nc.lens[cut[w]:cut[w]:cut[w+1]]
+		}
+		parts[w] = b
+	}
 	if workers == 1 {
 		parts[0].build(docs, todo)
 	} else {
 		var wg sync.WaitGroup
 		for w := 1; w < workers; w++ {
-			b := &corpusBuilder{dict: newTermDict(hint / workers)}
-			parts[w] = b
-			chunk := todo[w*len(todo)/workers : (w+1)*len(todo)/workers]
-			wg.Go(func() { b.build(docs, chunk) })
+			wg.Go(func() { parts[w].build(docs, todo[cut[w]:cut[w+1]]) })
 		}
-		parts[0].build(docs, todo[:len(todo)/workers])
+		parts[0].build(docs, todo[:cut[1]])
 		wg.Wait()
 	}
-	// Assemble in document order; a fresh build on one goroutine already is.
-	if workers == 1 && len(todo) == len(docs) {
-		b := parts[0]
-		nc.terms, nc.lens = b.terms, b.lens
-		copy(nc.start, b.ends)
+	if fresh && nc.assembleFresh(parts, all, regions) {
 		return nc
 	}
 	remaps := make([][]int32, workers) // nil for the first part, built on nc.dict
@@ -122,6 +141,58 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 		nc.start[i+1] = int32(len(nc.terms))
 	}
 	return nc
+}
+
+// assembleFresh lays out the chunks of a fresh build one after the other in all, their
+// ids mapped to the corpus dictionary on the way. It reports false, having changed
+// nothing, if a chunk outgrew its region (append moved it elsewhere).
+func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions []int) bool {
+	for w, b := range parts {
+		if len(b.terms) > regions[w+1]-regions[w] {
+			return false
+		}
+	}
+	pos, doc := 0, 0
+	for w, b := range parts {
+		n := len(b.terms)
+		if w > 0 {
+			// Chunk w moves down to pos, at or below its region: each entry is read
+			// before anything is written over it.
+			remap := nc.dict.merge(b.dict)
+			src, dst := all[regions[w]:regions[w]+n], all[pos:pos+n]
+			for k, t := range src {
+				dst[k] = docTerm{id: remap[t.id], freq: t.freq}
+			}
+		}
+		for k := range b.lens {
+			nc.start[doc+k+1] = int32(pos) + b.ends[k+1]
+		}
+		doc += len(b.lens)
+		pos += n
+	}
+	nc.terms = all[:pos]
+	return true
+}
+
+// estimateTerms is room for the terms of docs[i] for every i in which: about one
+// distinct term for every eight bytes of text, and one more a document. A corpus with
+// more grows by append.
+func estimateTerms(docs []Doc, which []int) int {
+	size := 0
+	for _, i := range which {
+		d := &docs[i]
+		size += len(d.Name) + len(d.ServerName) + len(d.Summary)
+		if d.Label != d.Name {
+			size += len(d.Label)
+		}
+		if d.MCPToolName != d.Name {
+			size += len(d.MCPToolName)
+		}
+		for _, k := range d.SchemaKeys {
+			size += len(k)
+		}
+	}
+	return size/8 + len(which)
 }
 
 // unchanged maps every document of docs to an old document of c with the same

@@ -38,21 +38,16 @@ type fieldSpan struct {
 	from, to int
 }
 
-// build tokenizes docs[i] for every i in which, in order.
+// build tokenizes docs[i] for every i in which, in order, appending to terms and lens,
+// which it allocates if the caller has not.
 func (b *corpusBuilder) build(docs []Doc, which []int) {
-	// Documents have about one distinct term for every ten bytes of text: reserve that
-	// much and let append grow the rare corpus that has more.
-	size := 0
-	for _, i := range which {
-		d := &docs[i]
-		size += len(d.Name) + len(d.Label) + len(d.ServerName) + len(d.MCPToolName) + len(d.Summary)
-		for _, k := range d.SchemaKeys {
-			size += len(k)
-		}
+	if b.terms == nil {
+		b.terms = make([]docTerm, 0, estimateTerms(docs, which))
 	}
-	b.terms = make([]docTerm, 0, size/10+len(which))
+	if b.lens == nil {
+		b.lens = make([]uint32, 0, len(which))
+	}
 	b.ends = append(make([]int32, 0, len(which)+1), 0)
-	b.lens = make([]uint32, 0, len(which))
 	var sink byte
 	for n, i := range which {
 		if n+touchAhead < len(which) {
