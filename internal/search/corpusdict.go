@@ -156,16 +156,21 @@ func (d *termDict) term(id int32) string {
 	if isLong(key) {
 		return d.longs[key.lo]
 	}
+	return key.String()
+}
+
+// String is the text of a packed term.
+func (key packedKey) String() string {
 	n := int(key.hi >> 56)
 	var buf [16]byte
-	for i := range n {
+	for i := range min(n, maxPacked) {
 		w := key.lo
 		if i >= 8 {
 			w = key.hi
 		}
 		buf[i] = byte(w >> (8 * (i & 7)))
 	}
-	return string(buf[:n])
+	return string(buf[:min(n, maxPacked)])
 }
 
 // clone returns a copy that can grow without changing d.

@@ -39,16 +39,13 @@ func load8(s string, i int) uint64 {
 
 // loadTail is load8 for the last seven bytes or fewer, without reading outside s.
 func loadTail(s string, i int) uint64 {
-	r := len(s) - i
 	switch {
-	case r <= 0:
+	case i >= len(s):
 		return 0
 	case len(s) >= 8:
-		return load64(s, len(s)-8) >> (8 * (8 - r))
-	case r >= 4: // two loads of four bytes that overlap on the same bytes
-		return uint64(load32(s, i)) | uint64(load32(s, len(s)-4))<<(8*(r-4))
+		return load64(s, len(s)-8) >> (8 * (i + 8 - len(s)))
 	}
-	return uint64(s[i]) | uint64(s[i+r/2])<<(8*(r/2)) | uint64(s[len(s)-1])<<(8*(r-1))
+	return loadShort(s, i)
 }
 
 // load64 reads s[i:i+8] as a little-endian word.
@@ -84,19 +81,23 @@ func packLowerASCII(s string, start, n int) packedKey {
 	return packedKey{lo: lowerASCII8(lo), hi: lowerASCII8(hi) | uint64(n)<<56}
 }
 
-// asciiTermIDs appends the term ids of s to fieldIDs when s is ASCII, tokenizing as
-// appendTokensASCII does. It reports false at the first byte that is not ASCII, having
-// appended only part of the ids. The dictionary's first probe is inlined, on local
-// copies of its table that a call which may add a term refreshes.
-func (b *corpusBuilder) asciiTermIDs(s string) bool {
-	ids := b.fieldIDs
-	slots, keys, shift := b.dict.slots, b.dict.keys, b.dict.shift&63
+// scanASCII writes the keys of the tokens of s to out, which has room for len(s) of them,
+// and returns how many it wrote, tokenizing as appendTokensASCII does; a token longer
+// than maxPacked goes to b.long and its key says where (longKey). It reports false at
+// the first byte that is not ASCII. The common case, a run of up to 15 letters and digits
+// without an upper-case letter after its first byte, calls nothing, so the loop keeps
+// its few variables in registers.
+func (b *corpusBuilder) scanASCII(out []packedKey, s string) (int, bool) {
+	n := 0
 	for i := 0; i < len(s); {
-		var w uint64 // load8, inlined by hand: the compiler finds it too costly
-		if i+8 <= len(s) {
+		var w uint64
+		switch {
+		case i+8 <= len(s):
 			w = load64(s, i)
-		} else {
-			w = loadTail(s, i)
+		case len(s) >= 8: // the last eight bytes, shifted down
+			w = load64(s, len(s)-8) >> (8 * (i + 8 - len(s)) & 63)
+		default:
+			w = loadShort(s, i)
 		}
 		alnum, upper, multi := wordMasks(w)
 		stop := alnum | multi
@@ -104,73 +105,74 @@ func (b *corpusBuilder) asciiTermIDs(s string) bool {
 			i += 8
 			continue
 		}
-		if k := bits.TrailingZeros64(stop) & 63; multi>>k&1 != 0 {
-			return false
-		} else if k > 7 { // the run starts further on: read from there
+		k := bits.TrailingZeros64(stop) & 63
+		if multi>>k&1 != 0 {
+			return n, false
+		}
+		if k > 7 { // the run starts further on: read from there
 			i += k >> 3
-			if i+8 <= len(s) {
+			switch {
+			case i+8 <= len(s):
 				w = load64(s, i)
-			} else {
-				w = loadTail(s, i)
+			case len(s) >= 8:
+				w = load64(s, len(s)-8) >> (8 * (i + 8 - len(s)) & 63)
+			default:
+				w = loadShort(s, i)
 			}
 			alnum, upper, multi = wordMasks(w)
 		}
 		// s[i] starts a run of letters and digits; the byte after it ends the token
 		// unless it is not ASCII.
-		var key packedKey
-		var n int
 		if end := ^alnum & highs; end != 0 {
 			e := bits.TrailingZeros64(end) & 63
 			if multi>>e&1 != 0 {
-				return false
+				return n, false
 			}
-			n = e >> 3
-			keep := uint64(1)<<(8*n&63) - 1
-			if upper&keep&^0x80 != 0 { // a case rule may split the run
-				b.fieldIDs = ids
-				i = b.splitRun(s, i, i+n)
-				ids, slots, keys = b.fieldIDs, b.dict.slots, b.dict.keys
-				shift = b.dict.shift & 63
+			if upper&(1<<e-1)&^0x80 != 0 { // a case rule may split the run
+				j := i + e>>3
+				n = b.splitRun(out, n, s, i, j)
+				i = j + 1
 				continue
 			}
-			key = packedKey{lo: lowerASCII8(w) & keep, hi: uint64(n) << 56}
-		} else {
-			var w1 uint64
-			if i+16 <= len(s) {
-				w1 = load64(s, i+8)
-			} else {
-				w1 = loadTail(s, i+8)
-			}
-			alnum1, upper1, multi1 := wordMasks(w1)
-			end1 := ^alnum1 & highs
-			e := bits.TrailingZeros64(end1) & 63
-			if end1 == 0 || multi1>>e&1 != 0 || upper&^0x80|upper1&(1<<e-1) != 0 {
-				// 16 bytes or more, a byte that is not ASCII, or a case rule: the slow way.
-				j, ok := runEnd(s, i+8)
-				if !ok {
-					return false
-				}
-				b.fieldIDs = ids
-				i = b.splitRun(s, i, j)
-				ids, slots, keys = b.fieldIDs, b.dict.slots, b.dict.keys
-				shift = b.dict.shift & 63
-				continue
-			}
-			n = 8 + e>>3
-			keep := uint64(1)<<(e&^7) - 1
-			key = packedKey{lo: lowerASCII8(w), hi: lowerASCII8(w1)&keep | uint64(n)<<56}
+			out[n] = packedKey{lo: lowerASCII8(w) & (1<<(e&^7) - 1), hi: uint64(e>>3) << 56}
+			n++
+			i += e>>3 + 1 // past the separator after the run
+			continue
 		}
-		if v := slots[dictHash(key)>>shift]; v != 0 && keys[v-1] == key {
-			ids = append(ids, int32(v-1))
-		} else {
-			ids = append(ids, b.dict.id(key))
-			slots, keys = b.dict.slots, b.dict.keys
-			shift = b.dict.shift & 63
+		var w1 uint64
+		switch {
+		case i+16 <= len(s):
+			w1 = load64(s, i+8)
+		case i+8 < len(s): // so len(s) > 8
+			w1 = load64(s, len(s)-8) >> (8 * (i + 16 - len(s)) & 63)
 		}
-		i += n + 1 // past the separator after the run
+		alnum1, upper1, multi1 := wordMasks(w1)
+		end1 := ^alnum1 & highs
+		e := bits.TrailingZeros64(end1) & 63
+		if end1 == 0 || multi1>>e&1 != 0 || upper&^0x80|upper1&(1<<e-1) != 0 {
+			// 16 bytes or more, a byte that is not ASCII, or a case rule: byte by byte.
+			j, ok := runEnd(s, i+8)
+			if !ok {
+				return n, false
+			}
+			n = b.splitRun(out, n, s, i, j)
+			i = j + 1
+			continue
+		}
+		out[n] = packedKey{lo: lowerASCII8(w), hi: lowerASCII8(w1)&(1<<(e&^7)-1) | uint64(8+e>>3)<<56}
+		n++
+		i += 8 + e>>3 + 1
 	}
-	b.fieldIDs = ids
-	return true
+	return n, true
+}
+
+// loadShort is load8 for a string shorter than eight bytes, without reading outside it.
+func loadShort(s string, i int) uint64 {
+	r := len(s) - i
+	if r >= 4 { // two loads of four bytes that overlap on the same bytes
+		return uint64(load32(s, i)) | uint64(load32(s, len(s)-4))<<(8*(r-4))
+	}
+	return uint64(s[i]) | uint64(s[i+r/2])<<(8*(r/2)) | uint64(s[len(s)-1])<<(8*(r-1))
 }
 
 // runEnd returns the end of the run of ASCII letters and digits that goes on at s[i],
@@ -187,10 +189,10 @@ func runEnd(s string, i int) (int, bool) {
 	return i, true
 }
 
-// splitRun appends the term ids of the run of ASCII letters and digits s[i:j], which a
-// separator or the end of s follows, split by the seed's case rules, and returns the
-// offset after that separator.
-func (b *corpusBuilder) splitRun(s string, i, j int) int {
+// splitRun writes the keys of the run of ASCII letters and digits s[i:j], which a
+// separator or the end of s follows, split by the seed's case rules, to out from n on,
+// and returns the new count.
+func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int) int {
 	start := i
 	prev := asciiClass[s[i]]
 	for k := i + 1; k < j; k++ {
@@ -201,27 +203,34 @@ func (b *corpusBuilder) splitRun(s string, i, j int) int {
 				next = asciiClass[s[k+1]]
 			}
 			if splitBefore(prev, cur, next) {
-				b.appendRunTerm(s, start, k)
+				out[n] = b.runKey(s, start, k)
+				n++
 				start = k
 			}
 		}
 		prev = cur
 	}
-	b.appendRunTerm(s, start, j)
-	return j + 1
+	out[n] = b.runKey(s, start, j)
+	return n + 1
 }
 
-// appendRunTerm appends the id of the ASCII term s[i:j] lowercased.
-func (b *corpusBuilder) appendRunTerm(s string, i, j int) {
+// runKey is the key of the ASCII term s[i:j] lowercased.
+func (b *corpusBuilder) runKey(s string, i, j int) packedKey {
 	if n := j - i; n <= maxPacked {
-		b.fieldIDs = append(b.fieldIDs, b.dict.id(packLowerASCII(s, i, n)))
-		return
+		return packLowerASCII(s, i, n)
 	}
-	b.tok = append(b.tok[:0], s[i:j]...)
-	for k, c := range b.tok {
-		if 'A' <= c && c <= 'Z' {
-			b.tok[k] = c + 'a' - 'A'
+	from := len(b.long)
+	b.long = append(b.long, s[i:j]...)
+	for k := from; k < len(b.long); k++ {
+		if c := b.long[k]; 'A' <= c && c <= 'Z' {
+			b.long[k] = c + 'a' - 'A'
 		}
 	}
-	b.fieldIDs = append(b.fieldIDs, b.dict.longID(b.tok))
+	return longKey(from, len(b.long))
+}
+
+// longKey is the key of the term b.long[from:to]: a length byte of zero, which no
+// packed term has, and the offsets.
+func longKey(from, to int) packedKey {
+	return packedKey{lo: uint64(from) | uint64(to)<<32}
 }
