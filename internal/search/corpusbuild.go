@@ -194,7 +194,7 @@ func (b *corpusBuilder) addTerm(id int32, weight uint32) {
 func (b *corpusBuilder) slowID(key packedKey) int32 {
 	var id int32
 	if isLong(key) {
-		id = b.dict.longID(b.long[uint32(key.lo):key.lo>>32])
+		id = b.dict.longID(b.long[uint32(key.lo) : key.lo>>32])
 	} else {
 		id = b.dict.id(key)
 	}
