@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 )
@@ -113,40 +114,88 @@ func (c *Corpus) Index(subset []int) (*BM25, error) {
 			ix.docs[p] = int32(i)
 		}
 	}
-	var total float64
-	postings := 0
-	counts := make([]int32, c.dict.Len()+1)
-	for _, d := range ix.docs {
-		total += float64(c.lens[d])
-		terms := c.terms[c.start[d]:c.start[d+1]]
-		postings += len(terms)
-		for _, t := range terms {
-			counts[t.id+1]++
+	ix.build(runtime.GOMAXPROCS(0))
+	return ix, nil
+}
+
+// build fills the postings of ix.docs on at most procs goroutines. The positions are
+// cut into contiguous chunks: each goroutine counts its chunk's postings of every term,
+// the counts become each chunk's first slot in every term's postings, and each goroutine
+// places its chunk's postings there. A term's postings come out in position order
+// whatever the number of chunks, and lengths are summed as integers, which float64
+// holds exactly, so that the index does not depend on procs (TestIndexWorkersAgree).
+func (ix *BM25) build(procs int) {
+	c := ix.corpus
+	workers := max(1, min(procs, len(ix.docs)/minDocsPerWorker))
+	cut := make([]int, workers+1)
+	for w := range cut {
+		cut[w] = w * len(ix.docs) / workers
+	}
+	// counts[w][t] is how many of chunk w's documents have term t; totals[w] is the
+	// chunk's summed length.
+	counts := make([][]int32, workers)
+	totals := make([]uint64, workers)
+	each := func(f func(w int)) {
+		var wg sync.WaitGroup
+		for w := 1; w < workers; w++ {
+			wg.Go(func() { f(w) })
 		}
+		f(0)
+		wg.Wait()
+	}
+	each(func(w int) { counts[w], totals[w] = ix.count(cut[w], cut[w+1]) })
+	var total uint64
+	for _, t := range totals {
+		total += t
 	}
 	// The seed: averageLength = sum/N || 1, which also maps 0 and NaN to 1.
-	ix.avgLen = total / float64(len(ix.docs))
+	ix.avgLen = float64(total) / float64(len(ix.docs))
 	if ix.avgLen == 0 || math.IsNaN(ix.avgLen) {
 		ix.avgLen = 1
 	}
-	for t := 1; t < len(counts); t++ {
-		counts[t] += counts[t-1]
-	}
-	ix.start = counts
-	ix.post = make([]posting, postings)
-	next := slices.Clone(counts[:len(counts)-1])
-	ix.norm = make([]float64, len(ix.docs))
-	for p, d := range ix.docs {
-		for _, t := range c.terms[c.start[d]:c.start[d+1]] {
-			at := next[t.id]
-			next[t.id]++
-			ix.post[at] = posting{pos: int32(p), freq: t.freq}
+	ix.start = make([]int32, c.dict.Len()+1)
+	for t := range c.dict.Len() {
+		at := ix.start[t]
+		for _, cnt := range counts {
+			at, cnt[t] = at+cnt[t], at // the chunk's cursor in term t's postings
 		}
-		ratio := float64(c.lens[d]) / ix.avgLen
-		ix.norm[p] = ix.k1 * ((1 - ix.b) + float64(ix.b*ratio))
+		ix.start[t+1] = at
 	}
+	ix.post = make([]posting, ix.start[len(ix.start)-1])
+	ix.norm = make([]float64, len(ix.docs))
+	each(func(w int) { ix.place(cut[w], cut[w+1], counts[w]) })
 	ix.scratch.New = func() any { return &bm25Scratch{scores: make([]float64, len(ix.docs))} }
-	return ix, nil
+}
+
+// count counts the postings of every term in the documents at positions lo to hi, and
+// sums their lengths.
+func (ix *BM25) count(lo, hi int) ([]int32, uint64) {
+	c := ix.corpus
+	counts := make([]int32, c.dict.Len())
+	var total uint64
+	for _, d := range ix.docs[lo:hi] {
+		total += uint64(c.lens[d])
+		for _, t := range c.terms[c.start[d]:c.start[d+1]] {
+			counts[t.id]++
+		}
+	}
+	return counts, total
+}
+
+// place writes the postings of the documents at positions lo to hi, each term's at its
+// cursor in next, and their length norms.
+func (ix *BM25) place(lo, hi int, next []int32) {
+	c, post, norm := ix.corpus, ix.post, ix.norm
+	k1, b, avgLen := ix.k1, ix.b, ix.avgLen
+	for p := lo; p < hi; p++ {
+		d := ix.docs[p]
+		for _, t := range c.terms[c.start[d]:c.start[d+1]] {
+			post[next[t.id]] = posting{pos: int32(p), freq: t.freq}
+			next[t.id]++
+		}
+		ratio := float64(c.lens[d]) / avgLen
+		norm[p] = k1 * ((1 - b) + float64(b*ratio))
+	}
 }
 
 // Corpus is the corpus the index was built from.
