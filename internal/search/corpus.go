@@ -2,6 +2,7 @@ package search
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -196,8 +197,11 @@ func estimateTerms(docs []Doc, which []int) int {
 }
 
 // unchanged maps every document of docs to an old document of c with the same
-// content, or to -1. Hashing is cheap next to tokenizing, and a hash match is
-// confirmed field by field.
+// content, or to -1. A catalog mostly keeps its order from one version to the next, so
+// documents are first paired in step, a document added or removed skipped on the way;
+// the rest are looked up by a hash of their content. Every pairing is confirmed field by
+// field, and documents with the same content have the same terms, so which of several
+// identical old documents one pairs with changes nothing.
 func (c *Corpus) unchanged(docs []Doc) []int32 {
 	reuse := make([]int32, len(docs))
 	for i := range reuse {
@@ -206,13 +210,33 @@ func (c *Corpus) unchanged(docs []Doc) []int32 {
 	if len(c.docs) == 0 {
 		return reuse
 	}
-	seed := maphash.MakeSeed()
-	old := make(map[uint64][]int32, len(c.docs))
-	for j := range c.docs {
-		h := hashDoc(seed, &c.docs[j])
-		old[h] = append(old[h], int32(j))
-	}
+	paired := make([]bool, len(c.docs))
+	var left []int // documents not paired in step
+	j := 0
 	for i := range docs {
+		switch {
+		case j < len(c.docs) && sameDoc(&c.docs[j], &docs[i]):
+		case j+1 < len(c.docs) && sameDoc(&c.docs[j+1], &docs[i]):
+			j++ // c.docs[j] was removed or changed
+		default:
+			left = append(left, i) // added or changed
+			continue
+		}
+		reuse[i], paired[j] = int32(j), true
+		j++
+	}
+	if len(left) == 0 {
+		return reuse
+	}
+	seed := maphash.MakeSeed()
+	old := make(map[uint64][]int32)
+	for j := range c.docs {
+		if !paired[j] {
+			h := hashDoc(seed, &c.docs[j])
+			old[h] = append(old[h], int32(j))
+		}
+	}
+	for _, i := range left {
 		for _, cand := range old[hashDoc(seed, &docs[i])] {
 			if sameDoc(&c.docs[cand], &docs[i]) {
 				reuse[i] = cand
@@ -223,18 +247,19 @@ func (c *Corpus) unchanged(docs []Doc) []int32 {
 	return reuse
 }
 
+// hashDoc hashes the content of d, field by field.
 func hashDoc(seed maphash.Seed, d *Doc) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	for _, f := range [...]string{d.Name, d.Label, d.ServerName, d.MCPToolName, d.Summary} {
-		h.WriteString(f)
-		h.WriteByte(0) // a separator: ("ab", "") and ("a", "b") hash apart
-	}
+	h := uint64(len(d.SchemaKeys))
+	mix := func(s string) { h = bits.RotateLeft64(h, 29)*0x9e3779b97f4a7c15 ^ maphash.String(seed, s) }
+	mix(d.Name)
+	mix(d.Label)
+	mix(d.ServerName)
+	mix(d.MCPToolName)
+	mix(d.Summary)
 	for _, k := range d.SchemaKeys {
-		h.WriteString(k)
-		h.WriteByte(0)
+		mix(k)
 	}
-	return h.Sum64()
+	return h
 }
 
 func sameDoc(a, b *Doc) bool {

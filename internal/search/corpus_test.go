@@ -59,3 +59,34 @@ func sameCorpus(t *testing.T, what string, want, got *Corpus) {
 		}
 	}
 }
+
+// TestCorpusUnchanged: after documents were added, removed, changed and moved, every new
+// document is paired with an old one of the same content exactly when there is one.
+func TestCorpusUnchanged(t *testing.T) {
+	base := seedDocs(readTools(t, sealtoolsTools))[:600]
+	old := NewCorpus(base[:500])
+	var docs []Doc
+	for i, d := range base {
+		switch {
+		case i%50 == 7: // removed
+			continue
+		case i%50 == 9:
+			d.Summary += " changed"
+		}
+		docs = append(docs, d)
+		if i%100 == 3 {
+			docs = append(docs, Doc{Name: "added" + strconv.Itoa(i)})
+		}
+	}
+	docs[10], docs[400] = docs[400], docs[10] // moved
+	reuse := old.unchanged(docs)
+	for i := range docs {
+		want := false
+		for j := range old.docs {
+			want = want || sameDoc(&old.docs[j], &docs[i])
+		}
+		if j := reuse[i]; (j >= 0) != want || j >= 0 && !sameDoc(&old.docs[j], &docs[i]) {
+			t.Fatalf("doc %d (%s) paired with %d; an old document with its content: %v", i, docs[i].Name, j, want)
+		}
+	}
+}
