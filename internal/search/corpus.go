@@ -146,11 +146,11 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 
 // assembleFresh lays out the chunks of a fresh build one after the other in all, their
 // ids mapped to the corpus dictionary on the way. It reports false, having changed
-// nothing, if a chunk outgrew its region (append moved it elsewhere).
+// nothing, if a chunk left its region (growing moved it elsewhere).
 func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions []int) bool {
 	for w, b := range parts {
-		if len(b.terms) > regions[w+1]-regions[w] {
-			return false
+		if size := regions[w+1] - regions[w]; cap(b.terms) != size || size > 0 && &b.terms[:1][0] != &all[regions[w]] {
+			return false // moved: the general assembly copies it
 		}
 	}
 	pos, doc := 0, 0
@@ -176,8 +176,9 @@ func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions [
 }
 
 // estimateTerms is room for the terms of docs[i] for every i in which: about one
-// distinct term for every eight bytes of text, and one more a document. A corpus with
-// more grows by append.
+// distinct term for every eight bytes of text, one more a document, and room for the
+// tokens of one document at the end (the builder makes room for every token of a
+// document before adding them). A corpus with more grows.
 func estimateTerms(docs []Doc, which []int) int {
 	size := 0
 	for _, i := range which {
@@ -193,7 +194,7 @@ func estimateTerms(docs []Doc, which []int) int {
 			size += len(k)
 		}
 	}
-	return size/8 + len(which)
+	return size/8 + len(which) + 256
 }
 
 // unchanged maps every document of docs to an old document of c with the same

@@ -81,102 +81,135 @@ func (b *corpusBuilder) addDoc(d *Doc) uint32 {
 	b.doc++
 	b.keys = b.keys[:0]
 	b.long = b.long[:0]
-	name := b.scan(d.Name)
-	length := b.add(name, weightName)
+	name := b.scan(d.Name, weightName)
 	label := name
 	if d.Label != d.Name {
-		label = b.scan(d.Label)
+		label = b.scan(d.Label, weightLabel)
+	} else {
+		b.again(name, weightLabel)
 	}
-	length += b.add(label, weightLabel)
-	length += b.add(b.scan(d.ServerName), weightServerName)
-	mcp := name
-	if d.MCPToolName != d.Name {
-		mcp = label
-		if d.MCPToolName != d.Label {
-			mcp = b.scan(d.MCPToolName)
-		}
+	b.scan(d.ServerName, weightServerName)
+	switch d.MCPToolName {
+	case d.Name:
+		b.again(name, weightMCPToolName)
+	case d.Label:
+		b.again(label, weightMCPToolName)
+	default:
+		b.scan(d.MCPToolName, weightMCPToolName)
 	}
-	length += b.add(mcp, weightMCPToolName)
-	length += b.add(b.scan(d.Summary), weightSummary)
+	b.scan(d.Summary, weightSummary)
 	for _, k := range d.SchemaKeys {
-		length += b.add(b.scan(k), weightSchemaKey)
+		b.scan(k, weightSchemaKey)
 	}
-	return length
+	return b.add()
 }
+
+// A key in b.keys carries its field's weight in its top four bits, which a packed key
+// leaves free (its length is at most 15): the document's keys are then added in one
+// loop, and the weights (at most 6) need no array of their own.
+const (
+	weightShift = 60
+	keyBits     = 1<<weightShift - 1
+)
 
 // keySpan is a field's keys: keys[from:to].
 type keySpan struct{ from, to int }
 
-// scan appends the keys of the tokens of s to b.keys.
-func (b *corpusBuilder) scan(s string) keySpan {
+// scan appends the keys of the tokens of s, weighted, to b.keys.
+func (b *corpusBuilder) scan(s string, weight uint64) keySpan {
 	from := len(b.keys)
 	if s == "" {
 		return keySpan{from, from}
 	}
+	tag := weight << weightShift
 	b.keys = slices.Grow(b.keys, len(s))
 	out := b.keys[from : from+len(s)]
-	if n, ok := b.scanASCII(out, s); ok {
+	if n, ok := b.scanASCII(out, s, tag); ok {
 		b.keys = b.keys[:from+n]
 		return keySpan{from, from + n}
 	}
+	b.keys = b.keys[:from]
 	b.sc.scan(s)
 	start := int32(0)
 	for _, end := range b.sc.ends {
 		tok := b.sc.out[start:end]
 		start = end
+		key := packedKey{}
 		if len(tok) <= maxPacked {
-			b.keys = append(b.keys, packBytes(tok))
-			continue
+			key = packBytes(tok)
+		} else {
+			at := len(b.long)
+			b.long = append(b.long, tok...)
+			key = longKey(at, len(b.long))
 		}
-		at := len(b.long)
-		b.long = append(b.long, tok...)
-		b.keys = append(b.keys, longKey(at, len(b.long)))
+		key.hi |= tag
+		b.keys = append(b.keys, key)
 	}
 	return keySpan{from, len(b.keys)}
 }
 
-// add adds the terms of a field's keys, each occurrence weight to its frequency, and
-// returns the field's length.
-func (b *corpusBuilder) add(f keySpan, weight uint32) uint32 {
+// again appends the keys of an earlier field with another weight.
+func (b *corpusBuilder) again(f keySpan, weight uint64) {
 	for k := f.from; k < f.to; k++ {
-		k = b.addFound(k, f.to, weight)
-		if k == f.to {
-			break
-		}
-		b.addTerm(b.slowID(b.keys[k]), weight)
+		key := b.keys[k]
+		key.hi = key.hi&keyBits | weight<<weightShift
+		b.keys = append(b.keys, key)
 	}
-	return weight * uint32(f.to-f.from)
 }
 
-// addFound adds the terms of keys[from:to] while the dictionary's first probe finds
-// them, and returns where it stopped. It calls nothing, so that its loop keeps its
-// variables in registers.
-func (b *corpusBuilder) addFound(from, to int, weight uint32) int {
+// add adds the terms of the document's keys, each occurrence its weight to its
+// frequency, and returns the document's length.
+func (b *corpusBuilder) add() uint32 {
+	b.terms = slices.Grow(b.terms, len(b.keys)) // room for every key to be new
+	var length uint32
+	for k := 0; ; k++ {
+		var l uint32
+		k, l = b.addFound(k)
+		length += l
+		if k == len(b.keys) {
+			return length
+		}
+		key := b.keys[k]
+		w := uint32(key.hi >> weightShift)
+		key.hi &= keyBits
+		b.addTerm(b.slowID(key), w)
+		length += w
+	}
+}
+
+// addFound adds the terms of keys[from:] while the dictionary's first probe finds them,
+// and returns where it stopped and the weights it added. It calls nothing and does not
+// branch on whether a term is new to the document, so that its loop keeps its variables
+// in registers and the CPU does not guess wrong half the time: a term's entry is written
+// at the end of the document's terms every time and kept only when the term is new.
+// The caller has made room for every key.
+func (b *corpusBuilder) addFound(from int) (int, uint32) {
 	slots, dkeys, shift := b.dict.slots, b.dict.keys, b.dict.shift&63
-	terms, seen, doc := b.terms, b.seen, b.doc
-	keys := b.keys[from:to]
-	k := 0
+	n, terms := len(b.terms), b.terms[:cap(b.terms)]
+	seen, doc := b.seen, b.doc
+	keys := b.keys
+	var length uint32
+	k := from
 	for ; k < len(keys); k++ {
 		key := keys[k]
+		w := uint32(key.hi >> weightShift)
+		key.hi &= keyBits
 		v := slots[dictHash(key)>>shift]
 		if v == 0 || dkeys[v-1] != key {
 			break
 		}
 		e := &seen[v-1]
-		if e.doc == doc {
-			terms[e.at].freq += weight
-			continue
-		}
-		n := len(terms)
-		if n == cap(terms) {
-			break // growing would call: leave it to the caller
-		}
-		e.doc, e.at = doc, int32(n)
-		terms = terms[:n+1]
-		terms[n] = docTerm{id: int32(v - 1), freq: weight}
+		diff := uint32(e.doc ^ doc)
+		fresh := int32((diff | -diff) >> 31) // 1 if the term is new to the document, else 0; no branch
+		at := e.at&^-fresh | int32(n)&-fresh
+		terms[n] = docTerm{id: int32(v - 1)}
+		terms[at].freq += w
+		e.doc, e.at = doc, at
+		n += int(fresh)
+		length += w
 	}
-	b.terms = terms
-	return from + k
+	b.terms = terms[:n]
+	return k, length
 }
 
 // addTerm adds an occurrence of term id.

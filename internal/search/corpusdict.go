@@ -39,7 +39,7 @@ func newTermDict(hint int) *termDict {
 	return d
 }
 
-func isLong(key packedKey) bool { return key.hi>>56 == 0 }
+func isLong(key packedKey) bool { return key.hi>>56&0xf == 0 } // the length byte, without the builder's weight
 
 // resize makes the table the power of two at or above size and reinserts every key.
 func (d *termDict) resize(size int) {

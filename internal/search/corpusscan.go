@@ -82,12 +82,13 @@ func packLowerASCII(s string, start, n int) packedKey {
 }
 
 // scanASCII writes the keys of the tokens of s to out, which has room for len(s) of them,
-// and returns how many it wrote, tokenizing as appendTokensASCII does; a token longer
+// each with tag in its top bits, and returns how many it wrote, tokenizing as
+// appendTokensASCII does; a token longer
 // than maxPacked goes to b.long and its key says where (longKey). It reports false at
 // the first byte that is not ASCII. The common case, a run of up to 15 letters and digits
 // without an upper-case letter after its first byte, calls nothing, so the loop keeps
 // its few variables in registers.
-func (b *corpusBuilder) scanASCII(out []packedKey, s string) (int, bool) {
+func (b *corpusBuilder) scanASCII(out []packedKey, s string, tag uint64) (int, bool) {
 	n := 0
 	for i := 0; i < len(s); {
 		var w uint64
@@ -130,11 +131,11 @@ func (b *corpusBuilder) scanASCII(out []packedKey, s string) (int, bool) {
 			}
 			if upper&(1<<e-1)&^0x80 != 0 { // a case rule may split the run
 				j := i + e>>3
-				n = b.splitRun(out, n, s, i, j)
+				n = b.splitRun(out, n, s, i, j, tag)
 				i = j + 1
 				continue
 			}
-			out[n] = packedKey{lo: lowerASCII8(w) & (1<<(e&^7) - 1), hi: uint64(e>>3) << 56}
+			out[n] = packedKey{lo: lowerASCII8(w) & (1<<(e&^7) - 1), hi: uint64(e>>3)<<56 | tag}
 			n++
 			i += e>>3 + 1 // past the separator after the run
 			continue
@@ -155,11 +156,11 @@ func (b *corpusBuilder) scanASCII(out []packedKey, s string) (int, bool) {
 			if !ok {
 				return n, false
 			}
-			n = b.splitRun(out, n, s, i, j)
+			n = b.splitRun(out, n, s, i, j, tag)
 			i = j + 1
 			continue
 		}
-		out[n] = packedKey{lo: lowerASCII8(w), hi: lowerASCII8(w1)&(1<<(e&^7)-1) | uint64(8+e>>3)<<56}
+		out[n] = packedKey{lo: lowerASCII8(w), hi: lowerASCII8(w1)&(1<<(e&^7)-1) | uint64(8+e>>3)<<56 | tag}
 		n++
 		i += 8 + e>>3 + 1
 	}
@@ -192,7 +193,7 @@ func runEnd(s string, i int) (int, bool) {
 // splitRun writes the keys of the run of ASCII letters and digits s[i:j], which a
 // separator or the end of s follows, split by the seed's case rules, to out from n on,
 // and returns the new count.
-func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int) int {
+func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int, tag uint64) int {
 	start := i
 	prev := asciiClass[s[i]]
 	for k := i + 1; k < j; k++ {
@@ -204,6 +205,7 @@ func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int) int
 			}
 			if splitBefore(prev, cur, next) {
 				out[n] = b.runKey(s, start, k)
+				out[n].hi |= tag
 				n++
 				start = k
 			}
@@ -211,6 +213,7 @@ func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int) int
 		prev = cur
 	}
 	out[n] = b.runKey(s, start, j)
+	out[n].hi |= tag
 	return n + 1
 }
 

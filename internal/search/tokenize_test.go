@@ -251,9 +251,13 @@ func FuzzCorpusTermIDs(f *testing.F) {
 		for _, text := range []string{other, s, other + " " + s} {
 			b.doc++
 			b.keys, b.long = b.keys[:0], b.long[:0]
-			f := b.scan(text)
+			f := b.scan(text, weightName)
 			var got []string
 			for _, key := range b.keys[f.from:f.to] {
+				if w := key.hi >> weightShift; w != weightName {
+					t.Fatalf("%q: a key of weight %d, want %d", text, w, weightName)
+				}
+				key.hi &= keyBits
 				term := key.String()
 				if isLong(key) {
 					term = string(b.long[uint32(key.lo) : key.lo>>32])
