@@ -176,25 +176,19 @@ func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions [
 }
 
 // estimateTerms is room for the terms of docs[i] for every i in which: about one
-// distinct term for every eight bytes of text, one more a document, and room for the
-// tokens of one document at the end (the builder makes room for every token of a
-// document before adding them). A corpus with more grows.
+// distinct term for every eight bytes of name, server name and summary, one a schema key
+// and one more a document, and room for the tokens of one document at the end (the
+// builder makes room for every token of a document before adding them). It reads no
+// text: labels and tool names mostly repeat the name, and a schema key is mostly one
+// word. A corpus with more grows.
 func estimateTerms(docs []Doc, which []int) int {
-	size := 0
+	size, n := 0, 0
 	for _, i := range which {
 		d := &docs[i]
 		size += len(d.Name) + len(d.ServerName) + len(d.Summary)
-		if d.Label != d.Name {
-			size += len(d.Label)
-		}
-		if d.MCPToolName != d.Name {
-			size += len(d.MCPToolName)
-		}
-		for _, k := range d.SchemaKeys {
-			size += len(k)
-		}
+		n += len(d.SchemaKeys)
 	}
-	return size/8 + len(which) + 256
+	return size/8 + n + len(which) + 256
 }
 
 // unchanged maps every document of docs to an old document of c with the same
