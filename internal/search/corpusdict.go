@@ -130,14 +130,6 @@ func (d *termDict) addLong(term string) int32 {
 	return id
 }
 
-// termID returns the id of a lowercased term, adding it if it is new.
-func (d *termDict) termID(term []byte) int32 {
-	if len(term) > maxPacked {
-		return d.longID(term)
-	}
-	return d.id(packBytes(term))
-}
-
 // lookup returns the id of a lowercased term.
 func (d *termDict) lookup(term []byte) (int32, bool) {
 	if len(term) > maxPacked {

@@ -208,13 +208,19 @@ func TestTermDictGrows(t *testing.T) {
 		}
 		return []byte(strconv.Itoa(i * 7919))
 	}
+	termID := func(t []byte) int32 {
+		if len(t) > maxPacked {
+			return d.longID(t)
+		}
+		return d.id(packBytes(t))
+	}
 	const n = 20000
 	for i := range n {
-		if id := d.termID(term(i)); id != int32(i) {
+		if id := termID(term(i)); id != int32(i) {
 			t.Fatalf("termID(%q) = %d, want %d", term(i), id, i)
 		}
 	}
-	if id := d.termID(term(42)); id != 42 {
+	if id := termID(term(42)); id != 42 {
 		t.Fatalf("termID(%q) again = %d, want 42", term(42), id)
 	}
 	for i := range n {
