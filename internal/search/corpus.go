@@ -145,25 +145,37 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 }
 
 // assembleFresh lays out the chunks of a fresh build one after the other in all, their
-// ids mapped to the corpus dictionary on the way. It reports false, having changed
-// nothing, if a chunk left its region (growing moved it elsewhere).
+// ids mapped to the corpus dictionary on the way, and reports false, having changed
+// nothing, if they do not fit. A chunk that outgrew its region was moved by growing and
+// is copied from where it went; the others move down from their regions, in order,
+// which is safe as long as no chunk has to move up (each entry is read before anything
+// is written over it, and no chunk is written over one still to be read).
 func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions []int) bool {
+	pos := 0
+	inPlace := make([]bool, len(parts))
 	for w, b := range parts {
-		if size := regions[w+1] - regions[w]; cap(b.terms) != size || size > 0 && &b.terms[:1][0] != &all[regions[w]] {
-			return false // moved: the general assembly copies it
+		size := regions[w+1] - regions[w]
+		inPlace[w] = cap(b.terms) == size && size > 0 && &b.terms[:1][0] == &all[regions[w]]
+		if inPlace[w] && pos > regions[w] {
+			return false
 		}
+		pos += len(b.terms)
+	}
+	if pos > len(all) {
+		return false
 	}
 	pos, doc := 0, 0
 	for w, b := range parts {
 		n := len(b.terms)
-		if w > 0 {
-			// Chunk w moves down to pos, at or below its region: each entry is read
-			// before anything is written over it.
+		src, dst := b.terms, all[pos:pos+n]
+		switch {
+		case w > 0:
 			remap := nc.dict.merge(b.dict)
-			src, dst := all[regions[w]:regions[w]+n], all[pos:pos+n]
 			for k, t := range src {
 				dst[k] = docTerm{id: remap[t.id], freq: t.freq}
 			}
+		case !inPlace[w]:
+			copy(dst, src)
 		}
 		for k := range b.lens {
 			nc.start[doc+k+1] = int32(pos) + b.ends[k+1]
@@ -176,7 +188,7 @@ func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions [
 }
 
 // estimateTerms is room for the terms of docs[i] for every i in which: about one
-// distinct term for every eight bytes of name, server name and summary, one a schema key
+// distinct term for every seven bytes of name, server name and summary, one a schema key
 // and one more a document, and room for the tokens of one document at the end (the
 // builder makes room for every token of a document before adding them). It reads no
 // text: labels and tool names mostly repeat the name, and a schema key is mostly one
@@ -188,7 +200,7 @@ func estimateTerms(docs []Doc, which []int) int {
 		size += len(d.Name) + len(d.ServerName) + len(d.Summary)
 		n += len(d.SchemaKeys)
 	}
-	return size/8 + n + len(which) + 256
+	return size/7 + n + len(which) + 256
 }
 
 // unchanged maps every document of docs to an old document of c with the same

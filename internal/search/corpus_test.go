@@ -90,3 +90,31 @@ func TestCorpusUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusDenseChunks: chunks with many more terms than their text suggests, which
+// outgrow the room estimated for them, give the corpus one goroutine builds, whichever
+// chunk it is.
+func TestCorpusDenseChunks(t *testing.T) {
+	doc := func(i int, dense bool) Doc {
+		d := Doc{Name: "tool" + strconv.Itoa(i), Summary: "a tool that does one thing well"}
+		if dense {
+			var words []byte
+			for k := range 40 {
+				words = strconv.AppendInt(append(words, " x"...), int64(k), 36)
+			}
+			d.Summary = string(words)
+		}
+		return d
+	}
+	n := 2 * minDocsPerWorker
+	for _, denseFrom := range []int{0, n / 2, n / 4} {
+		docs := make([]Doc, n)
+		for i := range docs {
+			docs[i] = doc(i, i >= denseFrom && i < denseFrom+n/2)
+		}
+		want := (&Corpus{}).update(docs, 1)
+		for _, procs := range []int{2, 4} {
+			sameCorpus(t, "dense from "+strconv.Itoa(denseFrom)+" on "+strconv.Itoa(procs), want, (&Corpus{}).update(docs, procs))
+		}
+	}
+}
