@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -72,6 +71,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	tokens   *search.Corpus // every tool of snapshot corpusAt, tokenized once, in entry order
+	docs     []search.Doc   // the documents of tokens
 	corpusAt *catalog.Snapshot
 	cache    map[[32]byte]*search.BM25 // by subsetKey of the indexed positions
 	order    [][32]byte                // cache keys, oldest first
@@ -253,34 +253,6 @@ func Doc(t *catalog.Tool) search.Doc {
 
 const maxCachedIndexes = 64
 
-// docsPerWorker is the least number of tools docsOf gives a goroutine of its own: reading the
-// schema keys of every tool is a fifth of a first search at 10,000 tools, worth the CPUs there,
-// not for a few hundred.
-const docsPerWorker = 1024
-
-// docsOf returns the search documents of entries, in order.
-func docsOf(entries []*catalog.Entry) []search.Doc {
-	docs := make([]search.Doc, len(entries))
-	fill := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			docs[i] = Doc(&entries[i].Tool)
-		}
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(entries)/docsPerWorker)
-	if workers < 2 {
-		fill(0, len(entries))
-		return docs
-	}
-	var wg sync.WaitGroup
-	step := (len(entries) + workers - 1) / workers
-	for lo := step; lo < len(entries); lo += step {
-		wg.Go(func() { fill(lo, min(lo+step, len(entries))) })
-	}
-	fill(0, step)
-	wg.Wait()
-	return docs
-}
-
 // index returns the BM25+ index over the entries of snap at positions subset (ascending); its hit
 // indices are positions in snap.Entries(). Tools are tokenized once per snapshot (and only the
 // changed ones when the catalog changes); each distinct subset is indexed once and cached.
@@ -289,7 +261,13 @@ func (s *Service) index(snap *catalog.Snapshot, subset []int) (*search.BM25, err
 	key := subsetKey(subset)
 	s.mu.Lock()
 	if s.corpusAt != snap {
-		docs := docsOf(snap.Entries())
+		var docs []search.Doc
+		if s.corpusAt == nil {
+			docs = docsOf(snap.Entries())
+		} else {
+			docs = docsAfter(s.corpusAt.Entries(), s.docs, snap.Entries())
+		}
+		s.docs = docs
 		if s.tokens == nil {
 			s.tokens = search.NewCorpus(docs)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 )
@@ -66,16 +67,20 @@ type BM25 struct {
 	docs   []int32   // position → corpus index
 	norm   []float64 // position → k1·(1 − b + b·len/avgLen)
 	avgLen float64
-	// Postings of term t are post[start[t]:start[t+1]] (positions, ascending) with
-	// weighted frequencies freq[start[t]:start[t+1]].
+	// Postings of term t are post[start[t]:start[t+1]], positions ascending.
 	start []int32
-	post  []int32
-	freq  []uint32
+	post  []posting
 	// Runtime copies of the constants: JavaScript evaluates k1+1 and 1−b in float64
 	// at run time, and Go constant arithmetic is exact; keeping them as fields makes
 	// Go do the same float64 operations.
 	k1, b, delta float64
 	scratch      sync.Pool // *bm25Scratch
+}
+
+// posting is a document's position in the index with its weighted frequency of a term.
+type posting struct {
+	pos  int32
+	freq uint32
 }
 
 // NewBM25 indexes docs; hit indices are positions in docs.
@@ -109,44 +114,88 @@ func (c *Corpus) Index(subset []int) (*BM25, error) {
 			ix.docs[p] = int32(i)
 		}
 	}
-	var total float64
-	postings := 0
-	counts := make([]int32, len(c.vocab)+1)
-	for _, d := range ix.docs {
-		total += float64(c.lens[d])
-		lo, hi := c.start[d], c.start[d+1]
-		postings += int(hi - lo)
-		for _, t := range c.termIDs[lo:hi] {
-			counts[t+1]++
+	ix.build(runtime.GOMAXPROCS(0))
+	return ix, nil
+}
+
+// build fills the postings of ix.docs on at most procs goroutines. The positions are
+// cut into contiguous chunks: each goroutine counts its chunk's postings of every term,
+// the counts become each chunk's first slot in every term's postings, and each goroutine
+// places its chunk's postings there. A term's postings come out in position order
+// whatever the number of chunks, and lengths are summed as integers, which float64
+// holds exactly, so that the index does not depend on procs (TestIndexWorkersAgree).
+func (ix *BM25) build(procs int) {
+	c := ix.corpus
+	workers := max(1, min(procs, len(ix.docs)/minDocsPerWorker))
+	cut := make([]int, workers+1)
+	for w := range cut {
+		cut[w] = w * len(ix.docs) / workers
+	}
+	// counts[w][t] is how many of chunk w's documents have term t; totals[w] is the
+	// chunk's summed length.
+	counts := make([][]int32, workers)
+	totals := make([]uint64, workers)
+	each := func(f func(w int)) {
+		var wg sync.WaitGroup
+		for w := 1; w < workers; w++ {
+			wg.Go(func() { f(w) })
 		}
+		f(0)
+		wg.Wait()
+	}
+	each(func(w int) { counts[w], totals[w] = ix.count(cut[w], cut[w+1]) })
+	var total uint64
+	for _, t := range totals {
+		total += t
 	}
 	// The seed: averageLength = sum/N || 1, which also maps 0 and NaN to 1.
-	ix.avgLen = total / float64(len(ix.docs))
+	ix.avgLen = float64(total) / float64(len(ix.docs))
 	if ix.avgLen == 0 || math.IsNaN(ix.avgLen) {
 		ix.avgLen = 1
 	}
-	for t := 1; t < len(counts); t++ {
-		counts[t] += counts[t-1]
-	}
-	ix.start = counts
-	ix.post = make([]int32, postings)
-	ix.freq = make([]uint32, postings)
-	next := slices.Clone(counts[:len(counts)-1])
-	ix.norm = make([]float64, len(ix.docs))
-	for p, d := range ix.docs {
-		lo, hi := c.start[d], c.start[d+1]
-		for j := lo; j < hi; j++ {
-			t := c.termIDs[j]
-			at := next[t]
-			next[t]++
-			ix.post[at] = int32(p)
-			ix.freq[at] = c.freqs[j]
+	ix.start = make([]int32, c.dict.Len()+1)
+	for t := range c.dict.Len() {
+		at := ix.start[t]
+		for _, cnt := range counts {
+			at, cnt[t] = at+cnt[t], at // the chunk's cursor in term t's postings
 		}
-		ratio := float64(c.lens[d]) / ix.avgLen
-		ix.norm[p] = ix.k1 * ((1 - ix.b) + float64(ix.b*ratio))
+		ix.start[t+1] = at
 	}
+	ix.post = make([]posting, ix.start[len(ix.start)-1])
+	ix.norm = make([]float64, len(ix.docs))
+	each(func(w int) { ix.place(cut[w], cut[w+1], counts[w]) })
 	ix.scratch.New = func() any { return &bm25Scratch{scores: make([]float64, len(ix.docs))} }
-	return ix, nil
+}
+
+// count counts the postings of every term in the documents at positions lo to hi, and
+// sums their lengths.
+func (ix *BM25) count(lo, hi int) ([]int32, uint64) {
+	c := ix.corpus
+	counts := make([]int32, c.dict.Len())
+	var total uint64
+	for _, d := range ix.docs[lo:hi] {
+		total += uint64(c.lens[d])
+		for _, t := range c.terms[c.start[d]:c.start[d+1]] {
+			counts[t.id]++
+		}
+	}
+	return counts, total
+}
+
+// place writes the postings of the documents at positions lo to hi, each term's at its
+// cursor in next, and their length norms.
+func (ix *BM25) place(lo, hi int, next []int32) {
+	c, post, norm := ix.corpus, ix.post, ix.norm
+	k1, b, avgLen := ix.k1, ix.b, ix.avgLen
+	for p := lo; p < hi; p++ {
+		d := ix.docs[p]
+		for _, t := range c.terms[c.start[d]:c.start[d+1]] {
+			post[next[t.id]] = posting{pos: int32(p), freq: t.freq}
+			next[t.id]++
+		}
+		ratio := float64(c.lens[d]) / avgLen
+		norm[p] = k1 * ((1 - b) + float64(b*ratio))
+	}
 }
 
 // Corpus is the corpus the index was built from.
@@ -160,7 +209,7 @@ func (ix *BM25) AvgLen() float64 { return ix.avgLen }
 
 // DocFreq is the number of indexed documents that contain term.
 func (ix *BM25) DocFreq(term string) int {
-	t, ok := ix.corpus.terms[term]
+	t, ok := ix.corpus.dict.lookup([]byte(term))
 	if !ok {
 		return 0
 	}
@@ -215,7 +264,7 @@ func (ix *BM25) SearchFunc(query string, limit int, allow func(i int) bool) ([]H
 	for _, end := range s.sc.ends {
 		tok := s.sc.out[from:end]
 		from = end
-		id, ok := ix.corpus.terms[string(tok)]
+		id, ok := ix.corpus.dict.lookup(tok)
 		if !ok || ix.start[id] == ix.start[id+1] {
 			continue // no document has it: it adds nothing anywhere
 		}
@@ -239,9 +288,9 @@ func (ix *BM25) SearchFunc(query string, limit int, allow func(i int) bool) ([]H
 		df := float64(hi - lo)
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		qidf := float64(q.count) * idf
-		for j := lo; j < hi; j++ {
-			p := ix.post[j]
-			tf := float64(ix.freq[j])
+		for _, e := range ix.post[lo:hi] {
+			p := e.pos
+			tf := float64(e.freq)
 			if s.scores[p] == 0 {
 				s.touched = append(s.touched, p)
 			}

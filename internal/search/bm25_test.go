@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -317,5 +318,45 @@ func TestBM25SearchAllocations(t *testing.T) {
 	// One allocation for the returned hits; nothing per scored document.
 	if allocs := testing.AllocsPerRun(50, func() { _, _ = ix.Search(query, 10) }); allocs > 1 {
 		t.Errorf("Search allocated %v times per call, want at most 1", allocs)
+	}
+}
+
+// TestIndexWorkersAgree: an index built on 1, 2 or 4 goroutines, over all of a corpus or
+// a subset, is the same index.
+func TestIndexWorkersAgree(t *testing.T) {
+	base := seedDocs(readTools(t, sealtoolsTools))
+	var docs []Doc
+	for copyN := 0; len(docs) < 4*minDocsPerWorker+100; copyN++ {
+		for _, d := range base {
+			if copyN > 0 {
+				d.Name += "V" + strconv.Itoa(copyN)
+			}
+			docs = append(docs, d)
+		}
+	}
+	c := NewCorpus(docs)
+	var subset []int
+	for i := len(docs) - 1; i >= 0; i-- {
+		if i%10 != 3 {
+			subset = append(subset, i)
+		}
+	}
+	for _, sub := range [][]int{nil, subset} {
+		index := func(procs int) *BM25 {
+			ix, err := c.Index(sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix.build(procs) // again, on procs goroutines
+			return ix
+		}
+		want := index(1)
+		for _, procs := range []int{2, 4} {
+			got := index(procs)
+			if got.avgLen != want.avgLen || !slices.Equal(got.start, want.start) || !slices.Equal(got.post, want.post) ||
+				!slices.Equal(got.norm, want.norm) {
+				t.Fatalf("the index on %d goroutines differs from the index on one", procs)
+			}
+		}
 	}
 }

@@ -3,8 +3,10 @@ package search
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -195,37 +197,53 @@ func FuzzTokenize(f *testing.F) {
 	})
 }
 
-// TestShortTermsGrows checks the corpus builder's table of packed short tokens across
-// many resizes: every key keeps its id, a key put twice keeps the last, and an absent key
-// is absent.
-func TestShortTermsGrows(t *testing.T) {
-	var tab shortTerms
-	tab.init(1)
-	key := func(i int) [2]uint64 { return [2]uint64{uint64(i) * 7919, 1<<56 | uint64(i%3)} }
+// TestTermDictGrows checks the corpus dictionary across many resizes: every term keeps
+// its id, ids count from zero in order of addition, a term added again keeps its id, an
+// absent term is absent, and a term's text comes back, short or long.
+func TestTermDictGrows(t *testing.T) {
+	d := newTermDict(1)
+	term := func(i int) []byte {
+		if i%7 == 0 {
+			return []byte(fmt.Sprintf("long-term-number-%d", i))
+		}
+		return []byte(strconv.Itoa(i * 7919))
+	}
+	termID := func(t []byte) int32 {
+		if len(t) > maxPacked {
+			return d.longID(t)
+		}
+		return d.id(packBytes(t))
+	}
 	const n = 20000
 	for i := range n {
-		tab.put(key(i), int32(i))
+		if id := termID(term(i)); id != int32(i) {
+			t.Fatalf("termID(%q) = %d, want %d", term(i), id, i)
+		}
 	}
-	tab.put(key(42), -1)
+	if id := termID(term(42)); id != 42 {
+		t.Fatalf("termID(%q) again = %d, want 42", term(42), id)
+	}
 	for i := range n {
-		want := int32(i)
-		if i == 42 {
-			want = -1
+		if id, ok := d.lookup(term(i)); !ok || id != int32(i) {
+			t.Fatalf("lookup(%q) = %d, %v; want %d, true", term(i), id, ok, i)
 		}
-		if got, ok := tab.get(key(i)); !ok || got != want {
-			t.Fatalf("get(key(%d)) = %d, %v; want %d, true", i, got, ok, want)
+		if got := d.term(int32(i)); got != string(term(i)) {
+			t.Fatalf("term(%d) = %q, want %q", i, got, term(i))
 		}
 	}
-	if _, ok := tab.get(key(n)); ok {
-		t.Error("an absent key was found")
+	for _, absent := range [][]byte{term(n), nil, []byte("long-term-number-absent")} {
+		if _, ok := d.lookup(absent); ok {
+			t.Errorf("lookup(%q) found an absent term", absent)
+		}
 	}
-	if tab.n != n {
-		t.Errorf("n = %d, want %d", tab.n, n)
+	if d.Len() != n {
+		t.Errorf("Len() = %d, want %d", d.Len(), n)
 	}
 }
 
-// FuzzCorpusTermIDs: the corpus builder's term ids of a field, from its ASCII path or the
-// scanner's, name exactly Tokenize's tokens, and a field read again gives the same ids.
+// FuzzCorpusTermIDs: the corpus builder's keys of a field, from its ASCII path or the
+// scanner's, name exactly Tokenize's tokens, and the dictionary's ids of them name the
+// same terms.
 func FuzzCorpusTermIDs(f *testing.F) {
 	for _, s := range []string{
 		"MCPTool", "getURLs", "HTTPServer2Go", "iPhone15Pro", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOP",
@@ -234,15 +252,26 @@ func FuzzCorpusTermIDs(f *testing.F) {
 		f.Add(s, "query limit")
 	}
 	f.Fuzz(func(t *testing.T, s, other string) {
-		b := &corpusBuilder{terms: map[string]int32{}}
+		b := &corpusBuilder{dict: newTermDict(0)}
 		b.build([]Doc{{Name: other}, {Name: s, Summary: other + " " + s}}, []int{0, 1})
 		for _, text := range []string{other, s, other + " " + s} {
 			b.doc++
-			b.fields = b.fields[:0]
-			ids := b.fieldTermIDs(text, false)
+			b.keys, b.long = b.keys[:0], b.long[:0]
+			f := b.scan(text, weightName)
 			var got []string
-			for _, id := range ids {
-				got = append(got, b.vocab[id])
+			for _, key := range b.keys[f.from:f.to] {
+				if w := key.hi >> weightShift; w != weightName {
+					t.Fatalf("%q: a key of weight %d, want %d", text, w, weightName)
+				}
+				key.hi &= keyBits
+				term := key.String()
+				if isLong(key) {
+					term = string(b.long[uint32(key.lo) : key.lo>>32])
+				}
+				if id := b.slowID(key); b.dict.term(id) != term {
+					t.Fatalf("%q: term %q has id %d, which names %q", text, term, id, b.dict.term(id))
+				}
+				got = append(got, term)
 			}
 			if want := Tokenize(text); !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
 				t.Fatalf("term ids of %q name %q, Tokenize gives %q", text, got, want)
@@ -258,15 +287,7 @@ func TestPackLowerASCII(t *testing.T) {
 	const text = "AbcDEFghiJKLmnoPQRstuVWXyz0123456789ZYXwvuTSRqpoNMLkjiHGFedcBA@[`{"
 	for start := range len(text) {
 		for n := 1; n <= maxPacked && start+n <= len(text); n++ {
-			var want [2]uint64
-			for i := range n {
-				c := text[start+i]
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				want[i>>3] |= uint64(c) << (8 * (i & 7))
-			}
-			want[1] |= uint64(n) << 56
+			want := packBytes([]byte(strings.ToLower(text[start : start+n])))
 			if got := packLowerASCII(text, start, n); got != want {
 				t.Fatalf("packLowerASCII(%q) = %x, want %x", text[start:start+n], got, want)
 			}

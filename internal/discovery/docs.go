@@ -1,0 +1,83 @@
+package discovery
+
+import (
+	"bytes"
+	"runtime"
+	"sync"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/search"
+)
+
+// docsPerWorker is the least number of tools docsOf gives a goroutine of its own: reading the
+// schema keys of every tool is a fifth of a first search at 10,000 tools, worth the CPUs there,
+// not for a few hundred.
+const docsPerWorker = 1024
+
+// docsOf returns the search documents of entries, in order.
+func docsOf(entries []*catalog.Entry) []search.Doc {
+	docs := make([]search.Doc, len(entries))
+	fillDocs(docs, entries, nil)
+	return docs
+}
+
+// docsAfter returns the search documents of entries, taking the document of every tool that is
+// unchanged since the entries before (whose documents are docs) from there: when a server
+// reconnects, its tools are read again, not the whole catalog's. Both lists are in id order, as
+// a snapshot keeps its entries, so one merge pass pairs them.
+func docsAfter(before []*catalog.Entry, docs []search.Doc, entries []*catalog.Entry) []search.Doc {
+	out := make([]search.Doc, len(entries))
+	var todo []int
+	j := 0
+	for i, e := range entries {
+		id := e.Tool.ID
+		for j < len(before) && before[j].Tool.ID != id && before[j].Tool.ID < id { // == first: it sees shared bytes
+			j++
+		}
+		if j < len(before) && before[j].Tool.ID == id && sameDocFields(&before[j].Tool, &e.Tool) {
+			out[i] = docs[j]
+			continue
+		}
+		todo = append(todo, i)
+	}
+	fillDocs(out, entries, todo)
+	return out
+}
+
+// sameDocFields reports whether two tools have the same document: Doc reads nothing else. The
+// fields of an unchanged tool share their bytes with its earlier copy, which the comparisons
+// notice before reading them.
+func sameDocFields(a, b *catalog.Tool) bool {
+	return a.Name == b.Name && a.Label == b.Label && a.Server == b.Server && a.MCPToolName == b.MCPToolName &&
+		a.Summary == b.Summary && a.Description == b.Description && bytes.Equal(a.InputSchema, b.InputSchema)
+}
+
+// fillDocs sets docs[i] to the document of entries[i] for every i in todo (every i when todo is
+// nil), on several goroutines for many.
+func fillDocs(docs []search.Doc, entries []*catalog.Entry, todo []int) {
+	n := len(todo)
+	if todo == nil {
+		n = len(entries)
+	}
+	fill := func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := k
+			if todo != nil {
+				i = todo[k]
+			}
+			docs[i] = Doc(&entries[i].Tool)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), n/docsPerWorker)
+	if workers < 2 {
+		fill(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	step := (n + workers - 1) / workers
+	for lo := step; lo < n; lo += step {
+		wg.Go(func() { fill(lo, min(lo+step, n)) })
+	}
+	fill(0, step)
+	wg.Wait()
+}

@@ -1,0 +1,120 @@
+package search
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// TestCorpusWorkersAgree: a corpus built on 1, 2 or 4 goroutines, fresh or as an update
+// of an older corpus, is the same corpus, down to its term ids.
+func TestCorpusWorkersAgree(t *testing.T) {
+	base := seedDocs(readTools(t, sealtoolsTools))
+	var docs []Doc
+	for copyN := 0; len(docs) < 4*minDocsPerWorker+100; copyN++ {
+		for _, d := range base {
+			if copyN > 0 {
+				d.Name += "V" + strconv.Itoa(copyN)
+				d.Summary += " copy " + strconv.Itoa(copyN)
+			}
+			docs = append(docs, d)
+		}
+	}
+	old := (&Corpus{}).update(docs[:len(docs)/3], 1)
+	changed := slices.Clone(docs)
+	for i := 0; i < len(changed); i += 7 {
+		changed[i].Summary += " changed"
+	}
+	want := (&Corpus{}).update(docs, 1)
+	wantUpdate := old.update(changed, 1)
+	for _, procs := range []int{2, 4} {
+		sameCorpus(t, "fresh on "+strconv.Itoa(procs), want, (&Corpus{}).update(docs, procs))
+		sameCorpus(t, "update on "+strconv.Itoa(procs), wantUpdate, old.update(changed, procs))
+	}
+	// An update is the corpus a fresh build gives, ids aside, which follow the old corpus.
+	fresh := (&Corpus{}).update(changed, 1)
+	for i := range changed {
+		if !slices.Equal(fresh.DocTerms(i), wantUpdate.DocTerms(i)) || fresh.DocLen(i) != wantUpdate.DocLen(i) {
+			t.Fatalf("doc %d differs between a fresh build and an update", i)
+		}
+	}
+}
+
+func sameCorpus(t *testing.T, what string, want, got *Corpus) {
+	t.Helper()
+	if !slices.Equal(want.dict.keys, got.dict.keys) || !slices.Equal(want.dict.longs, got.dict.longs) {
+		t.Fatalf("%s: the dictionaries differ", what)
+	}
+	if !slices.Equal(want.start, got.start) || !slices.Equal(want.terms, got.terms) || !slices.Equal(want.lens, got.lens) {
+		t.Fatalf("%s: the documents' terms differ", what)
+	}
+	for _, key := range want.dict.keys {
+		if isLong(key) {
+			continue
+		}
+		a, _ := want.dict.find(key)
+		b, ok := got.dict.find(key)
+		if !ok || a != b {
+			t.Fatalf("%s: key %x has id %d, want %d", what, key, b, a)
+		}
+	}
+}
+
+// TestCorpusUnchanged: after documents were added, removed, changed and moved, every new
+// document is paired with an old one of the same content exactly when there is one.
+func TestCorpusUnchanged(t *testing.T) {
+	base := seedDocs(readTools(t, sealtoolsTools))[:600]
+	old := NewCorpus(base[:500])
+	var docs []Doc
+	for i, d := range base {
+		switch {
+		case i%50 == 7: // removed
+			continue
+		case i%50 == 9:
+			d.Summary += " changed"
+		}
+		docs = append(docs, d)
+		if i%100 == 3 {
+			docs = append(docs, Doc{Name: "added" + strconv.Itoa(i)})
+		}
+	}
+	docs[10], docs[400] = docs[400], docs[10] // moved
+	reuse := old.unchanged(docs)
+	for i := range docs {
+		want := false
+		for j := range old.docs {
+			want = want || sameDoc(&old.docs[j], &docs[i])
+		}
+		if j := reuse[i]; (j >= 0) != want || j >= 0 && !sameDoc(&old.docs[j], &docs[i]) {
+			t.Fatalf("doc %d (%s) paired with %d; an old document with its content: %v", i, docs[i].Name, j, want)
+		}
+	}
+}
+
+// TestCorpusDenseChunks: chunks with many more terms than their text suggests, which
+// outgrow the room estimated for them, give the corpus one goroutine builds, whichever
+// chunk it is.
+func TestCorpusDenseChunks(t *testing.T) {
+	doc := func(i int, dense bool) Doc {
+		d := Doc{Name: "tool" + strconv.Itoa(i), Summary: "a tool that does one thing well"}
+		if dense {
+			var words []byte
+			for k := range 40 {
+				words = strconv.AppendInt(append(words, " x"...), int64(k), 36)
+			}
+			d.Summary = string(words)
+		}
+		return d
+	}
+	n := 2 * minDocsPerWorker
+	for _, denseFrom := range []int{0, n / 2, n / 4} {
+		docs := make([]Doc, n)
+		for i := range docs {
+			docs[i] = doc(i, i >= denseFrom && i < denseFrom+n/2)
+		}
+		want := (&Corpus{}).update(docs, 1)
+		for _, procs := range []int{2, 4} {
+			sameCorpus(t, "dense from "+strconv.Itoa(denseFrom)+" on "+strconv.Itoa(procs), want, (&Corpus{}).update(docs, procs))
+		}
+	}
+}
