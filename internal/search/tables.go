@@ -2,7 +2,6 @@ package search
 
 import (
 	"hash/maphash"
-	"iter"
 	"slices"
 )
 
@@ -330,45 +329,4 @@ func (t *termTable) intern(term string) (id int32, added bool) {
 		}
 	}
 	return id, true
-}
-
-// docLists maps keys to lists of documents, in the order they were added, without a slice
-// per key: nearly every key has one document, and a build adds tens of thousands.
-type docLists struct {
-	first map[string]int32 // key → its first entry
-	ents  []docEntry
-}
-
-type docEntry struct {
-	doc  int32
-	next int32 // the next entry of the same key, or -1
-	last int32 // in a key's first entry: its last entry
-}
-
-func newDocLists(hint int) docLists {
-	return docLists{first: make(map[string]int32, hint), ents: make([]docEntry, 0, hint)}
-}
-
-func (l *docLists) add(key string, doc int32) {
-	e := int32(len(l.ents))
-	l.ents = append(l.ents, docEntry{doc: doc, next: -1, last: e})
-	if f, ok := l.first[key]; ok {
-		l.ents[l.ents[f].last].next = e
-		l.ents[f].last = e
-		return
-	}
-	l.first[key] = e
-}
-
-// docs yields the documents of key in order.
-func (l *docLists) docs(key string) iter.Seq[int32] {
-	return func(yield func(int32) bool) {
-		e, ok := l.first[key]
-		for ok && e >= 0 {
-			if !yield(l.ents[e].doc) {
-				return
-			}
-			e = l.ents[e].next
-		}
-	}
 }
