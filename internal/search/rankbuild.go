@@ -180,7 +180,7 @@ func (a *nodmixAnalyzer) part() analyzer { return newNodmixAnalyzer() }
 func (a *nodmixAnalyzer) join(parts []analyzer, remaps [][]int32) {
 	first := parts[0].(*nodmixAnalyzer)
 	a.words, a.short, a.list = first.words, first.short, first.list
-	a.docWords = first.docWords
+	a.hot, a.tids, a.docWords = first.hot, first.tids, first.docWords
 	for k := 1; k < len(parts); k++ {
 		p := parts[k].(*nodmixAnalyzer)
 		remap := remaps[k]
@@ -192,9 +192,12 @@ func (a *nodmixAnalyzer) join(parts []analyzer, remaps [][]int32) {
 			}
 			// The part's analysis is its own: it is renumbered in place.
 			info.id = int32(len(a.list))
-			for j, id := range info.termIDs {
-				info.termIDs[j] = remap[id]
+			h := p.hot[lid]
+			off := len(a.tids)
+			for _, id := range p.tids[h.off : h.off+h.n] {
+				a.tids = append(a.tids, remap[id])
 			}
+			a.hot = append(a.hot, wordHot{off: int32(off), n: h.n, stop: h.stop})
 			a.list = append(a.list, info)
 			a.cache(info)
 			ids[lid] = info.id
