@@ -274,22 +274,21 @@ func read64(s string, i int) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// packASCII is packWord(s[i:i+n]) for an ASCII word of 1 to 15 bytes.
+// packASCII is packWord(s[i:i+n]) for an ASCII word of 1 to 15 bytes. It reads the word
+// eight bytes at a time, the last eight ending where the word ends, unless s is too short
+// for that.
 func packASCII(s string, i, n int) [2]uint64 {
 	var k [2]uint64
-	if i+16 <= len(s) {
-		k[0], k[1] = read64(s, i), read64(s, i+8)
-		switch {
-		case n < 8:
-			k[0] &= 1<<(8*n) - 1
-			k[1] = 0
-		default:
-			k[1] &= 1<<(8*(n-8)) - 1
-		}
-	} else {
+	switch end := i + n; {
+	case end < 8:
 		for j := range n {
-			k[j>>3] |= uint64(s[i+j]) << (8 * (j & 7))
+			k[0] |= uint64(s[i+j]) << (8 * j)
 		}
+	case n <= 8:
+		k[0] = read64(s, end-8) >> (64 - 8*n)
+	default:
+		k[0] = read64(s, i)
+		k[1] = read64(s, end-8) >> (128 - 8*n)
 	}
 	k[1] |= uint64(n) << 56
 	return k

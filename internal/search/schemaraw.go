@@ -68,14 +68,16 @@ func (p *rawSchema) keys(o span) []string {
 	return keys
 }
 
-// rawSchema walks valid JSON in place. Objects and arrays are found in one scan (see
+// rawSchema walks valid JSON in place. Where every value ends is found in one scan (see
 // scan): the walk asks for the end of a value once per level it is nested in, and a
 // lookup spares it a rescan of the value each time.
 type rawSchema struct {
 	b []byte
-	// The k-th object or array of b, in order of its opening bracket, opens at
-	// opens[k] and closes at closes[k].
-	opens, closes []int32
+	// ends[i] is the index just after the value (or key) that starts at b[i], for every
+	// value scan met; for a string, negated when it has a backslash or a byte from 0x80
+	// up, that is when it may need decoding. Other entries are stale: only the starts of
+	// values are read.
+	ends []int32
 	// mbuf holds the member lists of the objects being walked, innermost last: members
 	// appends a list, and its caller truncates mbuf back once done with it.
 	mbuf []member
@@ -112,71 +114,24 @@ func (p *rawSchema) value(i int) span {
 
 // end returns the index just after the value starting at i.
 func (p *rawSchema) end(i int) int {
-	switch p.b[i] {
-	case '"':
-		return p.stringEnd(i)
-	case '{', '[':
-		if k, ok := slices.BinarySearch(p.opens, int32(i)); ok {
-			return int(p.closes[k]) + 1
-		}
-		depth := 0 // not scanned: unreachable from SchemaFacts
-		for j := i; j < len(p.b); j++ {
-			switch p.b[j] {
-			case '"':
-				j = p.stringEnd(j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(p.b)
-	}
-	j := i
-	for j < len(p.b) {
-		switch p.b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j
-		}
-		j++
-	}
-	return j
+	e, _ := p.strEnd(i)
+	return e
 }
 
-// stringEnd returns the index just after the string starting at i.
-func (p *rawSchema) stringEnd(i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(p.b[j:], '"')
-		if k < 0 {
-			return len(p.b)
-		}
-		q := j + k
-		// The quote ends the string unless an odd run of backslashes escapes it.
-		run := 0
-		for q-1-run > i && p.b[q-1-run] == '\\' {
-			run++
-		}
-		if run%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
+// strEnd returns the index just after the value starting at i, and for a string whether it
+// is plain: without a backslash or a byte from 0x80 up, its bytes are what it decodes to.
+func (p *rawSchema) strEnd(i int) (end int, plain bool) {
+	e := p.ends[i]
+	if e < 0 {
+		return int(-e), false
 	}
+	return int(e), true
 }
 
 // str decodes a string value as encoding/json does.
 func (p *rawSchema) str(s span) string {
 	b := p.b[s.start+1 : s.end-1]
-	plain := true
-	for _, c := range b {
-		if c == '\\' || c >= utf8.RuneSelf {
-			plain = false
-			break
-		}
-	}
-	if plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
+	if _, plain := p.strEnd(s.start); plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
 		return string(b)
 	}
 	var out string
@@ -188,7 +143,7 @@ func (p *rawSchema) str(s span) string {
 func (p *rawSchema) eachMember(o span, fn func(key, val span)) {
 	i := p.skipSpace(o.start + 1)
 	for i < o.end && p.b[i] == '"' {
-		key := span{kind: '"', start: i, end: p.stringEnd(i)}
+		key := span{kind: '"', start: i, end: p.end(i)}
 		i = p.skipSpace(key.end) + 1 // past ':'
 		val := p.value(i)
 		fn(key, val)
@@ -214,7 +169,7 @@ func (p *rawSchema) lastMember(o span, key string) (span, bool) {
 // keyIs reports whether the string k decodes to key.
 func (p *rawSchema) keyIs(k span, key string) bool {
 	b := p.b[k.start+1 : k.end-1]
-	if !slices.Contains(b, '\\') && utf8.Valid(b) {
+	if _, plain := p.strEnd(k.start); plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
 		return string(b) == key
 	}
 	return p.str(k) == key
@@ -243,8 +198,8 @@ func (p *rawSchema) members(o span) []member {
 // strBytes is str without a copy when the string needs no decoding: the bytes are b's.
 func (p *rawSchema) strBytes(s span) []byte {
 	b := p.b[s.start+1 : s.end-1]
-	// No escapes, no multi-byte runes: the common case, in one pass.
-	if plainASCII(b) || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
+	// No escapes, no multi-byte runes: the common case, known from the scan.
+	if _, plain := p.strEnd(s.start); plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
 		return b
 	}
 	return []byte(p.str(s))
