@@ -424,6 +424,13 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32, worke
 			r.norm[i] = r.k1
 		}
 		cells := cells[i]
+		// A field's length normalization, computed once per document and field.
+		var den [maxFields]float64
+		if !classic {
+			for f, spec := range specs {
+				den[f] = (1 - spec.b) + spec.b*normalized(i, f)
+			}
+		}
 		for k := 0; k < len(cells); {
 			term := cells[k].term()
 			freq := 0.0
@@ -433,8 +440,8 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32, worke
 					freq += float64(c.count)
 					continue
 				}
-				spec := specs[c.field()]
-				freq += spec.weight * float64(c.count) / ((1 - spec.b) + spec.b*normalized(i, c.field()))
+				f := c.field()
+				freq += specs[f].weight * float64(c.count) / den[f]
 			}
 			at := next[term]
 			next[term]++

@@ -227,12 +227,16 @@ func (s *strArena) concat(x, y string) string {
 func (s *strArena) lower(w string) string {
 	s.room(len(w))
 	n := s.b.Len()
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	var buf [64]byte
+	for len(w) > 0 {
+		k := copy(buf[:], w)
+		for i, c := range buf[:k] {
+			if 'A' <= c && c <= 'Z' {
+				buf[i] = c + 'a' - 'A'
+			}
 		}
-		s.b.WriteByte(c)
+		s.b.Write(buf[:k])
+		w = w[k:]
 	}
 	return s.b.String()[n:]
 }

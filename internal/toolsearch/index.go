@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -80,12 +81,22 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 		return nil, errors.New("toolsearch: index needs a ranker")
 	}
 	ix := &Index{snap: snap, entries: entries}
-	// The lookup tables depend only on the names of the entries, by position: when a catalog
-	// change keeps every one in place, they are the previous index's (they are only read).
-	if prev == nil || !sameNames(prev.entries, entries) {
-		ix.lookups = newLookups(entries)
+	// The lookup tables and the key are made while the ranker is built, on another CPU when
+	// there is one: they depend on the names of the entries only. When a catalog change keeps
+	// every name in place, the tables are the previous index's (they are only read).
+	tables := func() {
+		if prev == nil || !sameNames(prev.entries, entries) {
+			ix.lookups = newLookups(entries)
+		} else {
+			ix.lookups = prev.lookups
+		}
+		ix.key = indexKey(snap.Version(), entries)
+	}
+	var wg sync.WaitGroup
+	if runtime.GOMAXPROCS(0) > 1 && len(entries) >= minReadTools {
+		wg.Go(tables)
 	} else {
-		ix.lookups = prev.lookups
+		tables()
 	}
 	tools := make([]*catalog.Tool, len(entries))
 	for i, e := range entries {
@@ -98,7 +109,7 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 		ix.ranker = rank(tools)
 	}
 	ix.desc = make([]atomic.Pointer[Descriptor], len(entries))
-	ix.key = indexKey(snap.Version(), entries)
+	wg.Wait()
 	return ix, nil
 }
 
