@@ -81,9 +81,16 @@ func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]te
 	for k := range parts {
 		p := &parts[k]
 		wg.Go(func() {
-			p.terms = newTermTable(4 * (p.hi - p.lo))
 			chunk := docs[p.lo:p.hi]
-			p.an.prepare(chunk, len(chunk))
+			if k == 0 {
+				// The first chunk's tables become the ranker's: they are sized for all
+				// the documents, and need not grow as the others are merged in.
+				p.terms = newTermTable(4 * len(docs))
+				p.an.prepare(docs, len(chunk))
+			} else {
+				p.terms = newTermTable(4 * len(chunk))
+				p.an.prepare(chunk, len(chunk))
+			}
 			analyzeRange(chunk, 0, len(chunk), p.an, &p.terms, nil, nil, cells[p.lo:p.hi], lens[p.lo*nf:p.hi*nf], nf)
 		})
 	}

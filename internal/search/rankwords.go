@@ -76,8 +76,12 @@ func (a *nodmixAnalyzer) fieldIDs(f int, text string, intern func(string) int32,
 func (a *nodmixAnalyzer) occur(f int, id, prev int32, intern func(string) int32, acc *docAccum) int32 {
 	a.noteWord(id)
 	h := a.hot[id]
-	for _, t := range a.tids[h.off : h.off+h.n] {
-		acc.add(f, t, 1)
+	if h.n == 1 { // most words
+		acc.add(f, a.tids[h.off], 1)
+	} else {
+		for _, t := range a.tids[h.off : h.off+h.n] {
+			acc.add(f, t, 1)
+		}
 	}
 	if h.stop {
 		return -1
