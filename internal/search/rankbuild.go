@@ -112,13 +112,18 @@ func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]te
 			remap[id], _ = terms.intern(term)
 		}
 		remaps[k] = remap
-		for i := p.lo; i < p.hi; i++ {
-			for j, c := range cells[i] {
-				cells[i][j] = newCell(remap[c.term()], c.field(), c.count)
+		// The chunk's cells take the ranker's ids while the next chunks and the words
+		// are merged.
+		wg.Go(func() {
+			for i := p.lo; i < p.hi; i++ {
+				for j, c := range cells[i] {
+					cells[i][j] = newCell(remap[c.term()], c.field(), c.count)
+				}
 			}
-		}
+		})
 	}
 	an.(partAnalyzer).join(ans, remaps)
+	wg.Wait()
 	return terms
 }
 
@@ -236,4 +241,75 @@ func (a *nodmixAnalyzer) cache(info *wordInfo) {
 	} else {
 		a.words.insert(a.words.hash(info.raw), info)
 	}
+}
+
+// postings fills r's postings from the documents' cells, each range of documents on a
+// goroutine of its own when there are several: a term's postings are counted by range,
+// and each range fills its place in them. doc sets document i's norm and, outside classic
+// BM25, the normalization den of each of its fields, which weighs its cells.
+func (r *Ranker) postings(cells [][]termCell, ranges [][2]int, specs []fieldSpec, classic bool,
+	doc func(i int, den *[maxFields]float64)) {
+	run := func(each func(k int)) {
+		if len(ranges) == 1 {
+			each(0)
+			return
+		}
+		var wg sync.WaitGroup
+		for k := range ranges {
+			wg.Go(func() { each(k) })
+		}
+		wg.Wait()
+	}
+	nt := r.terms.len()
+	// next[k][t] counts the postings of term t in range k, then is where the next goes.
+	next := make([][]int32, len(ranges))
+	run(func(k int) {
+		n := make([]int32, nt)
+		for _, cells := range cells[ranges[k][0]:ranges[k][1]] {
+			for j, c := range cells {
+				if j == 0 || cells[j-1].term() != c.term() {
+					n[c.term()]++
+				}
+			}
+		}
+		next[k] = n
+	})
+	r.start = make([]int32, nt+1)
+	for t := range nt {
+		at := r.start[t]
+		for _, n := range next {
+			at, n[t] = at+n[t], at
+		}
+		if at == r.start[t] {
+			r.deadTerms++
+		}
+		r.start[t+1] = at
+	}
+	r.post = make([]int32, r.start[nt])
+	r.freq = make([]float64, r.start[nt])
+	run(func(k int) {
+		next := next[k]
+		for i := ranges[k][0]; i < ranges[k][1]; i++ {
+			var den [maxFields]float64
+			doc(i, &den)
+			cells := cells[i]
+			for j := 0; j < len(cells); {
+				term := cells[j].term()
+				freq := 0.0
+				for ; j < len(cells) && cells[j].term() == term; j++ {
+					c := cells[j]
+					if classic {
+						freq += float64(c.count)
+						continue
+					}
+					f := c.field()
+					freq += specs[f].weight * float64(c.count) / den[f]
+				}
+				at := next[term]
+				next[term]++
+				r.post[at] = int32(i)
+				r.freq[at] = freq
+			}
+		}
+	})
 }

@@ -396,59 +396,24 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32, worke
 		}
 		return 1
 	}
-	r.start = make([]int32, r.terms.len()+1)
-	postings := 0
-	for i := range docs {
-		cells := cells[i]
-		for k, c := range cells {
-			if k == 0 || cells[k-1].term() != c.term() {
-				r.start[c.term()+1]++
-				postings++
-			}
+	ranges := [][2]int{{0, len(docs)}}
+	if len(parts) > 1 {
+		ranges = ranges[:0]
+		for _, p := range parts {
+			ranges = append(ranges, [2]int{p.lo, p.hi})
 		}
 	}
-	for t := 1; t < len(r.start); t++ {
-		if r.start[t] == 0 {
-			r.deadTerms++
-		}
-		r.start[t] += r.start[t-1]
-	}
-	r.post = make([]int32, postings)
-	r.freq = make([]float64, postings)
-	next := slices.Clone(r.start[:len(r.start)-1])
-	for i := range docs {
+	r.postings(cells, ranges, specs, classic, func(i int, den *[maxFields]float64) {
 		if classic {
 			b := specs[0].b
 			r.norm[i] = r.k1 * ((1 - b) + float64(b*normalized(i, 0)))
-		} else {
-			r.norm[i] = r.k1
+			return
 		}
-		cells := cells[i]
-		// A field's length normalization, computed once per document and field.
-		var den [maxFields]float64
-		if !classic {
-			for f, spec := range specs {
-				den[f] = (1 - spec.b) + spec.b*normalized(i, f)
-			}
+		r.norm[i] = r.k1
+		for f, spec := range specs {
+			den[f] = (1 - spec.b) + spec.b*normalized(i, f)
 		}
-		for k := 0; k < len(cells); {
-			term := cells[k].term()
-			freq := 0.0
-			for ; k < len(cells) && cells[k].term() == term; k++ {
-				c := cells[k]
-				if classic {
-					freq += float64(c.count)
-					continue
-				}
-				f := c.field()
-				freq += specs[f].weight * float64(c.count) / den[f]
-			}
-			at := next[term]
-			next[term]++
-			r.post[at] = int32(i)
-			r.freq[at] = freq
-		}
-	}
+	})
 	r.scratch.New = func() any {
 		return &rankScratch{scores: make([]float64, len(docs)), literal: make([]bool, len(docs))}
 	}
