@@ -1,10 +1,8 @@
 package search
 
 import (
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -186,38 +184,22 @@ func (a *nodmixAnalyzer) freeze() {
 		a.vocab, a.sorted = pred.vocab, pred.sorted // read-only: safe to share
 		return
 	}
-	// The set and the sorted list are made side by side, on two CPUs when there are: the
-	// list is the parts sorted with their repeats dropped, the set's keys in order.
-	var wg sync.WaitGroup
-	sortParts := func() {
-		sorted := make([]string, 0, len(a.list))
-		a.eachVocabPart(func(w string) { sorted = append(sorted, w) })
-		slices.Sort(sorted)
-		a.sorted = slices.Clip(slices.Compact(sorted))
-	}
-	if runtime.GOMAXPROCS(0) > 1 {
-		wg.Go(sortParts)
-	} else {
-		sortParts()
-	}
 	a.vocab = make(map[string]bool, len(a.list))
-	a.eachVocabPart(func(w string) { a.vocab[w] = true })
-	wg.Wait()
-}
-
-// eachVocabPart calls fn with every part of a word in use that vocabPart accepts,
-// repeats included.
-func (a *nodmixAnalyzer) eachVocabPart(fn func(string)) {
 	for id, info := range a.list {
 		if !a.used[id] {
 			continue // a word of documents an update removed
 		}
 		for _, w := range info.parts {
 			if vocabPart(w) {
-				fn(w)
+				a.vocab[w] = true
 			}
 		}
 	}
+	a.sorted = make([]string, 0, len(a.vocab))
+	for w := range a.vocab {
+		a.sorted = append(a.sorted, w)
+	}
+	slices.Sort(a.sorted)
 }
 
 // vocabPart reports whether a word part belongs in the vocabulary that query words

@@ -248,7 +248,7 @@ func (a *nodmixAnalyzer) cache(info *wordInfo) {
 // and each range fills its place in them. doc sets document i's norm and, outside classic
 // BM25, the normalization den of each of its fields, which weighs its cells.
 func (r *Ranker) postings(cells [][]termCell, ranges [][2]int, specs []fieldSpec, classic bool,
-	doc func(i int, den *[maxFields]float64)) {
+	doc func(i int) (den [maxFields]float64)) {
 	run := func(each func(k int)) {
 		if len(ranges) == 1 {
 			each(0)
@@ -290,8 +290,7 @@ func (r *Ranker) postings(cells [][]termCell, ranges [][2]int, specs []fieldSpec
 	run(func(k int) {
 		next := next[k]
 		for i := ranges[k][0]; i < ranges[k][1]; i++ {
-			var den [maxFields]float64
-			doc(i, &den)
+			den := doc(i)
 			cells := cells[i]
 			for j := 0; j < len(cells); {
 				term := cells[j].term()

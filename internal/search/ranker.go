@@ -403,16 +403,17 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32, worke
 			ranges = append(ranges, [2]int{p.lo, p.hi})
 		}
 	}
-	r.postings(cells, ranges, specs, classic, func(i int, den *[maxFields]float64) {
+	r.postings(cells, ranges, specs, classic, func(i int) (den [maxFields]float64) {
 		if classic {
 			b := specs[0].b
 			r.norm[i] = r.k1 * ((1 - b) + float64(b*normalized(i, 0)))
-			return
+			return den
 		}
 		r.norm[i] = r.k1
 		for f, spec := range specs {
 			den[f] = (1 - spec.b) + spec.b*normalized(i, f)
 		}
+		return den
 	})
 	r.scratch.New = func() any {
 		return &rankScratch{scores: make([]float64, len(docs)), literal: make([]bool, len(docs))}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 )
 
@@ -142,8 +143,7 @@ func scanKey(b []byte, i int, ends []int32) int {
 // rawSchema.ends).
 func scanString(b []byte, i int, ends []int32) int {
 	plain := true
-	j := skipPlainString(b, i+1)
-	for ; j < len(b); j++ {
+	for j := skipPlainString(b, i+1); j < len(b); j = skipPlainString(b, j+1) {
 		switch c := b[j]; {
 		case c == '"':
 			if plain {
@@ -249,14 +249,14 @@ func swarHasZero(x uint64) uint64 { return (x - swarOnes) &^ x & swarHigh }
 func swarHasLess(x uint64, n byte) uint64 { return (x - swarOnes*uint64(n)) &^ x & swarHigh }
 
 // skipPlainString returns the first index from i of a byte that is a quote, a backslash,
-// below 0x20 or from 0x80 up (or the end of the 8-byte blocks that have none): the bytes a
-// string scan must look at. Descriptions are long runs of plain text, skipped eight bytes at
-// a time.
+// below 0x20 or from 0x80 up: the bytes a string scan must look at. It reads eight bytes at
+// a time; in the last seven of b it returns i, whatever the byte. (A flagged byte of the
+// tests below is a match or above one: the lowest is a match.)
 func skipPlainString(b []byte, i int) int {
 	for i+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[i:])
-		if swarHasZero(x^(swarOnes*'"'))|swarHasZero(x^(swarOnes*'\\'))|swarHasLess(x, 0x20)|x&swarHigh != 0 {
-			return i
+		if m := swarHasZero(x^(swarOnes*'"')) | swarHasZero(x^(swarOnes*'\\')) | swarHasLess(x, 0x20) | x&swarHigh; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 		i += 8
 	}
