@@ -38,8 +38,8 @@ type nodmixAnalyzer struct {
 	short  shortWords // short ASCII words
 	frozen bool
 	sink   termSink        // docTerms' buffers, reused while building
-	vocab  map[string]bool // lowercased words and parts the corpus uses
-	sorted []string        // vocab, sorted, for prefix lookups
+	vocab  vocabSet // lowercased words and parts the corpus uses
+	sorted []string // vocab, sorted, for prefix lookups
 	used   []bool          // once frozen: used[word] says a document has the word
 	// pred is the analyzer this one succeeds, until freeze, which may share its
 	// vocabulary.
@@ -184,22 +184,18 @@ func (a *nodmixAnalyzer) freeze() {
 		a.vocab, a.sorted = pred.vocab, pred.sorted // read-only: safe to share
 		return
 	}
-	a.vocab = make(map[string]bool, len(a.list))
+	a.vocab = newVocabSet(len(a.list))
 	for id, info := range a.list {
 		if !a.used[id] {
 			continue // a word of documents an update removed
 		}
 		for _, w := range info.parts {
 			if vocabPart(w) {
-				a.vocab[w] = true
+				a.vocab.add(w)
 			}
 		}
 	}
-	a.sorted = make([]string, 0, len(a.vocab))
-	for w := range a.vocab {
-		a.sorted = append(a.sorted, w)
-	}
-	slices.Sort(a.sorted)
+	a.sorted = a.vocab.sorted()
 }
 
 // vocabPart reports whether a word part belongs in the vocabulary that query words
@@ -223,7 +219,7 @@ func (p *nodmixAnalyzer) sameVocab(used []bool, list []*wordInfo) bool {
 		for _, w := range list[id].parts {
 			switch {
 			case !vocabPart(w):
-			case now && !p.vocab[w]:
+			case now && !p.vocab.has(w):
 				return false
 			case !now:
 				if gone == nil {
@@ -440,7 +436,7 @@ func (a *nodmixAnalyzer) queryTerms(query string) []weightedTerm {
 // split into corpus words (smartwatch: smart, watch) and the few corpus words that
 // share its longest prefix of at least four letters (financial: finance).
 func (a *nodmixAnalyzer) unknownWordTerms(w string, set func(string, float64)) {
-	if len(w) < 5 || a.vocab[w] || nodmixStopWords[w] || !isASCII(w) || strings.Contains(w, "_") {
+	if len(w) < 5 || a.vocab.has(w) || nodmixStopWords[w] || !isASCII(w) || strings.Contains(w, "_") {
 		return
 	}
 	for _, p := range a.splitCompound(w) {
@@ -476,7 +472,7 @@ func (a *nodmixAnalyzer) splitCompound(w string) []string {
 	var best, from [41]int
 	for i := nodmixMinPart; i <= n; i++ {
 		for j := 0; j+nodmixMinPart <= i; j++ {
-			if (j > 0 && best[j] == 0) || (j == 0 && i == n) || !a.vocab[w[j:i]] {
+			if (j > 0 && best[j] == 0) || (j == 0 && i == n) || !a.vocab.has(w[j:i]) {
 				continue
 			}
 			if c := best[j] + 1; best[i] == 0 || c < best[i] {

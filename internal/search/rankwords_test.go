@@ -90,3 +90,31 @@ func TestPackASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestVocabSet: the set keeps each word once through its growth, finds exactly its words,
+// and sorts them.
+func TestVocabSet(t *testing.T) {
+	s := newVocabSet(0)
+	var want []string
+	for i := range 5000 {
+		w := strings.Repeat("ab", i%7) + string(rune('a'+i%26)) + strings.Repeat("z", i%11)
+		if !slices.Contains(want, w) {
+			want = append(want, w)
+		}
+		s.add(w)
+		s.add(w)
+	}
+	slices.Sort(want)
+	if got := s.sorted(); !slices.Equal(got, want) {
+		t.Fatalf("sorted: %d words, want %d", len(got), len(want))
+	}
+	for _, w := range want {
+		if !s.has(w) || s.has(w+"!") {
+			t.Fatalf("has(%q) is wrong", w)
+		}
+	}
+	var empty vocabSet
+	if empty.has("") {
+		t.Fatal("an empty set has a word")
+	}
+}
