@@ -37,10 +37,10 @@ type nodmixAnalyzer struct {
 	words  wordTable  // words shortWords does not take
 	short  shortWords // short ASCII words
 	frozen bool
-	sink   termSink        // docTerms' buffers, reused while building
+	sink   termSink // docTerms' buffers, reused while building
 	vocab  vocabSet // lowercased words and parts the corpus uses
 	sorted []string // vocab, sorted, for prefix lookups
-	used   []bool          // once frozen: used[word] says a document has the word
+	used   []bool   // once frozen: used[word] says a document has the word
 	// pred is the analyzer this one succeeds, until freeze, which may share its
 	// vocabulary.
 	pred *nodmixAnalyzer
