@@ -61,7 +61,7 @@ func (a *nodmixAnalyzer) fieldIDs(f int, text string, intern func(string) int32,
 		}
 		var id int32
 		if n := i - start; n <= 15 {
-			if id = a.short.find(packASCII(text, start, n)); id < 0 {
+			if id = a.short.find2(packASCII(text, start, n)); id < 0 {
 				id = a.newWord(text[start:i], intern)
 			}
 		} else {
@@ -285,19 +285,17 @@ func read64(s string, i int) uint64 {
 // packASCII is packWord(s[i:i+n]) for an ASCII word of 1 to 15 bytes. It reads the word
 // eight bytes at a time, the last eight ending where the word ends, unless s is too short
 // for that.
-func packASCII(s string, i, n int) [2]uint64 {
-	var k [2]uint64
+func packASCII(s string, i, n int) (k0, k1 uint64) {
 	switch end := i + n; {
 	case end < 8:
 		for j := range n {
-			k[0] |= uint64(s[i+j]) << (8 * j)
+			k0 |= uint64(s[i+j]) << (8 * j)
 		}
 	case n <= 8:
-		k[0] = read64(s, end-8) >> (64 - 8*n)
+		k0 = read64(s, end-8) >> (64 - 8*n)
 	default:
-		k[0] = read64(s, i)
-		k[1] = read64(s, end-8) >> (128 - 8*n)
+		k0 = read64(s, i)
+		k1 = read64(s, end-8) >> (128 - 8*n)
 	}
-	k[1] |= uint64(n) << 56
-	return k
+	return k0, k1 | uint64(n)<<56
 }

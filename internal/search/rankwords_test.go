@@ -84,8 +84,8 @@ func TestPackASCII(t *testing.T) {
 	for i := range len(s) {
 		for n := 1; n <= 15 && i+n <= len(s); n++ {
 			want, _ := packWord(s[i : i+n])
-			if got := packASCII(s, i, n); got != want {
-				t.Fatalf("packASCII(%q) = %x, want %x", s[i:i+n], got, want)
+			if k0, k1 := packASCII(s, i, n); [2]uint64{k0, k1} != want {
+				t.Fatalf("packASCII(%q) = %x %x, want %x", s[i:i+n], k0, k1, want)
 			}
 		}
 	}

@@ -55,17 +55,21 @@ func (t *shortWords) home(key [2]uint64) uint64 {
 }
 
 // find returns the id of the word packed in key, or -1.
-func (t *shortWords) find(key [2]uint64) int32 {
+func (t *shortWords) find(key [2]uint64) int32 { return t.find2(key[0], key[1]) }
+
+// find2 is find of the key {k0, k1}, which the build's word loop keeps in registers.
+func (t *shortWords) find2(k0, k1 uint64) int32 {
 	if t.slots == nil {
 		return -1
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := t.home(key); ; i = (i + 1) & mask {
+	h := (k0 ^ k1*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd // home's
+	for i := (h ^ h>>29) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.key == key {
+		if s.key[0] == k0 && s.key[1] == k1 {
 			return s.id
 		}
-		if s.key == ([2]uint64{}) {
+		if s.key[1] == 0 { // no stored key is zero there: its length byte is at least one
 			return -1
 		}
 	}
