@@ -82,15 +82,11 @@ func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]te
 		p := &parts[k]
 		wg.Go(func() {
 			chunk := docs[p.lo:p.hi]
-			if k == 0 {
-				// The first chunk's tables become the ranker's: they are sized for all
-				// the documents, and need not grow as the others are merged in.
-				p.terms = newTermTable(4 * len(docs))
-				p.an.prepare(docs, len(chunk))
-			} else {
-				p.terms = newTermTable(4 * len(chunk))
-				p.an.prepare(chunk, len(chunk))
-			}
+			// Tables sized for the chunk, the first one's too, although they grow as the
+			// others are merged into them: larger ones miss the cache more while the
+			// chunk is analyzed, which costs more.
+			p.terms = newTermTable(4 * len(chunk))
+			p.an.prepare(chunk, len(chunk))
 			analyzeRange(chunk, 0, len(chunk), p.an, &p.terms, nil, nil, cells[p.lo:p.hi], lens[p.lo*nf:p.hi*nf], nf)
 		})
 	}
