@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -31,22 +32,14 @@ func (r *SchemaReader) Facts(raw []byte) (keys []string, text string, ok bool) {
 	if valid, fit := p.scan(); !valid || !fit {
 		return nil, "", false // decoding into any also fails on a number beyond float64
 	}
-	root := p.value(0)
-	if root.kind == '{' {
-		if props, ok := p.lastMember(root, "properties"); ok && props.kind == '{' {
-			keys = p.keys(props)
-		}
-	}
 	r.text.b = r.text.b[:0]
-	p.collect(root, 0, &r.text)
+	p.collect(p.value(0), 0, &r.text, &keys) // the root's properties are the keys
 	return keys, string(r.text.b), true
 }
 
-// keys returns the sorted member names of the object at o, sharing one allocation.
-func (p *rawSchema) keys(o span) []string {
-	base := len(p.mbuf)
-	members := p.members(o)
-	defer func() { p.mbuf = p.mbuf[:base] }()
+// memberNames returns the names of members, sharing one allocation; nil when there are
+// none.
+func memberNames(members []member) []string {
 	if len(members) == 0 {
 		return nil
 	}
@@ -54,11 +47,12 @@ func (p *rawSchema) keys(o span) []string {
 	for _, m := range members {
 		n += len(m.name)
 	}
-	buf := make([]byte, 0, n)
+	var b strings.Builder
+	b.Grow(n)
 	for _, m := range members {
-		buf = append(buf, m.name...)
+		b.Write(m.name)
 	}
-	all := string(buf)
+	all := b.String()
 	keys := make([]string, len(members))
 	at := 0
 	for i, m := range members {
@@ -154,27 +148,6 @@ func (p *rawSchema) eachMember(o span, fn func(key, val span)) {
 	}
 }
 
-// lastMember returns the last value of key in the object at o, as a decoded map would keep it.
-func (p *rawSchema) lastMember(o span, key string) (span, bool) {
-	var out span
-	found := false
-	p.eachMember(o, func(k, v span) {
-		if p.keyIs(k, key) {
-			out, found = v, true
-		}
-	})
-	return out, found
-}
-
-// keyIs reports whether the string k decodes to key.
-func (p *rawSchema) keyIs(k span, key string) bool {
-	b := p.b[k.start+1 : k.end-1]
-	if _, plain := p.strEnd(k.start); plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
-		return string(b) == key
-	}
-	return p.str(k) == key
-}
-
 // members returns the members of the object at o by name, sorted, each with its last value.
 // The list is at the end of p.mbuf; see mbuf.
 func (p *rawSchema) members(o span) []member {
@@ -216,7 +189,8 @@ func (t *textBuf) add(part []byte) {
 }
 
 // collect is collectSchemaText over raw JSON.
-func (p *rawSchema) collect(node span, depth int, text *textBuf) {
+// With keys, the names of node's properties, sorted, go there.
+func (p *rawSchema) collect(node span, depth int, text *textBuf, keys *[]string) {
 	if depth > maxSchemaTextDepth || node.kind != '{' {
 		return
 	}
@@ -246,11 +220,15 @@ func (p *rawSchema) collect(node span, depth int, text *textBuf) {
 	}
 	if has[1] && props.kind == '{' {
 		base := len(p.mbuf)
-		for _, m := range p.members(props) { // nested walks append to mbuf past them
+		members := p.members(props) // nested walks append to mbuf past them
+		if keys != nil {
+			*keys = memberNames(members)
+		}
+		for _, m := range members {
 			if len(m.name) > 0 {
 				text.add(m.name)
 			}
-			p.collect(m.val, depth+1, text)
+			p.collect(m.val, depth+1, text, nil)
 		}
 		p.mbuf = p.mbuf[:base]
 	}
@@ -260,13 +238,13 @@ func (p *rawSchema) collect(node span, depth int, text *textBuf) {
 		}
 		v := kws[j]
 		if v.kind != '[' {
-			p.collect(v, depth+1, text)
+			p.collect(v, depth+1, text, nil)
 			continue
 		}
 		i := p.skipSpace(v.start + 1)
 		for i < v.end && p.b[i] != ']' {
 			child := p.value(i)
-			p.collect(child, depth+1, text)
+			p.collect(child, depth+1, text, nil)
 			i = p.skipSpace(child.end)
 			if i < v.end && p.b[i] == ',' {
 				i++
