@@ -37,10 +37,10 @@ type nodmixAnalyzer struct {
 	words  wordTable  // words shortWords does not take
 	short  shortWords // short ASCII words
 	frozen bool
-	sink   termSink        // docTerms' buffers, reused while building
-	vocab  map[string]bool // lowercased words and parts the corpus uses
-	sorted []string        // vocab, sorted, for prefix lookups
-	used   []bool          // once frozen: used[word] says a document has the word
+	sink   termSink // docTerms' buffers, reused while building
+	vocab  vocabSet // lowercased words and parts the corpus uses
+	sorted []string // vocab, sorted, for prefix lookups
+	used   []bool   // once frozen: used[word] says a document has the word
 	// pred is the analyzer this one succeeds, until freeze, which may share its
 	// vocabulary.
 	pred *nodmixAnalyzer
@@ -50,10 +50,16 @@ type nodmixAnalyzer struct {
 	// freeze.
 	joins pairTable
 	// Slabs the build allocates word analyses from, a few allocations for thousands
-	// of words.
+	// of words, and the bytes of the strings it makes (lowercased words, joined pairs).
 	infos []wordInfo
 	strs  []string
-	ids   []int32
+	bytes strArena
+
+	// hot[word] locates the word's term ids in tids, which is all a word occurrence
+	// needs: a dense array, where a wordInfo is far bigger, in slabs. Both are appended
+	// to only, and shared with the analyzers of updates.
+	hot  []wordHot
+	tids []int32
 
 	// list holds every analyzed word by its id; the distinct words of document i are
 	// docWords[i], which is what the vocabulary is made of, and what an update carries
@@ -65,23 +71,23 @@ type nodmixAnalyzer struct {
 	wordArena []int32
 	wordFrom  int
 	seen      []int32 // while building: seen[word] is the document (offset by one) that last had it
+	doc       int32   // while building: the document being analyzed, offset by one
+}
+
+// wordHot is what a build reads of a word at every occurrence.
+type wordHot struct {
+	off, n int32 // the word's term ids are tids[off:off+n]
+	stop   bool  // the word is a stop word
 }
 
 // wordInfo is the analysis of one raw word.
 type wordInfo struct {
-	id   int32 // position in the analyzer's list
-	stop bool  // lower is a stop word
-	// interned says termIDs are set (it sits with id and stop, in one word: a build
-	// analyzes tens of thousands of words).
-	interned bool
-	raw      string   // the word as the text has it
-	lower    string   // the word lowercased
-	parts    []string // lower and its case parts, as splitWords gives them
-	terms    []string // stem variants of the parts that are not stop words
-	// termIDs are the ids of terms in the term table of the ranker whose build created
-	// the word (and of its updates, which continue that table). Set by that build before
-	// the word is shared (interned says so), never changed after.
-	termIDs []int32
+	id    int32    // position in the analyzer's list
+	stop  bool     // lower is a stop word
+	raw   string   // the word as the text has it
+	lower string   // the word lowercased
+	parts []string // lower and its case parts, as splitWords gives them
+	terms []string // stem variants of the parts that are not stop words
 }
 
 // Fields of nodmix's document model.
@@ -139,6 +145,8 @@ func (a *nodmixAnalyzer) prepare(docs []RankDoc, fresh int) {
 	a.docWords = make([][]int32, 0, len(docs))
 	if a.list == nil { // a first build: about three new words a document in large catalogs
 		a.list = make([]*wordInfo, 0, 3*len(docs))
+		a.hot = make([]wordHot, 0, 3*len(docs))
+		a.tids = make([]int32, 0, 4*len(docs))
 	}
 	a.wordArena = nil
 	a.seen = make([]int32, len(a.list), cap(a.list))
@@ -148,28 +156,13 @@ func (a *nodmixAnalyzer) prepare(docs []RankDoc, fresh int) {
 // the analyzer of an update; the cache map is copied, since this one's ranker may be
 // searched concurrently.
 func (a *nodmixAnalyzer) successor() analyzer {
-	return &nodmixAnalyzer{words: a.words.clone(), short: a.short.clone(), list: slices.Clip(a.list), pred: a}
+	return &nodmixAnalyzer{words: a.words.clone(), short: a.short.clone(), list: slices.Clip(a.list),
+		hot: slices.Clip(a.hot), tids: slices.Clip(a.tids), pred: a}
 }
 
 func (a *nodmixAnalyzer) carry(prev analyzer, doc int) {
 	p := prev.(*nodmixAnalyzer)
 	a.docWords = append(a.docWords, p.docWords[doc]) // read-only: shared
-}
-
-// noteWord records that the document being analyzed has word info.
-func (a *nodmixAnalyzer) noteWord(info *wordInfo) {
-	doc := int32(len(a.docWords) + 1) // the document's number, offset by one
-	if a.seen[info.id] != doc {
-		a.seen[info.id] = doc
-		if len(a.wordArena) == cap(a.wordArena) {
-			// A new chunk, taking the document's words so far: earlier documents keep
-			// theirs in the old one.
-			cur := a.wordArena[a.wordFrom:]
-			a.wordArena = append(make([]int32, 0, max(1<<16, 2*len(cur))), cur...)
-			a.wordFrom = 0
-		}
-		a.wordArena = append(a.wordArena, info.id)
-	}
 }
 
 // freeze ends the build: the word cache becomes read-only, and the corpus vocabulary
@@ -178,7 +171,7 @@ func (a *nodmixAnalyzer) freeze() {
 	a.frozen = true
 	a.sink = termSink{}
 	a.joins, a.seen, a.wordArena = pairTable{}, nil, nil
-	a.infos, a.strs, a.ids = nil, nil, nil
+	a.infos, a.strs, a.bytes = nil, nil, strArena{}
 	a.used = make([]bool, len(a.list))
 	for _, ids := range a.docWords {
 		for _, id := range ids {
@@ -191,22 +184,18 @@ func (a *nodmixAnalyzer) freeze() {
 		a.vocab, a.sorted = pred.vocab, pred.sorted // read-only: safe to share
 		return
 	}
-	a.vocab = make(map[string]bool, len(a.list))
+	a.vocab = newVocabSet(len(a.list))
 	for id, info := range a.list {
 		if !a.used[id] {
 			continue // a word of documents an update removed
 		}
 		for _, w := range info.parts {
 			if vocabPart(w) {
-				a.vocab[w] = true
+				a.vocab.add(w)
 			}
 		}
 	}
-	a.sorted = make([]string, 0, len(a.vocab))
-	for w := range a.vocab {
-		a.sorted = append(a.sorted, w)
-	}
-	slices.Sort(a.sorted)
+	a.sorted = a.vocab.sorted()
 }
 
 // vocabPart reports whether a word part belongs in the vocabulary that query words
@@ -230,7 +219,7 @@ func (p *nodmixAnalyzer) sameVocab(used []bool, list []*wordInfo) bool {
 		for _, w := range list[id].parts {
 			switch {
 			case !vocabPart(w):
-			case now && !p.vocab[w]:
+			case now && !p.vocab.has(w):
 				return false
 			case !now:
 				if gone == nil {
@@ -250,78 +239,20 @@ func (p *nodmixAnalyzer) sameVocab(used []bool, list []*wordInfo) bool {
 	return len(gone) == 0
 }
 
-// word analyzes a raw word, from the cache when it can.
+// word analyzes a raw word, from the cache when it can; a word the cache lacks is
+// analyzed anew, and not cached: the build caches words as docTermIDs meets them.
 func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
-	key, short := packWord(raw)
-	var h uint32
-	if short {
-		if id := a.short.find(key); id >= 0 {
-			return a.list[id]
-		}
-	} else {
-		h = a.words.hash(raw)
-		if info := a.words.find(h, raw); info != nil {
-			return info
-		}
-	}
-	if a.frozen || a.words.slots == nil {
-		parts := splitWords(nil, raw, &t.buf)
-		info := &wordInfo{id: -1, raw: raw, lower: parts[0], stop: nodmixStopWords[parts[0]], parts: parts}
-		for _, w := range parts {
-			if !nodmixStopWords[w] {
-				info.terms = appendStemVariants(info.terms, w)
-			}
-		}
+	if info := a.cached(raw); info != nil {
 		return info
 	}
-	// Building: the analysis goes to the slabs, and into the cache.
-	t.parts = splitWords(t.parts[:0], raw, &t.buf)
-	t.stems = t.stems[:0]
-	for _, w := range t.parts {
-		if !isNodmixStopWord(w) {
-			t.stems = appendStemVariants(t.stems, w)
+	parts := splitWords(nil, raw, &t.buf)
+	info := &wordInfo{id: -1, raw: raw, lower: parts[0], stop: nodmixStopWords[parts[0]], parts: parts}
+	for _, w := range parts {
+		if !nodmixStopWords[w] {
+			info.terms = appendStemVariants(info.terms, w)
 		}
 	}
-	if len(a.infos) == cap(a.infos) {
-		a.infos = make([]wordInfo, 0, 1024)
-	}
-	a.infos = append(a.infos, wordInfo{id: int32(len(a.list)), raw: raw, lower: t.parts[0],
-		stop: isNodmixStopWord(t.parts[0]), parts: a.slabStrings(t.parts), terms: a.slabStrings(t.stems)})
-	info := &a.infos[len(a.infos)-1]
-	a.list = append(a.list, info)
-	a.seen = append(a.seen, 0)
-	if short {
-		a.short.insert(key, info.id)
-	} else {
-		a.words.insert(h, info)
-	}
 	return info
-}
-
-// slabStrings copies v into the string slab; nil when v is empty.
-func (a *nodmixAnalyzer) slabStrings(v []string) []string {
-	if len(v) == 0 {
-		return nil
-	}
-	if cap(a.strs)-len(a.strs) < len(v) {
-		a.strs = make([]string, 0, max(4096, len(v)))
-	}
-	n := len(a.strs)
-	a.strs = append(a.strs, v...)
-	return a.strs[n : n+len(v) : n+len(v)]
-}
-
-// slabIDs returns n ids from the id slab; nil when n is 0.
-func (a *nodmixAnalyzer) slabIDs(n int) []int32 {
-	if n == 0 {
-		return nil
-	}
-	if cap(a.ids)-len(a.ids) < n {
-		a.ids = make([]int32, 0, max(4096, n))
-	}
-	k := len(a.ids)
-	a.ids = a.ids[:k+n]
-	return a.ids[k : k+n : k+n]
 }
 
 func (a *nodmixAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
@@ -349,64 +280,6 @@ func (a *nodmixAnalyzer) docTerms(d *RankDoc, emit func(int, string, float64)) {
 	for _, k := range d.SchemaKeys {
 		add(fieldKeys, k)
 	}
-}
-
-// docTermIDs is docTerms with the terms already interned: emit receives intern's id of
-// every term docTerms would emit, in the same order and with the same weights.
-func (a *nodmixAnalyzer) docTermIDs(d *RankDoc, intern func(string) int32, acc *docAccum) {
-	t := &a.sink
-	a.wordFrom = len(a.wordArena)
-	add := func(f int, text string) {
-		if text == "" || nodmixFields[f].weight == 0 {
-			return
-		}
-		t.raws = rawWords(t.raws[:0], text)
-		var prev *wordInfo
-		for _, raw := range t.raws {
-			info := a.word(raw, t)
-			a.noteWord(info)
-			if !info.interned {
-				// Only a word this build created has no ids yet: one inherited from the
-				// ranker being updated has its ids in the term table this one continues.
-				info.termIDs = a.slabIDs(len(info.terms))
-				for i, term := range info.terms {
-					info.termIDs[i] = intern(term)
-				}
-				info.interned = true
-			}
-			for _, id := range info.termIDs {
-				acc.add(f, id, 1)
-			}
-			if info.stop {
-				prev = nil
-				continue
-			}
-			if prev != nil {
-				id, ok := a.joins.get(prev.id, info.id)
-				if !ok {
-					id = intern(stem(prev.lower + info.lower))
-					a.joins.put(prev.id, info.id, id)
-				}
-				acc.add(f, id, nodmixJoinWeight)
-			}
-			prev = info
-		}
-	}
-	add(fieldName, ownName(d))
-	add(fieldID, d.ID)
-	if d.Label != d.Name {
-		add(fieldLabel, d.Label)
-	}
-	lead, body := splitLead(d.Description)
-	add(fieldDescription, lead)
-	add(fieldBody, body)
-	add(fieldServer, d.Server)
-	add(fieldParams, d.ParamText)
-	for _, k := range d.SchemaKeys {
-		add(fieldKeys, k)
-	}
-	to := len(a.wordArena)
-	a.docWords = append(a.docWords, a.wordArena[a.wordFrom:to:to])
 }
 
 // ownName is the name a tool has of its own: ToolName when set, else the part of the
@@ -563,7 +436,7 @@ func (a *nodmixAnalyzer) queryTerms(query string) []weightedTerm {
 // split into corpus words (smartwatch: smart, watch) and the few corpus words that
 // share its longest prefix of at least four letters (financial: finance).
 func (a *nodmixAnalyzer) unknownWordTerms(w string, set func(string, float64)) {
-	if len(w) < 5 || a.vocab[w] || nodmixStopWords[w] || !isASCII(w) || strings.Contains(w, "_") {
+	if len(w) < 5 || a.vocab.has(w) || nodmixStopWords[w] || !isASCII(w) || strings.Contains(w, "_") {
 		return
 	}
 	for _, p := range a.splitCompound(w) {
@@ -599,7 +472,7 @@ func (a *nodmixAnalyzer) splitCompound(w string) []string {
 	var best, from [41]int
 	for i := nodmixMinPart; i <= n; i++ {
 		for j := 0; j+nodmixMinPart <= i; j++ {
-			if (j > 0 && best[j] == 0) || (j == 0 && i == n) || !a.vocab[w[j:i]] {
+			if (j > 0 && best[j] == 0) || (j == 0 && i == n) || !a.vocab.has(w[j:i]) {
 				continue
 			}
 			if c := best[j] + 1; best[i] == 0 || c < best[i] {

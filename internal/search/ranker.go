@@ -2,9 +2,8 @@ package search
 
 import (
 	"math"
-	"math/bits"
+	"runtime"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -50,9 +49,8 @@ type Ranker struct {
 	an   analyzer
 	// Exact requests: documents by id, and by lowercased name, id and (outside
 	// reference mode) name tail, each in document order.
-	byID    docLists
-	byLower docLists
-	terms   termTable
+	exact *exactIndex
+	terms termTable
 	// Postings of term t are post[start[t]:start[t+1]] (documents, ascending) with
 	// frequencies freq[…]; in BM25F the frequencies are already field-normalized.
 	start       []int32
@@ -255,13 +253,13 @@ func (r *Ranker) exactMatches(trimmed string, visible func(int) bool) []int32 {
 	if trimmed == "" {
 		return nil
 	}
-	for d := range r.byID.docs(trimmed) {
+	for d := range r.exact.idDocs(trimmed) {
 		if visible(int(d)) {
 			return []int32{d}
 		}
 	}
 	var out []int32
-	for d := range r.byLower.docs(jsLower(trimmed)) {
+	for d := range r.exact.lowerDocs(jsLower(trimmed)) {
 		if visible(int(d)) {
 			out = append(out, d)
 		}
@@ -295,7 +293,7 @@ var _ [maxFields - numFields]struct{}
 // document into per-document term counts by field (and field lengths), the second,
 // once the average field lengths are known, turns them into postings.
 func newRanker(docs []RankDoc, an analyzer) *Ranker {
-	return buildRanker(docs, an, nil, nil)
+	return buildRanker(docs, an, nil, nil, runtime.GOMAXPROCS(0))
 }
 
 // termCell is one term of a document with its count in one field; a document's cells
@@ -322,8 +320,10 @@ func (c termCell) field() int  { return int(c.termField & (1<<cellFieldBits - 1)
 
 // buildRanker is newRanker; with prev, every document whose reuse entry is not -1 is
 // prev's document of that index, unchanged, and its analysis is taken from prev
-// instead of being redone. Term ids then continue prev's.
-func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Ranker {
+// instead of being redone. Term ids then continue prev's. A build without prev
+// analyzes its documents on up to workers goroutines; the ranker is the same whatever
+// their number.
+func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32, workers int) *Ranker {
 	specs := an.fields()
 	nf := len(specs)
 	r := &Ranker{
@@ -333,81 +333,53 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		k1:          an.k1(),
 		literalTier: an.literalTier(),
 	}
-	if prev != nil {
-		r.terms = prev.terms.clone()
-	} else {
-		r.terms = newTermTable(4 * len(docs))
-	}
-	fresh := len(docs)
-	for _, j := range reuse {
-		if j >= 0 {
-			fresh--
-		}
-	}
-	an.prepare(docs, fresh)
-
-	// A document's terms accumulate in acc (a term with its count in every field),
-	// then go to flat as one cell per term and field, grouped by term; cells[i] is the
-	// document's part of flat, or the cells of the document it is in prev.
-	var acc docAccum
-	flat := make([]termCell, 0, 48*fresh)
 	cells := make([][]termCell, len(docs))
 	lens := make([]float64, len(docs)*nf)
-	totals := make([]float64, nf)
-	acc.slot = make([]int32, r.terms.len())
-	intern := func(term string) int32 {
-		id, added := r.terms.intern(term)
-		if added {
-			acc.slot = append(acc.slot, 0)
-		}
-		return id
-	}
-	ian, _ := an.(idAnalyzer)
 	// The exact-request tables depend only on ids and names by position: an update
 	// that keeps every one in place shares its predecessor's (they are only read).
-	exact := true
-	if prev != nil && sameNames(prev.docs, docs) {
-		r.byID, r.byLower = prev.byID, prev.byLower
-		exact = false
+	// A parallel build makes them, and later freezes the analyzer, on goroutines of
+	// their own while it goes on.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	parts := rankParts(docs, an, prev, workers)
+	tails := an.tailMatch()
+	switch {
+	case prev != nil && sameNames(prev.docs, docs):
+		r.exact = prev.exact
+	case len(parts) > 1:
+		wg.Go(func() { r.exact = newExactIndex(docs, tails) })
+	default:
+		r.exact = newExactIndex(docs, tails)
+	}
+	if len(parts) > 1 {
+		r.terms = analyzeParallel(docs, an, parts, cells, lens, nf)
 	} else {
-		r.byID = newDocLists(len(docs))
-		r.byLower = newDocLists(2 * len(docs))
-	}
-	for i := range docs {
-		d := &docs[i]
-		if exact {
-			r.indexExact(i, d)
-		}
-		docLens := lens[i*nf : (i+1)*nf]
-		if reuse != nil && reuse[i] >= 0 {
-			j := int(reuse[i])
-			cells[i] = prev.cells[j]
-			copy(docLens, prev.lens[j*nf:(j+1)*nf])
-			an.carry(prev.an, j)
+		if prev != nil {
+			r.terms = prev.terms.clone()
 		} else {
-			acc.acc = acc.acc[:0]
-			acc.lens = docLens
-			if ian != nil {
-				ian.docTermIDs(d, intern, &acc)
-			} else {
-				an.docTerms(d, func(f int, term string, w float64) { acc.add(f, intern(term), w) })
-			}
-			from := len(flat)
-			for _, tc := range acc.acc {
-				acc.slot[tc.term] = 0
-				for m := tc.fields; m != 0; m &= m - 1 { // fields in order
-					f := bits.TrailingZeros8(m)
-					flat = append(flat, newCell(tc.term, f, tc.counts[f]))
-				}
-			}
-			// If flat grows later, this slice keeps the array it is in.
-			cells[i] = flat[from:len(flat):len(flat)]
+			r.terms = newTermTable(4 * len(docs))
 		}
+		fresh := len(docs)
+		for _, j := range reuse {
+			if j >= 0 {
+				fresh--
+			}
+		}
+		an.prepare(docs, fresh)
+		analyzeRange(docs, 0, len(docs), an, &r.terms, prev, reuse, cells, lens, nf)
+	}
+	totals := make([]float64, nf)
+	for i := range docs {
 		for f := range nf {
-			totals[f] += docLens[f]
+			totals[f] += lens[i*nf+f]
 		}
 	}
-	an.freeze()
+	classic := an.classic()
+	if len(parts) > 1 {
+		wg.Go(an.freeze)
+	} else {
+		an.freeze()
+	}
 	r.cells, r.lens = cells, lens
 
 	avg := make([]float64, nf)
@@ -424,53 +396,25 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32) *Rank
 		}
 		return 1
 	}
-	r.start = make([]int32, r.terms.len()+1)
-	postings := 0
-	for i := range docs {
-		cells := cells[i]
-		for k, c := range cells {
-			if k == 0 || cells[k-1].term() != c.term() {
-				r.start[c.term()+1]++
-				postings++
-			}
+	ranges := [][2]int{{0, len(docs)}}
+	if len(parts) > 1 {
+		ranges = ranges[:0]
+		for _, p := range parts {
+			ranges = append(ranges, [2]int{p.lo, p.hi})
 		}
 	}
-	for t := 1; t < len(r.start); t++ {
-		if r.start[t] == 0 {
-			r.deadTerms++
-		}
-		r.start[t] += r.start[t-1]
-	}
-	r.post = make([]int32, postings)
-	r.freq = make([]float64, postings)
-	next := slices.Clone(r.start[:len(r.start)-1])
-	classic := an.classic()
-	for i := range docs {
+	r.postings(cells, ranges, specs, classic, func(i int) (den [maxFields]float64) {
 		if classic {
 			b := specs[0].b
 			r.norm[i] = r.k1 * ((1 - b) + float64(b*normalized(i, 0)))
-		} else {
-			r.norm[i] = r.k1
+			return den
 		}
-		cells := cells[i]
-		for k := 0; k < len(cells); {
-			term := cells[k].term()
-			freq := 0.0
-			for ; k < len(cells) && cells[k].term() == term; k++ {
-				c := cells[k]
-				if classic {
-					freq += float64(c.count)
-					continue
-				}
-				spec := specs[c.field()]
-				freq += spec.weight * float64(c.count) / ((1 - spec.b) + spec.b*normalized(i, c.field()))
-			}
-			at := next[term]
-			next[term]++
-			r.post[at] = int32(i)
-			r.freq[at] = freq
+		r.norm[i] = r.k1
+		for f, spec := range specs {
+			den[f] = (1 - spec.b) + spec.b*normalized(i, f)
 		}
-	}
+		return den
+	})
 	r.scratch.New = func() any {
 		return &rankScratch{scores: make([]float64, len(docs)), literal: make([]bool, len(docs))}
 	}
@@ -488,25 +432,6 @@ func sameNames(a, b []RankDoc) bool {
 		}
 	}
 	return true
-}
-
-// indexExact records document i under the keys an exact request may use.
-func (r *Ranker) indexExact(i int, d *RankDoc) {
-	r.byID.add(d.ID, int32(i))
-	keys := [3]string{jsLower(d.Name)}
-	if d.ID == d.Name { // the common case: lowercase once
-		keys[1] = keys[0]
-	} else {
-		keys[1] = jsLower(d.ID)
-	}
-	if k := strings.LastIndex(keys[0], "__"); r.an.tailMatch() && k >= 0 && k+2 < len(keys[0]) {
-		keys[2] = keys[0][k+2:]
-	}
-	for k, key := range keys {
-		if key != "" && !slices.Contains(keys[:k], key) {
-			r.byLower.add(key, int32(i))
-		}
-	}
 }
 
 // referenceAnalyzer is the reference ranker's text model.

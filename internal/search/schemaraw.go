@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -31,22 +32,14 @@ func (r *SchemaReader) Facts(raw []byte) (keys []string, text string, ok bool) {
 	if valid, fit := p.scan(); !valid || !fit {
 		return nil, "", false // decoding into any also fails on a number beyond float64
 	}
-	root := p.value(0)
-	if root.kind == '{' {
-		if props, ok := p.lastMember(root, "properties"); ok && props.kind == '{' {
-			keys = p.keys(props)
-		}
-	}
 	r.text.b = r.text.b[:0]
-	p.collect(root, 0, &r.text)
+	p.collect(p.value(0), 0, &r.text, &keys) // the root's properties are the keys
 	return keys, string(r.text.b), true
 }
 
-// keys returns the sorted member names of the object at o, sharing one allocation.
-func (p *rawSchema) keys(o span) []string {
-	base := len(p.mbuf)
-	members := p.members(o)
-	defer func() { p.mbuf = p.mbuf[:base] }()
+// memberNames returns the names of members, sharing one allocation; nil when there are
+// none.
+func memberNames(members []member) []string {
 	if len(members) == 0 {
 		return nil
 	}
@@ -54,11 +47,12 @@ func (p *rawSchema) keys(o span) []string {
 	for _, m := range members {
 		n += len(m.name)
 	}
-	buf := make([]byte, 0, n)
+	var b strings.Builder
+	b.Grow(n)
 	for _, m := range members {
-		buf = append(buf, m.name...)
+		b.Write(m.name)
 	}
-	all := string(buf)
+	all := b.String()
 	keys := make([]string, len(members))
 	at := 0
 	for i, m := range members {
@@ -68,14 +62,16 @@ func (p *rawSchema) keys(o span) []string {
 	return keys
 }
 
-// rawSchema walks valid JSON in place. Objects and arrays are found in one scan (see
+// rawSchema walks valid JSON in place. Where every value ends is found in one scan (see
 // scan): the walk asks for the end of a value once per level it is nested in, and a
 // lookup spares it a rescan of the value each time.
 type rawSchema struct {
 	b []byte
-	// The k-th object or array of b, in order of its opening bracket, opens at
-	// opens[k] and closes at closes[k].
-	opens, closes []int32
+	// ends[i] is the index just after the value (or key) that starts at b[i], for every
+	// value scan met; for a string, negated when it has a backslash or a byte from 0x80
+	// up, that is when it may need decoding. Other entries are stale: only the starts of
+	// values are read.
+	ends []int32
 	// mbuf holds the member lists of the objects being walked, innermost last: members
 	// appends a list, and its caller truncates mbuf back once done with it.
 	mbuf []member
@@ -112,71 +108,24 @@ func (p *rawSchema) value(i int) span {
 
 // end returns the index just after the value starting at i.
 func (p *rawSchema) end(i int) int {
-	switch p.b[i] {
-	case '"':
-		return p.stringEnd(i)
-	case '{', '[':
-		if k, ok := slices.BinarySearch(p.opens, int32(i)); ok {
-			return int(p.closes[k]) + 1
-		}
-		depth := 0 // not scanned: unreachable from SchemaFacts
-		for j := i; j < len(p.b); j++ {
-			switch p.b[j] {
-			case '"':
-				j = p.stringEnd(j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(p.b)
-	}
-	j := i
-	for j < len(p.b) {
-		switch p.b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j
-		}
-		j++
-	}
-	return j
+	e, _ := p.strEnd(i)
+	return e
 }
 
-// stringEnd returns the index just after the string starting at i.
-func (p *rawSchema) stringEnd(i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(p.b[j:], '"')
-		if k < 0 {
-			return len(p.b)
-		}
-		q := j + k
-		// The quote ends the string unless an odd run of backslashes escapes it.
-		run := 0
-		for q-1-run > i && p.b[q-1-run] == '\\' {
-			run++
-		}
-		if run%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
+// strEnd returns the index just after the value starting at i, and for a string whether it
+// is plain: without a backslash or a byte from 0x80 up, its bytes are what it decodes to.
+func (p *rawSchema) strEnd(i int) (end int, plain bool) {
+	e := p.ends[i]
+	if e < 0 {
+		return int(-e), false
 	}
+	return int(e), true
 }
 
 // str decodes a string value as encoding/json does.
 func (p *rawSchema) str(s span) string {
 	b := p.b[s.start+1 : s.end-1]
-	plain := true
-	for _, c := range b {
-		if c == '\\' || c >= utf8.RuneSelf {
-			plain = false
-			break
-		}
-	}
-	if plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
+	if _, plain := p.strEnd(s.start); plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
 		return string(b)
 	}
 	var out string
@@ -188,7 +137,7 @@ func (p *rawSchema) str(s span) string {
 func (p *rawSchema) eachMember(o span, fn func(key, val span)) {
 	i := p.skipSpace(o.start + 1)
 	for i < o.end && p.b[i] == '"' {
-		key := span{kind: '"', start: i, end: p.stringEnd(i)}
+		key := span{kind: '"', start: i, end: p.end(i)}
 		i = p.skipSpace(key.end) + 1 // past ':'
 		val := p.value(i)
 		fn(key, val)
@@ -197,27 +146,6 @@ func (p *rawSchema) eachMember(o span, fn func(key, val span)) {
 			i = p.skipSpace(i + 1)
 		}
 	}
-}
-
-// lastMember returns the last value of key in the object at o, as a decoded map would keep it.
-func (p *rawSchema) lastMember(o span, key string) (span, bool) {
-	var out span
-	found := false
-	p.eachMember(o, func(k, v span) {
-		if p.keyIs(k, key) {
-			out, found = v, true
-		}
-	})
-	return out, found
-}
-
-// keyIs reports whether the string k decodes to key.
-func (p *rawSchema) keyIs(k span, key string) bool {
-	b := p.b[k.start+1 : k.end-1]
-	if !slices.Contains(b, '\\') && utf8.Valid(b) {
-		return string(b) == key
-	}
-	return p.str(k) == key
 }
 
 // members returns the members of the object at o by name, sorted, each with its last value.
@@ -243,8 +171,8 @@ func (p *rawSchema) members(o span) []member {
 // strBytes is str without a copy when the string needs no decoding: the bytes are b's.
 func (p *rawSchema) strBytes(s span) []byte {
 	b := p.b[s.start+1 : s.end-1]
-	// No escapes, no multi-byte runes: the common case, in one pass.
-	if plainASCII(b) || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
+	// No escapes, no multi-byte runes: the common case, known from the scan.
+	if _, plain := p.strEnd(s.start); plain || (!slices.Contains(b, '\\') && utf8.Valid(b)) {
 		return b
 	}
 	return []byte(p.str(s))
@@ -261,7 +189,8 @@ func (t *textBuf) add(part []byte) {
 }
 
 // collect is collectSchemaText over raw JSON.
-func (p *rawSchema) collect(node span, depth int, text *textBuf) {
+// With keys, the names of node's properties, sorted, go there.
+func (p *rawSchema) collect(node span, depth int, text *textBuf, keys *[]string) {
 	if depth > maxSchemaTextDepth || node.kind != '{' {
 		return
 	}
@@ -291,11 +220,15 @@ func (p *rawSchema) collect(node span, depth int, text *textBuf) {
 	}
 	if has[1] && props.kind == '{' {
 		base := len(p.mbuf)
-		for _, m := range p.members(props) { // nested walks append to mbuf past them
+		members := p.members(props) // nested walks append to mbuf past them
+		if keys != nil {
+			*keys = memberNames(members)
+		}
+		for _, m := range members {
 			if len(m.name) > 0 {
 				text.add(m.name)
 			}
-			p.collect(m.val, depth+1, text)
+			p.collect(m.val, depth+1, text, nil)
 		}
 		p.mbuf = p.mbuf[:base]
 	}
@@ -305,13 +238,13 @@ func (p *rawSchema) collect(node span, depth int, text *textBuf) {
 		}
 		v := kws[j]
 		if v.kind != '[' {
-			p.collect(v, depth+1, text)
+			p.collect(v, depth+1, text, nil)
 			continue
 		}
 		i := p.skipSpace(v.start + 1)
 		for i < v.end && p.b[i] != ']' {
 			child := p.value(i)
-			p.collect(child, depth+1, text)
+			p.collect(child, depth+1, text, nil)
 			i = p.skipSpace(child.end)
 			if i < v.end && p.b[i] == ',' {
 				i++

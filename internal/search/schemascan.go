@@ -2,20 +2,25 @@ package search
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 )
 
 // maxJSONDepth is encoding/json's nesting limit: a document nested deeper is not valid to it.
 const maxJSONDepth = 10000
 
-// scan validates b as encoding/json.Valid does, records every object and array (see
-// rawSchema.opens), and reports in fit whether every number fits a float64, as decoding
-// into any needs. One pass does what json.Valid and a walk of the structure did in two.
+// scan validates b as encoding/json.Valid does, records where every value and key of b
+// ends (see rawSchema.ends), and reports in fit whether every number fits a float64, as
+// decoding into any needs. One pass does what json.Valid and a walk of the structure did
+// in two.
 func (p *rawSchema) scan() (valid, fit bool) {
 	b := p.b
-	p.opens, p.closes = p.opens[:0], p.closes[:0]
+	if cap(p.ends) < len(b) {
+		p.ends = make([]int32, len(b))
+	}
+	ends := p.ends[:len(b)]
 	p.mbuf = p.mbuf[:0]
-	var stackBuf [32]int32 // open containers, by their number in opens
+	var stackBuf [32]int32 // open containers, by the position of their bracket
 	stack := stackBuf[:0]
 	fit = true
 	i := 0
@@ -29,24 +34,23 @@ value:
 		if len(stack) == maxJSONDepth {
 			return false, fit
 		}
-		stack = append(stack, int32(len(p.opens)))
-		p.opens = append(p.opens, int32(i))
-		p.closes = append(p.closes, int32(len(b)-1))
+		stack = append(stack, int32(i))
+		open := i
 		i = skipJSONSpace(b, i+1)
 		if i < len(b) && b[i] == c+2 { // '}' is '{'+2, ']' is '['+2
-			p.closes[stack[len(stack)-1]] = int32(i)
 			stack = stack[:len(stack)-1]
 			i++
+			ends[open] = int32(i)
 			goto after
 		}
 		if c == '{' {
-			if i = scanKey(b, i); i < 0 {
+			if i = scanKey(b, i, ends); i < 0 {
 				return false, fit
 			}
 		}
 		goto value
 	case c == '"':
-		if i = scanString(b, i); i < 0 {
+		if i = scanString(b, i, ends); i < 0 {
 			return false, fit
 		}
 	case c == '-' || ('0' <= c && c <= '9'):
@@ -59,19 +63,21 @@ value:
 				fit = false
 			}
 		}
+		ends[i] = int32(j)
 		i = j
-	case c == 't':
-		if i = scanLiteral(b, i, "true"); i < 0 {
+	case c == 't' || c == 'f' || c == 'n':
+		lit := "true"
+		if c == 'f' {
+			lit = "false"
+		} else if c == 'n' {
+			lit = "null"
+		}
+		j := scanLiteral(b, i, lit)
+		if j < 0 {
 			return false, fit
 		}
-	case c == 'f':
-		if i = scanLiteral(b, i, "false"); i < 0 {
-			return false, fit
-		}
-	case c == 'n':
-		if i = scanLiteral(b, i, "null"); i < 0 {
-			return false, fit
-		}
+		ends[i] = int32(j)
+		i = j
 	default:
 		return false, fit
 	}
@@ -83,20 +89,21 @@ after:
 	if i == len(b) {
 		return false, fit
 	}
-	top := b[p.opens[stack[len(stack)-1]]]
+	open := stack[len(stack)-1]
+	top := b[open]
 	switch b[i] {
 	case ',':
 		i++
 		if top == '{' {
-			if i = scanKey(b, skipJSONSpace(b, i)); i < 0 {
+			if i = scanKey(b, skipJSONSpace(b, i), ends); i < 0 {
 				return false, fit
 			}
 		}
 		goto value
 	case top + 2:
-		p.closes[stack[len(stack)-1]] = int32(i)
 		stack = stack[:len(stack)-1]
 		i++
+		ends[open] = int32(i)
 		goto after
 	}
 	return false, fit
@@ -116,11 +123,11 @@ func skipJSONSpace(b []byte, i int) int {
 
 // scanKey checks an object key and its colon at i, returning the index after the colon,
 // or -1.
-func scanKey(b []byte, i int) int {
+func scanKey(b []byte, i int, ends []int32) int {
 	if i == len(b) || b[i] != '"' {
 		return -1
 	}
-	if i = scanString(b, i); i < 0 {
+	if i = scanString(b, i, ends); i < 0 {
 		return -1
 	}
 	i = skipJSONSpace(b, i)
@@ -131,14 +138,24 @@ func scanKey(b []byte, i int) int {
 }
 
 // scanString checks the string starting at b[i] == '"', returning the index after it, or -1.
-// As for encoding/json, any byte from 0x20 up is allowed, valid UTF-8 or not.
-func scanString(b []byte, i int) int {
-	j := skipPlainString(b, i+1)
-	for ; j < len(b); j++ {
+// As for encoding/json, any byte from 0x20 up is allowed, valid UTF-8 or not. It records the
+// end in ends[i], negated when the string has a backslash or a byte from 0x80 up (see
+// rawSchema.ends).
+func scanString(b []byte, i int, ends []int32) int {
+	plain := true
+	for j := skipPlainString(b, i+1); j < len(b); j = skipPlainString(b, j+1) {
 		switch c := b[j]; {
 		case c == '"':
+			if plain {
+				ends[i] = int32(j + 1)
+			} else {
+				ends[i] = -int32(j + 1)
+			}
 			return j + 1
+		case c >= 0x80:
+			plain = false
 		case c == '\\':
+			plain = false
 			j++
 			if j == len(b) {
 				return -1
@@ -231,33 +248,17 @@ func swarHasZero(x uint64) uint64 { return (x - swarOnes) &^ x & swarHigh }
 // swarHasLess is nonzero when a byte of x is less than n, for n up to 128.
 func swarHasLess(x uint64, n byte) uint64 { return (x - swarOnes*uint64(n)) &^ x & swarHigh }
 
-// skipPlainString returns the first index from i of a byte that is a quote, a backslash or
-// below 0x20 (or the end of the 8-byte blocks that have none): the bytes a string scan must
-// look at. Descriptions are long runs of plain text, skipped eight bytes at a time.
+// skipPlainString returns the first index from i of a byte that is a quote, a backslash,
+// below 0x20 or from 0x80 up: the bytes a string scan must look at. It reads eight bytes at
+// a time; in the last seven of b it returns i, whatever the byte. (A flagged byte of the
+// tests below is a match or above one: the lowest is a match.)
 func skipPlainString(b []byte, i int) int {
 	for i+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[i:])
-		if swarHasZero(x^(swarOnes*'"'))|swarHasZero(x^(swarOnes*'\\'))|swarHasLess(x, 0x20) != 0 {
-			return i
+		if m := swarHasZero(x^(swarOnes*'"')) | swarHasZero(x^(swarOnes*'\\')) | swarHasLess(x, 0x20) | x&swarHigh; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 		i += 8
 	}
 	return i
-}
-
-// plainASCII reports whether b has neither a backslash nor a byte from 0x80 up.
-func plainASCII(b []byte) bool {
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		if x&swarHigh != 0 || swarHasZero(x^(swarOnes*'\\')) != 0 {
-			return false
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] == '\\' || b[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

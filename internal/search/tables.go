@@ -2,7 +2,6 @@ package search
 
 import (
 	"hash/maphash"
-	"iter"
 	"slices"
 )
 
@@ -56,17 +55,21 @@ func (t *shortWords) home(key [2]uint64) uint64 {
 }
 
 // find returns the id of the word packed in key, or -1.
-func (t *shortWords) find(key [2]uint64) int32 {
+func (t *shortWords) find(key [2]uint64) int32 { return t.find2(key[0], key[1]) }
+
+// find2 is find of the key {k0, k1}, which the build's word loop keeps in registers.
+func (t *shortWords) find2(k0, k1 uint64) int32 {
 	if t.slots == nil {
 		return -1
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := t.home(key); ; i = (i + 1) & mask {
+	h := (k0 ^ k1*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd // home's
+	for i := (h ^ h>>29) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.key == key {
+		if s.key[0] == k0 && s.key[1] == k1 {
 			return s.id
 		}
-		if s.key == ([2]uint64{}) {
+		if s.key[1] == 0 { // no stored key is zero there: its length byte is at least one
 			return -1
 		}
 	}
@@ -330,45 +333,4 @@ func (t *termTable) intern(term string) (id int32, added bool) {
 		}
 	}
 	return id, true
-}
-
-// docLists maps keys to lists of documents, in the order they were added, without a slice
-// per key: nearly every key has one document, and a build adds tens of thousands.
-type docLists struct {
-	first map[string]int32 // key → its first entry
-	ents  []docEntry
-}
-
-type docEntry struct {
-	doc  int32
-	next int32 // the next entry of the same key, or -1
-	last int32 // in a key's first entry: its last entry
-}
-
-func newDocLists(hint int) docLists {
-	return docLists{first: make(map[string]int32, hint), ents: make([]docEntry, 0, hint)}
-}
-
-func (l *docLists) add(key string, doc int32) {
-	e := int32(len(l.ents))
-	l.ents = append(l.ents, docEntry{doc: doc, next: -1, last: e})
-	if f, ok := l.first[key]; ok {
-		l.ents[l.ents[f].last].next = e
-		l.ents[f].last = e
-		return
-	}
-	l.first[key] = e
-}
-
-// docs yields the documents of key in order.
-func (l *docLists) docs(key string) iter.Seq[int32] {
-	return func(yield func(int32) bool) {
-		e, ok := l.first[key]
-		for ok && e >= 0 {
-			if !yield(l.ents[e].doc) {
-				return
-			}
-			e = l.ents[e].next
-		}
-	}
 }

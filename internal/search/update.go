@@ -11,7 +11,7 @@ func (r *Ranker) Update(docs []RankDoc) *Ranker {
 	reused := 0
 	for i := range docs {
 		reuse[i] = -1
-		for j := range r.byID.docs(docs[i].ID) {
+		for j := range r.exact.idDocs(docs[i].ID) {
 			if sameRankDoc(&docs[i], &r.docs[j]) {
 				reuse[i] = j
 				reused++
@@ -24,7 +24,7 @@ func (r *Ranker) Update(docs []RankDoc) *Ranker {
 	if reused == 0 || r.deadTerms > r.terms.len()-r.deadTerms {
 		return NewRanker(docs, r.opts)
 	}
-	next := buildRanker(docs, r.an.successor(), r, reuse)
+	next := buildRanker(docs, r.an.successor(), r, reuse, 1)
 	next.opts = r.opts
 	return next
 }

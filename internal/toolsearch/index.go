@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -42,9 +43,7 @@ const descriptionCap = 512
 type Index struct {
 	snap    *catalog.Snapshot
 	entries []*catalog.Entry // snapshot (id) order
-	byID    map[string]int
-	byName  map[string][]int // model-facing name, and the bare name of an MCP tool
-	byLower map[string][]int // lowercased id and name, for the exact-match tier of search
+	lookups *lookups
 	ranker  Ranker
 	sources SourceCounts
 	key     [32]byte
@@ -82,38 +81,27 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 		return nil, errors.New("toolsearch: index needs a ranker")
 	}
 	ix := &Index{snap: snap, entries: entries}
-	// The lookup tables depend only on the names of the entries, by position: when a catalog
-	// change keeps every one in place, they are the previous index's (they are only read).
-	lookups := prev == nil || !sameNames(prev.entries, entries)
-	if lookups {
-		ix.byID = make(map[string]int, len(entries))
-		ix.byName = make(map[string][]int, len(entries))
-		ix.byLower = make(map[string][]int, 2*len(entries))
+	// The lookup tables and the key are made while the ranker is built, on another CPU when
+	// there is one: they depend on the names of the entries only. When a catalog change keeps
+	// every name in place, the tables are the previous index's (they are only read).
+	tables := func() {
+		if prev == nil || !sameNames(prev.entries, entries) {
+			ix.lookups = newLookups(entries)
+		} else {
+			ix.lookups = prev.lookups
+		}
+		ix.key = indexKey(snap.Version(), entries)
+	}
+	var wg sync.WaitGroup
+	if runtime.GOMAXPROCS(0) > 1 && len(entries) >= minReadTools {
+		wg.Go(tables)
 	} else {
-		ix.byID, ix.byName, ix.byLower = prev.byID, prev.byName, prev.byLower
+		tables()
 	}
 	tools := make([]*catalog.Tool, len(entries))
 	for i, e := range entries {
-		t := &e.Tool
-		tools[i] = t
-		ix.sources.add(t)
-		if !lookups {
-			continue
-		}
-		ix.byID[t.ID] = i
-		ix.byName[t.Name] = append(ix.byName[t.Name], i)
-		if t.Source == catalog.SourceMCP && t.MCPToolName != "" && t.MCPToolName != t.Name {
-			ix.byName[t.MCPToolName] = append(ix.byName[t.MCPToolName], i)
-		}
-		lid := strings.ToLower(t.ID)
-		lname := lid
-		if t.Name != t.ID {
-			lname = strings.ToLower(t.Name)
-		}
-		ix.byLower[lid] = append(ix.byLower[lid], i)
-		if lname != lid {
-			ix.byLower[lname] = append(ix.byLower[lname], i)
-		}
+		tools[i] = &e.Tool
+		ix.sources.add(&e.Tool)
 	}
 	if up, ok := rankerOf(prev).(updater); ok {
 		ix.ranker = up.update(tools)
@@ -121,7 +109,7 @@ func newIndex(snap *catalog.Snapshot, entries []*catalog.Entry, rank RankerFacto
 		ix.ranker = rank(tools)
 	}
 	ix.desc = make([]atomic.Pointer[Descriptor], len(entries))
-	ix.key = indexKey(snap.Version(), entries)
+	wg.Wait()
 	return ix, nil
 }
 
@@ -238,10 +226,10 @@ func (ix *Index) describe(i int) Description {
 func (ix *Index) search(query string, limit int) []int {
 	q := strings.TrimSpace(query)
 	var exact []int
-	if i, ok := ix.byID[q]; ok {
+	if i, ok := ix.byID(q); ok {
 		exact = []int{i}
 	} else if q != "" {
-		exact = slices.Clone(ix.byLower[strings.ToLower(q)])
+		exact = ix.byLower(strings.ToLower(q))
 		slices.Sort(exact)
 		exact = slices.Compact(exact)
 	}
@@ -277,10 +265,10 @@ func (ix *Index) search(query string, limit int) []int {
 // find resolves an id or name (reference §2.5.3): an exact id wins; otherwise a unique name.
 func (ix *Index) find(needle string) (int, error) {
 	needle = strings.TrimSpace(needle)
-	if i, ok := ix.byID[needle]; ok {
+	if i, ok := ix.byID(needle); ok {
 		return i, nil
 	}
-	named := ix.byName[needle]
+	named := ix.byName(needle)
 	switch len(named) {
 	case 1:
 		return named[0], nil
@@ -293,10 +281,10 @@ func (ix *Index) find(needle string) (int, error) {
 // matches returns the entries an id or name names exactly, for argument repair.
 func (ix *Index) matches(s string) []int {
 	var out []int
-	if i, ok := ix.byID[s]; ok {
+	if i, ok := ix.byID(s); ok {
 		out = append(out, i)
 	}
-	for _, i := range ix.byName[s] {
+	for _, i := range ix.byName(s) {
 		if !slices.Contains(out, i) {
 			out = append(out, i)
 		}

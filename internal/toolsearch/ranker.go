@@ -2,6 +2,8 @@ package toolsearch
 
 import (
 	"bytes"
+	"runtime"
+	"sync"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/search"
@@ -18,12 +20,33 @@ const maxIndexedSchema = 256 << 10
 func SearchRanker(opts search.RankerOptions) RankerFactory {
 	return func(tools []*catalog.Tool) Ranker {
 		docs := make([]search.RankDoc, len(tools))
-		var schemas search.SchemaReader
-		for i, t := range tools {
-			docs[i] = rankDoc(t, !opts.Reference || trusted(t), &schemas)
-		}
+		rankDocs(tools, docs, opts)
 		return &searchRanker{r: search.NewRanker(docs, opts), tools: tools, docs: docs, opts: opts}
 	}
+}
+
+// minReadTools is the fewest tools worth a goroutine of their own in rankDocs.
+const minReadTools = 512
+
+// rankDocs fills docs with the documents of tools, reading their schemas on every CPU, one
+// contiguous chunk of tools each.
+func rankDocs(tools []*catalog.Tool, docs []search.RankDoc, opts search.RankerOptions) {
+	read := func(lo, hi int) {
+		var schemas search.SchemaReader
+		for i := lo; i < hi; i++ {
+			docs[i] = rankDoc(tools[i], !opts.Reference || trusted(tools[i]), &schemas)
+		}
+	}
+	n := min(runtime.GOMAXPROCS(0), len(tools)/minReadTools)
+	if n < 2 {
+		read(0, len(tools))
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() { read(k*len(tools)/n, (k+1)*len(tools)/n) })
+	}
+	wg.Wait()
 }
 
 // updater is a Ranker that builds the ranker of a changed catalog from itself, redoing only

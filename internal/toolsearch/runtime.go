@@ -285,7 +285,7 @@ func (r *Runtime) unknownMessage(needle string, s surfaceKind) string {
 		}
 		if score > 0 {
 			value := t.Name
-			if len(r.ix.byName[t.Name]) > 1 {
+			if len(r.ix.byName(t.Name)) > 1 {
 				value = t.ID
 			}
 			cands = append(cands, cand{value, score})
