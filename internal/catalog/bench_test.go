@@ -1,48 +1,19 @@
 package catalog_test
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/nodmix/nodmix/internal/benchtest"
 	"github.com/nodmix/nodmix/internal/catalog"
 )
 
-var idKey = regexp.MustCompile(`"(id|name)":\s*"`)
-
-// benchFile is a catalog file of n lines from the retrieval sets (Seal-Tools, MetaTool), padded
-// with copies under new ids.
-func benchFile(b *testing.B, n int) []byte {
-	var lines [][]byte
-	for _, set := range []string{"sealtools", "metatool"} {
-		data, err := os.ReadFile("../../testdata/bench/retrieval/" + set + "/tools.jsonl")
-		if err != nil {
-			b.Fatal(err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			lines = append(lines, bytes.Clone(sc.Bytes()))
-		}
-	}
-	var out bytes.Buffer
-	for i := range n {
-		l := lines[i%len(lines)]
-		if i >= len(lines) {
-			l = idKey.ReplaceAll(l, fmt.Appendf(nil, `"$1": "copy%d_`, i/len(lines)))
-		}
-		out.Write(l)
-		out.WriteByte('\n')
-	}
-	return out.Bytes()
-}
+// benchFile is the n-line benchmark catalog file.
+func benchFile(b *testing.B, n int) []byte { return benchtest.CatalogFile(b, n) }
 
 // BenchmarkReadFile10000 is loading a 10,000-line catalog file, as `nodmix tools search
 // --catalog` does first.
@@ -50,14 +21,14 @@ func BenchmarkReadFile10000(b *testing.B) {
 	data := benchFile(b, 10000)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	start := cpuTime()
+	start := benchtest.CPUTime()
 	for b.Loop() {
 		tools, err := catalog.ReadFile(bytes.NewReader(data))
 		if err != nil || len(tools) != 10000 {
 			b.Fatal(len(tools), err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(benchtest.CPUTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkSchemaKeys10000 is the schema keys of 10,000 tools, which the discovery index asks
@@ -68,13 +39,13 @@ func BenchmarkSchemaKeys10000(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	start := cpuTime()
+	start := benchtest.CPUTime()
 	for b.Loop() {
 		for i := range tools {
 			_ = tools[i].SchemaKeys()
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(benchtest.CPUTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkSnapshot10000 is the snapshot of a 10,000-tool catalog and the view of it a policy that
@@ -89,7 +60,7 @@ func BenchmarkSnapshot10000(b *testing.B) {
 		entries[i] = catalog.Entry{Tool: t}
 	}
 	b.ReportAllocs()
-	start := cpuTime()
+	start := benchtest.CPUTime()
 	for b.Loop() {
 		s, err := catalog.NewSnapshot(1, entries)
 		if err != nil {
@@ -99,7 +70,7 @@ func BenchmarkSnapshot10000(b *testing.B) {
 			b.Fatal("filter lost tools")
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(benchtest.CPUTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkToolsSearchProcess10000 is `nodmix tools search --catalog` over a 10,000-line file as
@@ -136,10 +107,4 @@ func BenchmarkToolsSearchProcess10000(b *testing.B) {
 			b.ReportMetric(float64(used)/float64(b.N), "child-cpu-ns/op")
 		})
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,46 +1,17 @@
 package discovery
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
-	"os"
-	"regexp"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/nodmix/nodmix/internal/benchtest"
 	"github.com/nodmix/nodmix/internal/catalog"
 )
 
-var benchIDKey = regexp.MustCompile(`"(id|name)":\s*"`)
-
-// benchSnapshot is a snapshot of n tools from the retrieval sets (Seal-Tools, MetaTool), padded
-// with copies under new ids and names, as the catalog's benchmarks build it.
+// benchSnapshot is a snapshot of the n-tool benchmark catalog.
 func benchSnapshot(b *testing.B, n int) *catalog.Snapshot {
 	b.Helper()
-	var lines [][]byte
-	for _, set := range []string{"sealtools", "metatool"} {
-		data, err := os.ReadFile("../../testdata/bench/retrieval/" + set + "/tools.jsonl")
-		if err != nil {
-			b.Fatal(err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			lines = append(lines, bytes.Clone(sc.Bytes()))
-		}
-	}
-	var file bytes.Buffer
-	for i := range n {
-		l := lines[i%len(lines)]
-		if i >= len(lines) {
-			l = benchIDKey.ReplaceAll(l, fmt.Appendf(nil, `"$1": "copy%d_`, i/len(lines)))
-		}
-		file.Write(l)
-		file.WriteByte('\n')
-	}
-	tools, err := catalog.ReadFile(&file)
+	tools, err := catalog.ReadFile(bytes.NewReader(benchtest.CatalogFile(b, n)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +30,7 @@ func benchSnapshot(b *testing.B, n int) *catalog.Snapshot {
 // seed's documents of the tools (labels, summaries, schema keys).
 func BenchmarkDocsOf10000(b *testing.B) {
 	entries := benchSnapshot(b, 10000).Entries()
-	loopCPU(b, func() { docsOf(entries) })
+	benchtest.LoopCPU(b, func() { docsOf(entries) })
 }
 
 // BenchmarkIndex10000 is a whole discovery build from the tools of a new catalog version, as the
@@ -70,7 +41,7 @@ func BenchmarkIndex10000(b *testing.B) {
 	for i := range all {
 		all[i] = i
 	}
-	loopCPU(b, func() {
+	benchtest.LoopCPU(b, func() {
 		if _, err := NewService(Rules{}, nil, nil).index(snap, all); err != nil {
 			b.Fatal(err)
 		}
@@ -103,27 +74,10 @@ func BenchmarkIndexUpdate10000(b *testing.B) {
 		b.Fatal(err)
 	}
 	i := 1
-	loopCPU(b, func() {
+	benchtest.LoopCPU(b, func() {
 		if _, err := s.index(snaps[i%2], all); err != nil {
 			b.Fatal(err)
 		}
 		i++
 	})
-}
-
-// loopCPU runs op in b.Loop and reports its CPU time per operation (user and system, steadier
-// than wall time on a shared machine) as cpu-ns/op.
-func loopCPU(b *testing.B, op func()) {
-	b.ReportAllocs()
-	start := cpuTime()
-	for b.Loop() {
-		op()
-	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -11,12 +11,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nodmix/nodmix/internal/benchtest"
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/e2etest"
 	"github.com/nodmix/nodmix/internal/leaktest"
@@ -351,21 +351,21 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	var tDirect, tNodmix, tBare, tRelay, cDirect, cNodmix time.Duration
 	var allocs [3]heapAllocs // before the direct call, before the call through nodmix, after
 	var aDirect, aNodmix allocSum
-	cStart := cpuTime()
+	cStart := benchtest.CPUTime()
 	for b.Loop() {
 		// The allocation counts are read outside the timed intervals.
 		allocs[0].read()
-		t0, c0 := time.Now(), cpuTime()
+		t0, c0 := time.Now(), benchtest.CPUTime()
 		if _, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
 			b.Fatal(err)
 		}
-		t1, c1 := time.Now(), cpuTime()
+		t1, c1 := time.Now(), benchtest.CPUTime()
 		allocs[1].read()
-		t1n, c1n := time.Now(), cpuTime()
+		t1n, c1n := time.Now(), benchtest.CPUTime()
 		if _, err := viaNodmix.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__everything__echo", Arguments: args}); err != nil {
 			b.Fatal(err)
 		}
-		t2, c2 := time.Now(), cpuTime()
+		t2, c2 := time.Now(), benchtest.CPUTime()
 		allocs[2].read()
 		if _, err := bare.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
 			b.Fatal(err)
@@ -383,7 +383,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		aDirect.add(&allocs[1], &allocs[0])
 		aNodmix.add(&allocs[2], &allocs[1])
 	}
-	b.ReportMetric(float64(cpuTime()-cStart)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(benchtest.CPUTime()-cStart)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(tDirect.Microseconds())/float64(b.N), "direct-µs/call")
 	b.ReportMetric(float64(tNodmix.Microseconds())/float64(b.N), "nodmix-µs/call")
 	b.ReportMetric(float64(tBare.Microseconds())/float64(b.N), "sdk-hop-µs/call")
@@ -450,13 +450,6 @@ type allocSum struct{ objects, bytes float64 }
 func (a *allocSum) add(to, from *heapAllocs) {
 	a.objects += float64(to[0].Value.Uint64() - from[0].Value.Uint64())
 	a.bytes += float64(to[1].Value.Uint64() - from[1].Value.Uint64())
-}
-
-// cpuTime is the CPU time this process has used (all threads, user and system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // osPipes makes two OS pipes: a server reads inR and writes outW, its client the other ends.

@@ -2,9 +2,9 @@ package search
 
 import (
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/nodmix/nodmix/internal/benchtest"
 )
 
 var benchSizes = []int{100, 1000, 10000}
@@ -64,7 +64,7 @@ func BenchmarkBM25Build(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			docs := seedDocs(benchTools(b, n))
-			loopCPU(b, func() { NewBM25(docs) })
+			benchtest.LoopCPU(b, func() { NewBM25(docs) })
 		})
 	}
 }
@@ -81,7 +81,7 @@ func BenchmarkCorpusIndex(b *testing.B) {
 					subset = append(subset, i)
 				}
 			}
-			loopCPU(b, func() {
+			benchtest.LoopCPU(b, func() {
 				if _, err := c.Index(subset); err != nil {
 					b.Fatal(err)
 				}
@@ -96,7 +96,7 @@ func BenchmarkBM25Search(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			ix := NewBM25(seedDocs(benchTools(b, n)))
 			i := 0
-			loopCPU(b, func() {
+			benchtest.LoopCPU(b, func() {
 				if _, err := ix.Search(queries[i%len(queries)], 8); err != nil {
 					b.Fatal(err)
 				}
@@ -159,22 +159,4 @@ func BenchmarkStraightforwardBM25(b *testing.B) {
 			}
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used, user and system: on a shared machine it is
-// steadier than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// loopCPU runs op in b.Loop and reports its CPU time per operation as cpu-ns/op.
-func loopCPU(b *testing.B, op func()) {
-	b.ReportAllocs()
-	start := cpuTime()
-	for b.Loop() {
-		op()
-	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }

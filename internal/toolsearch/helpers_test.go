@@ -6,9 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/dispatch"
@@ -170,21 +168,3 @@ func collapse(s string) string { return spaceRE.ReplaceAllString(s, " ") }
 
 // nodmixify reads the reference's "openclaw" as "nodmix".
 func nodmixify(s string) string { return strings.ReplaceAll(s, "openclaw", "nodmix") }
-
-// cpuTime is the CPU time the process has used, user and system: on a shared machine it is
-// steadier than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// loopCPU runs op in b.Loop and reports its CPU time per operation as cpu-ns/op.
-func loopCPU(b *testing.B, op func()) {
-	b.ReportAllocs()
-	start := cpuTime()
-	for b.Loop() {
-		op()
-	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-}

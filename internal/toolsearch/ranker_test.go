@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/nodmix/nodmix/internal/benchtest"
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/dispatch"
 	"github.com/nodmix/nodmix/internal/policy"
@@ -156,7 +157,7 @@ func benchmarkSearch(b *testing.B, n int) {
 				_, _ = rt.Search(q, 8)
 			}
 			i := 0
-			loopCPU(b, func() {
+			benchtest.LoopCPU(b, func() {
 				if _, err := rt.Search(queries[i%len(queries)], 8); err != nil {
 					b.Fatal(err)
 				}
@@ -213,7 +214,7 @@ func BenchmarkIndex10000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	loopCPU(b, func() {
+	benchtest.LoopCPU(b, func() {
 		if _, err := NewIndex(snap, nil, SearchRanker(search.RankerOptions{})); err != nil {
 			b.Fatal(err)
 		}
@@ -274,7 +275,7 @@ func BenchmarkIndexUpdate10000(b *testing.B) {
 		b.Fatal(err)
 	}
 	i := 1
-	loopCPU(b, func() {
+	benchtest.LoopCPU(b, func() {
 		snap := snaps[i%2]
 		ix, err := newIndex(snap, served(snap, nil), rank, prev)
 		if err != nil {
