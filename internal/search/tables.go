@@ -2,6 +2,8 @@ package search
 
 import (
 	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
 	"slices"
 )
 
@@ -10,9 +12,15 @@ import (
 // compares the packed key in the slot, so a known word costs one slot read and no read
 // of the text the word was first seen in; slots hold no pointers, which spares the
 // garbage collector a scan of the table. Once built it is only read.
+//
+// Words come from catalog text a server chose, so the home slot is multiply-add-shift
+// hashing with multipliers drawn at random per table (hashSeeds): keys crafted to share a
+// slot under a fixed function would make every probe walk one long run.
 type shortWords struct {
 	slots []shortWordSlot
 	n     int
+	mul   [2]uint64 // odd, random; zero until init
+	shift uint8     // 64 − log2(len(slots))
 }
 
 type shortWordSlot struct {
@@ -43,15 +51,20 @@ func (t *shortWords) init(hint int) {
 	}
 	t.slots = make([]shortWordSlot, size)
 	t.n = 0
+	t.shift = uint8(64 - bits.TrailingZeros(uint(size)))
+	if t.mul[0] == 0 {
+		t.mul = hashSeeds()
+	}
 }
 
 func (t *shortWords) clone() shortWords {
-	return shortWords{slots: append([]shortWordSlot(nil), t.slots...), n: t.n}
+	c := *t
+	c.slots = append([]shortWordSlot(nil), t.slots...)
+	return c
 }
 
 func (t *shortWords) home(key [2]uint64) uint64 {
-	h := (key[0] ^ key[1]*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
-	return (h ^ h>>29) & uint64(len(t.slots)-1)
+	return (key[0]*t.mul[0] + key[1]*t.mul[1]) >> (t.shift & 63)
 }
 
 // find returns the id of the word packed in key, or -1.
@@ -63,8 +76,7 @@ func (t *shortWords) find2(k0, k1 uint64) int32 {
 		return -1
 	}
 	mask := uint64(len(t.slots) - 1)
-	h := (k0 ^ k1*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd // home's
-	for i := (h ^ h>>29) & mask; ; i = (i + 1) & mask {
+	for i := (k0*t.mul[0] + k1*t.mul[1]) >> (t.shift & 63); ; i = (i + 1) & mask { // home's
 		s := &t.slots[i]
 		if s.key[0] == k0 && s.key[1] == k1 {
 			return s.id
@@ -187,10 +199,13 @@ func (t *wordTable) place(s wordSlot) {
 // again costs one probe, not a concatenation, a stemming and a term lookup. Slots are
 // three ids, and the table is kept at most three quarters full: with some forty
 // thousand pairs in a large catalog, a small table misses the cache less than short
-// probes save.
+// probes save. Which words are adjacent is the catalog's choice, so the home slot is
+// multiply-shift hashing with a multiplier drawn at random per table, as in shortWords.
 type pairTable struct {
 	slots []pairSlot
 	n     int
+	mul   uint64 // odd, random; zero until init
+	shift uint8  // 64 − log2(len(slots))
 }
 
 type pairSlot struct {
@@ -205,11 +220,20 @@ func (t *pairTable) init(hint int) {
 	}
 	t.slots = make([]pairSlot, size)
 	t.n = 0
+	t.shift = uint8(64 - bits.TrailingZeros(uint(size)))
+	if t.mul == 0 {
+		t.mul = hashSeeds()[0]
+	}
 }
 
 func (t *pairTable) home(a, b int32) uint64 {
-	h := (uint64(uint32(a))<<32 | uint64(uint32(b))) * 0x9e3779b97f4a7c15
-	return (h ^ h>>31) & uint64(len(t.slots)-1)
+	return ((uint64(uint32(a))<<32 | uint64(uint32(b))) * t.mul) >> (t.shift & 63)
+}
+
+// hashSeeds draws two odd multipliers for multiply-shift hashing. Their randomness is what
+// bounds the chance that two given keys share a slot, whoever chose the keys.
+func hashSeeds() [2]uint64 {
+	return [2]uint64{rand.Uint64() | 1, rand.Uint64() | 1}
 }
 
 func (t *pairTable) get(a, b int32) (int32, bool) {
