@@ -66,10 +66,7 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 	// Chunk w is todo[cut[w]:cut[w+1]]. A fresh build's chunks append their terms to
 	// consecutive regions of one array, each sized by an estimate, and are moved together
 	// below: the array becomes the corpus's without a copy of the whole.
-	cut := make([]int, workers+1)
-	for w := range cut {
-		cut[w] = w * len(todo) / workers
-	}
+	cut := cutByText(docs, todo, workers)
 	fresh := len(todo) == len(docs)
 	var all []docTerm
 	regions := make([]int, workers+1) // chunk w's region starts at regions[w]
@@ -83,7 +80,9 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 	for w := range parts {
 		b := &corpusBuilder{dict: nc.dict}
 		if w > 0 {
-			b.dict = newTermDict(hint / workers)
+			// A chunk of a catalog holds nearly all of its terms: sized for
+			// fewer, the dictionary would grow twice on the way.
+			b.dict = newTermDict(hint)
 		}
 		if fresh {
 			b.terms = all[regions[w]:regions[w]:regions[w+1]]
@@ -142,6 +141,37 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 		nc.start[i+1] = int32(len(nc.terms))
 	}
 	return nc
+}
+
+// cutByText cuts todo into workers contiguous chunks of about the same bytes of text,
+// which is what tokenizing costs, so that no goroutine waits long for the others (chunk
+// w is todo[cut[w]:cut[w+1]]). A schema key counts for its few bytes and its own token.
+// It reads only the documents' headers, not their text.
+func cutByText(docs []Doc, todo []int, workers int) []int {
+	cut := make([]int, workers+1)
+	cut[workers] = len(todo)
+	if workers == 1 {
+		return cut
+	}
+	size := func(d *Doc) int {
+		return len(d.Name) + len(d.Label) + len(d.ServerName) + len(d.MCPToolName) + len(d.Summary) + 16*len(d.SchemaKeys) + 16
+	}
+	total := 0
+	for _, i := range todo {
+		total += size(&docs[i])
+	}
+	w, sum := 1, 0
+	for k, i := range todo {
+		if w < workers && sum >= w*(total/workers) {
+			cut[w] = k
+			w++
+		}
+		sum += size(&docs[i])
+	}
+	for ; w < workers; w++ {
+		cut[w] = len(todo)
+	}
+	return cut
 }
 
 // assembleFresh lays out the chunks of a fresh build one after the other in all, their

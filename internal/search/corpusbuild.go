@@ -42,7 +42,7 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 		b.lens = make([]uint32, 0, len(which))
 	}
 	b.ends = append(make([]int32, 0, len(which)+1), 0)
-	b.seen = make([]docSlot, max(b.dict.Len(), minDictSlots/2)) // slowID grows it with the dictionary
+	b.seen = make([]docSlot, max(cap(b.dict.keys), minDictSlots/2)) // slowID grows it with the dictionary
 	var sink byte
 	for n, i := range which {
 		if n+touchAhead < len(which) {
