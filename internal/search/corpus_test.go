@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -115,6 +116,54 @@ func TestCorpusDenseChunks(t *testing.T) {
 		want := (&Corpus{}).update(docs, 1)
 		for _, procs := range []int{2, 4} {
 			sameCorpus(t, "dense from "+strconv.Itoa(denseFrom)+" on "+strconv.Itoa(procs), want, (&Corpus{}).update(docs, procs))
+		}
+	}
+}
+
+// TestCorpusBuilderGrows: a builder whose dictionary starts at its smallest, and so
+// grows its table in the middle of documents, gives the terms of a full-sized one.
+func TestCorpusBuilderGrows(t *testing.T) {
+	docs := seedDocs(readTools(t, sealtoolsTools))
+	which := make([]int, len(docs))
+	for i := range which {
+		which[i] = i
+	}
+	want := (&Corpus{}).update(docs, 1)
+	b := &corpusBuilder{dict: newTermDict(0)}
+	b.build(docs, which)
+	if len(b.dict.slots) <= minDictSlots {
+		t.Fatalf("the table never grew: %d slots", len(b.dict.slots))
+	}
+	if !slices.Equal(want.dict.keys, b.dict.keys) {
+		t.Fatal("the dictionaries differ")
+	}
+	if !slices.Equal(want.terms, b.terms) || !slices.Equal(want.lens, b.lens) {
+		t.Fatal("the documents' terms differ")
+	}
+	for i := range docs {
+		if want.start[i+1] != b.ends[i+1] {
+			t.Fatalf("document %d ends at %d, want %d", i, b.ends[i+1], want.start[i+1])
+		}
+	}
+}
+
+// TestCorpusBuilderGrowsInDocument: the table grows while a document is built, between
+// occurrences of its terms, and the document keeps one entry a term.
+func TestCorpusBuilderGrowsInDocument(t *testing.T) {
+	var words []string
+	for i := range 3 * minDictSlots {
+		words = append(words, "w"+strconv.Itoa(i))
+	}
+	text := strings.Join(words, " ")
+	docs := []Doc{{Summary: text + " " + text}}
+	b := &corpusBuilder{dict: newTermDict(0)}
+	b.build(docs, []int{0})
+	if len(b.terms) != len(words) || b.lens[0] != uint32(4*len(words)) {
+		t.Fatalf("%d terms of length %d, want %d of %d", len(b.terms), b.lens[0], len(words), 4*len(words))
+	}
+	for k, dt := range b.terms {
+		if got := b.dict.term(dt.id); got != words[k] || dt.freq != 2*weightSummary {
+			t.Fatalf("term %d is %q×%d, want %q×%d", k, got, dt.freq, words[k], 2*weightSummary)
 		}
 	}
 }

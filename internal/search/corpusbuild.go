@@ -19,13 +19,16 @@ type corpusBuilder struct {
 	lens  []uint32
 
 	sc tokenScanner
-	// seen[t] tells where term t sits in terms when its doc is the document being built;
-	// documents count from one, so a zero doc means never.
-	seen []docSlot
-	doc  int32
-	keys []packedKey // the keys of this document's fields, which often repeat (the label defaults to the name)
-	long []byte      // this document's terms longer than maxPacked, lowercased
-	sink byte        // keeps touchDoc's reads
+	// seen[i] tells where the term in slot i of the dictionary's table sits in terms
+	// when its doc is the document being built, and seenLong[j] the same of long term j;
+	// documents count from one, so a zero doc means never. Kept by slot rather than by
+	// id, the entry is read at the same time as the slot, not after it.
+	seen     []docSlot
+	seenLong []docSlot
+	doc      int32
+	keys     []packedKey // the keys of this document's fields, which often repeat (the label defaults to the name)
+	long     []byte      // this document's terms longer than maxPacked, lowercased
+	sink     byte        // keeps touchDoc's reads
 }
 
 type docSlot struct {
@@ -42,7 +45,7 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 		b.lens = make([]uint32, 0, len(which))
 	}
 	b.ends = append(make([]int32, 0, len(which)+1), 0)
-	b.seen = make([]docSlot, max(cap(b.dict.keys), minDictSlots/2)) // slowID grows it with the dictionary
+	b.seen = make([]docSlot, len(b.dict.slots)) // addSlow follows the table when it grows
 	var sink byte
 	for n, i := range which {
 		if n+touchAhead < len(which) {
@@ -172,7 +175,8 @@ func (b *corpusBuilder) add() uint32 {
 		key := b.keys[k]
 		w := uint32(key.hi >> weightShift)
 		key.hi &= keyBits
-		b.addTerm(b.slowID(key), w)
+		id, e := b.slowID(key)
+		b.addTerm(e, id, w)
 		length += w
 	}
 }
@@ -194,11 +198,11 @@ func (b *corpusBuilder) addFound(from int) (int, uint32) {
 		key := keys[k]
 		w := uint32(key.hi >> weightShift)
 		key.hi &= keyBits
-		v := slots[dictHash(key)>>shift]
+		i := dictHash(key) >> shift
+		v, e := slots[i], &seen[i]
 		if v == 0 || dkeys[v-1] != key {
 			break
 		}
-		e := &seen[v-1]
 		diff := uint32(e.doc ^ doc)
 		fresh := int32((diff | -diff) >> 31) // 1 if the term is new to the document, else 0; no branch
 		at := e.at&^-fresh | int32(n)&-fresh
@@ -212,9 +216,8 @@ func (b *corpusBuilder) addFound(from int) (int, uint32) {
 	return k, length
 }
 
-// addTerm adds an occurrence of term id.
-func (b *corpusBuilder) addTerm(id int32, weight uint32) {
-	e := &b.seen[id]
+// addTerm adds an occurrence of term id, whose entry in seen or seenLong is e.
+func (b *corpusBuilder) addTerm(e *docSlot, id int32, weight uint32) {
 	if e.doc == b.doc {
 		b.terms[e.at].freq += weight
 		return
@@ -223,16 +226,34 @@ func (b *corpusBuilder) addTerm(id int32, weight uint32) {
 	b.terms = append(b.terms, docTerm{id: id, freq: weight})
 }
 
-// slowID is the id of key past the first probe: a collision, a new term or a long one.
-func (b *corpusBuilder) slowID(key packedKey) int32 {
-	var id int32
+// slowID is the id of key past the first probe (a collision, a new term or a long one),
+// which it adds if it is new, and its entry in seen or seenLong.
+func (b *corpusBuilder) slowID(key packedKey) (int32, *docSlot) {
 	if isLong(key) {
-		id = b.dict.longID(b.long[uint32(key.lo) : key.lo>>32])
-	} else {
-		id = b.dict.id(key)
+		id := b.dict.longID(b.long[uint32(key.lo) : key.lo>>32])
+		j := int(b.dict.keys[id].lo)
+		if j >= len(b.seenLong) {
+			b.seenLong = append(b.seenLong, make([]docSlot, j+1-len(b.seenLong))...)
+		}
+		return id, &b.seenLong[j]
 	}
-	if n := b.dict.Len(); n > len(b.seen) {
-		b.seen = append(b.seen, make([]docSlot, max(n, 2*len(b.seen))-len(b.seen))...)
+	size := len(b.dict.slots)
+	id, i := b.dict.idSlot(key)
+	if len(b.dict.slots) != size {
+		b.reseat()
 	}
-	return id
+	return id, &b.seen[i]
+}
+
+// reseat makes seen follow the dictionary's table, which has grown and moved every
+// term: only the entries of the document being built matter, and they are its terms.
+func (b *corpusBuilder) reseat() {
+	b.seen = make([]docSlot, len(b.dict.slots))
+	from := b.ends[len(b.ends)-1]
+	for at := from; at < int32(len(b.terms)); at++ {
+		key := b.dict.keys[b.terms[at].id]
+		if !isLong(key) {
+			b.seen[b.dict.slotOf(key)] = docSlot{doc: b.doc, at: at}
+		}
+	}
 }
