@@ -49,7 +49,11 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 		lens:  make([]uint32, len(docs)),
 	}
 	reuse := c.unchanged(docs)
-	var todo []int
+	n := 0
+	for _, j := range reuse {
+		n += int(uint32(j) >> 31)
+	}
+	todo := make([]int, 0, n)
 	for i, j := range reuse {
 		if j < 0 {
 			todo = append(todo, i)
@@ -66,14 +70,10 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 	// Chunk w is todo[cut[w]:cut[w+1]]. A fresh build's chunks append their terms to
 	// consecutive regions of one array, each sized by an estimate, and are moved together
 	// below: the array becomes the corpus's without a copy of the whole.
-	cut := cutByText(docs, todo, workers)
 	fresh := len(todo) == len(docs)
+	cut, regions := cutChunks(docs, todo, workers) // chunk w's region starts at regions[w]
 	var all []docTerm
-	regions := make([]int, workers+1) // chunk w's region starts at regions[w]
 	if fresh {
-		for w := range workers {
-			regions[w+1] = regions[w] + estimateTerms(docs, todo[cut[w]:cut[w+1]])
-		}
 		all = make([]docTerm, regions[workers])
 	}
 	parts := make([]*corpusBuilder, workers)
@@ -143,35 +143,44 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 	return nc
 }
 
-// cutByText cuts todo into workers contiguous chunks of about the same bytes of text,
-// which is what tokenizing costs, so that no goroutine waits long for the others (chunk
-// w is todo[cut[w]:cut[w+1]]). A schema key counts for its few bytes and its own token.
-// It reads only the documents' headers, not their text.
-func cutByText(docs []Doc, todo []int, workers int) []int {
-	cut := make([]int, workers+1)
+// cutChunks cuts todo into workers contiguous chunks of about the same bytes of text,
+// which is what tokenizing costs, so that no goroutine waits long for the others: chunk
+// w is todo[cut[w]:cut[w+1]]. A schema key counts for its few bytes and its own token.
+// The chunks' regions, each the room estimateTerms gives its terms, start at regions[w].
+// Both come from the documents' headers in one pass and a half, not from their text.
+func cutChunks(docs []Doc, todo []int, workers int) (cut, regions []int) {
+	cut = make([]int, workers+1)
+	regions = make([]int, workers+1)
 	cut[workers] = len(todo)
-	if workers == 1 {
-		return cut
-	}
-	size := func(d *Doc) int {
-		return len(d.Name) + len(d.Label) + len(d.ServerName) + len(d.MCPToolName) + len(d.Summary) + 16*len(d.SchemaKeys) + 16
-	}
-	total := 0
+	total, room := 0, 0
 	for _, i := range todo {
-		total += size(&docs[i])
+		d := &docs[i]
+		total += textSize(d)
+		room += termRoom(d)
 	}
-	w, sum := 1, 0
-	for k, i := range todo {
-		if w < workers && sum >= w*(total/workers) {
+	w, sum, part, used := 1, 0, 0, 0 // part is the room of the chunk being cut, used that of those before
+	for k := 0; w < workers && k < len(todo); k++ {
+		if sum >= w*(total/workers) {
 			cut[w] = k
-			w++
+			regions[w] = regions[w-1] + estimate(part, k-cut[w-1])
+			w, used, part = w+1, used+part, 0
 		}
-		sum += size(&docs[i])
+		d := &docs[todo[k]]
+		sum += textSize(d)
+		part += termRoom(d)
 	}
-	for ; w < workers; w++ {
+	for ; w < workers; w++ { // the text ran out first: the last chunks are empty
 		cut[w] = len(todo)
+		regions[w] = regions[w-1] + estimate(part, len(todo)-cut[w-1])
+		used, part = used+part, 0
 	}
-	return cut
+	regions[workers] = regions[workers-1] + estimate(room-used, len(todo)-cut[workers-1])
+	return cut, regions
+}
+
+// textSize is the bytes of d's text that cutChunks balances.
+func textSize(d *Doc) int {
+	return len(d.Name) + len(d.Label) + len(d.ServerName) + len(d.MCPToolName) + len(d.Summary) + 16*len(d.SchemaKeys) + 16
 }
 
 // assembleFresh lays out the chunks of a fresh build one after the other in all, their
@@ -224,14 +233,20 @@ func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions [
 // text: labels and tool names mostly repeat the name, and a schema key is mostly one
 // word. A corpus with more grows.
 func estimateTerms(docs []Doc, which []int) int {
-	size, n := 0, 0
+	room := 0
 	for _, i := range which {
-		d := &docs[i]
-		size += len(d.Name) + len(d.ServerName) + len(d.Summary)
-		n += len(d.SchemaKeys)
+		room += termRoom(&docs[i])
 	}
-	return size/7 + n + len(which) + 256
+	return estimate(room, len(which))
 }
+
+// termRoom is a document's part of estimateTerms, in sevenths of a term.
+func termRoom(d *Doc) int {
+	return len(d.Name) + len(d.ServerName) + len(d.Summary) + 7*len(d.SchemaKeys)
+}
+
+// estimate is estimateTerms of n documents whose termRoom adds up to room.
+func estimate(room, n int) int { return room/7 + n + 256 }
 
 // unchanged maps every document of docs to an old document of c with the same
 // content, or to -1. A catalog mostly keeps its order from one version to the next, so

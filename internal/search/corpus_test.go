@@ -167,3 +167,29 @@ func TestCorpusBuilderGrowsInDocument(t *testing.T) {
 		}
 	}
 }
+
+// TestCutChunks: the chunks cover todo in order, and each region is estimateTerms's room
+// for its chunk, however many chunks and documents.
+func TestCutChunks(t *testing.T) {
+	docs := seedDocs(readTools(t, sealtoolsTools))
+	for _, n := range []int{0, 1, 3, 100, len(docs)} {
+		todo := make([]int, n)
+		for k := range todo {
+			todo[k] = (k * 7) % len(docs)
+		}
+		for workers := 1; workers <= 4; workers++ {
+			cut, regions := cutChunks(docs, todo, workers)
+			if cut[0] != 0 || cut[workers] != n || regions[0] != 0 {
+				t.Fatalf("%d docs on %d: cut %v, regions %v", n, workers, cut, regions)
+			}
+			for w := range workers {
+				if cut[w] > cut[w+1] {
+					t.Fatalf("%d docs on %d: cut %v goes back", n, workers, cut)
+				}
+				if got, want := regions[w+1]-regions[w], estimateTerms(docs, todo[cut[w]:cut[w+1]]); got != want {
+					t.Fatalf("%d docs on %d: region %d holds %d, want %d", n, workers, w, got, want)
+				}
+			}
+		}
+	}
+}
