@@ -169,7 +169,7 @@ func TestCorpusBuilderGrowsInDocument(t *testing.T) {
 }
 
 // TestCutChunks: the chunks cover todo in order, and each region is estimateTerms's room
-// for its chunk, however many chunks and documents.
+// for its chunk, however many chunks and documents; a nil todo is every document.
 func TestCutChunks(t *testing.T) {
 	docs := seedDocs(readTools(t, sealtoolsTools))
 	for _, n := range []int{0, 1, 3, 100, len(docs)} {
@@ -178,7 +178,16 @@ func TestCutChunks(t *testing.T) {
 			todo[k] = (k * 7) % len(docs)
 		}
 		for workers := 1; workers <= 4; workers++ {
-			cut, regions := cutChunks(docs, todo, workers)
+			cut, regions := cutChunks(docs, todo, n, workers)
+			identity := make([]int, n)
+			for k := range identity {
+				identity[k] = k
+			}
+			cutAll, regionsAll := cutChunks(docs[:n], nil, n, workers)
+			cutIdentity, regionsIdentity := cutChunks(docs[:n], identity, n, workers)
+			if !slices.Equal(cutAll, cutIdentity) || !slices.Equal(regionsAll, regionsIdentity) {
+				t.Fatalf("%d docs on %d: every document cuts at %v, %v; listed, at %v, %v", n, workers, cutAll, regionsAll, cutIdentity, regionsIdentity)
+			}
 			if cut[0] != 0 || cut[workers] != n || regions[0] != 0 {
 				t.Fatalf("%d docs on %d: cut %v, regions %v", n, workers, cut, regions)
 			}
@@ -191,5 +200,29 @@ func TestCutChunks(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCorpusOutgrowsEstimate: documents with more terms than estimateTerms leaves room
+// for build the same corpus on one goroutine or several.
+func TestCorpusOutgrowsEstimate(t *testing.T) {
+	summary := strings.Join(strings.Split("abcdefghijklmnopqrstuvwxyz0123456789", ""), " ")
+	docs := make([]Doc, 3*minDocsPerWorker)
+	for i := range docs {
+		docs[i] = Doc{Name: "t" + strconv.Itoa(i), Summary: summary}
+	}
+	which := make([]int, len(docs))
+	for i := range which {
+		which[i] = i
+	}
+	if got, est := 37*len(docs), estimateTerms(docs, which); got <= est {
+		t.Fatalf("%d terms fit the estimate of %d", got, est)
+	}
+	want := (&Corpus{}).update(docs, 1)
+	if n := len(want.DocTerms(len(docs) - 1)); n != 37 {
+		t.Fatalf("the last document has %d terms, want 37", n)
+	}
+	for _, procs := range []int{2, 3} {
+		sameCorpus(t, "on "+strconv.Itoa(procs), want, (&Corpus{}).update(docs, procs))
 	}
 }

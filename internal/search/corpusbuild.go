@@ -35,23 +35,29 @@ type docSlot struct {
 	doc, at int32
 }
 
-// build tokenizes docs[i] for every i in which, in order, appending to terms and lens,
-// which it allocates if the caller has not.
+// build tokenizes docs[i] for every i in which (every document of docs when which is
+// nil), in order, appending to terms and lens, which it allocates if the caller has not.
 func (b *corpusBuilder) build(docs []Doc, which []int) {
+	count := len(which)
+	doc := func(n int) *Doc { return &docs[which[n]] }
+	if which == nil {
+		count = len(docs)
+		doc = func(n int) *Doc { return &docs[n] }
+	}
 	if b.terms == nil {
 		b.terms = make([]docTerm, 0, estimateTerms(docs, which))
 	}
 	if b.lens == nil {
-		b.lens = make([]uint32, 0, len(which))
+		b.lens = make([]uint32, 0, count)
 	}
-	b.ends = append(make([]int32, 0, len(which)+1), 0)
-	b.seen = make([]docSlot, len(b.dict.slots)) // addSlow follows the table when it grows
+	b.ends = append(make([]int32, 0, count+1), 0)
+	b.seen = make([]docSlot, len(b.dict.slots)) // slowID follows the table when it grows
 	var sink byte
-	for n, i := range which {
-		if n+touchAhead < len(which) {
-			sink += touchDoc(&docs[which[n+touchAhead]])
+	for n := range count {
+		if n+touchAhead < count {
+			sink += touchDoc(doc(n + touchAhead))
 		}
-		b.lens = append(b.lens, b.addDoc(&docs[i]))
+		b.lens = append(b.lens, b.addDoc(doc(n)))
 		b.ends = append(b.ends, int32(len(b.terms)))
 	}
 	b.sink = sink
