@@ -48,42 +48,48 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 		start: make([]int32, len(docs)+1),
 		lens:  make([]uint32, len(docs)),
 	}
-	reuse := c.unchanged(docs)
+	// todo lists the documents to tokenize, nil for all of them when c has none to
+	// reuse, as on a first build; reuse is nil then too.
+	var reuse []int32
 	var todo []int
-	for i, j := range reuse {
-		if j < 0 {
-			todo = append(todo, i)
+	ntodo := len(docs)
+	if len(c.docs) > 0 {
+		reuse = c.unchanged(docs)
+		ntodo = 0
+		for _, j := range reuse {
+			ntodo += int(uint32(j) >> 31)
+		}
+		todo = make([]int, 0, ntodo)
+		for i, j := range reuse {
+			if j < 0 {
+				todo = append(todo, i)
+			}
 		}
 	}
 	// A catalog has about one distinct term for every two to three new documents.
-	hint := min(len(todo), 1<<15) / 2
+	hint := min(ntodo, 1<<15) / 2
 	if c.dict != nil {
 		nc.dict = c.dict.clone()
 	} else {
 		nc.dict = newTermDict(hint)
 	}
-	workers := max(1, min(procs, len(todo)/minDocsPerWorker))
+	workers := max(1, min(procs, ntodo/minDocsPerWorker))
 	// Chunk w is todo[cut[w]:cut[w+1]]. A fresh build's chunks append their terms to
 	// consecutive regions of one array, each sized by an estimate, and are moved together
 	// below: the array becomes the corpus's without a copy of the whole.
-	cut := make([]int, workers+1)
-	for w := range cut {
-		cut[w] = w * len(todo) / workers
-	}
-	fresh := len(todo) == len(docs)
+	fresh := ntodo == len(docs)
+	cut, regions := cutChunks(docs, todo, ntodo, workers) // chunk w's region starts at regions[w]
 	var all []docTerm
-	regions := make([]int, workers+1) // chunk w's region starts at regions[w]
 	if fresh {
-		for w := range workers {
-			regions[w+1] = regions[w] + estimateTerms(docs, todo[cut[w]:cut[w+1]])
-		}
 		all = make([]docTerm, regions[workers])
 	}
 	parts := make([]*corpusBuilder, workers)
 	for w := range parts {
 		b := &corpusBuilder{dict: nc.dict}
 		if w > 0 {
-			b.dict = newTermDict(hint / workers)
+			// A chunk of a catalog holds nearly all of its terms: sized for
+			// fewer, the dictionary would grow twice on the way.
+			b.dict = newTermDict(hint)
 		}
 		if fresh {
 			b.terms = all[regions[w]:regions[w]:regions[w+1]]
@@ -91,22 +97,31 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 		}
 		parts[w] = b
 	}
-	if workers == 1 {
-		parts[0].build(docs, todo)
-	} else {
-		var wg sync.WaitGroup
-		for w := 1; w < workers; w++ {
-			wg.Go(func() { parts[w].build(docs, todo[cut[w]:cut[w+1]]) })
+	chunk := func(w int) {
+		if todo == nil {
+			parts[w].build(docs[cut[w]:cut[w+1]], nil)
+		} else {
+			parts[w].build(docs, todo[cut[w]:cut[w+1]])
 		}
-		parts[0].build(docs, todo[:cut[1]])
-		wg.Wait()
 	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { chunk(w) })
+	}
+	chunk(0)
+	wg.Wait()
 	if fresh && nc.assembleFresh(parts, all, regions) {
 		return nc
 	}
 	remaps := make([][]int32, workers) // nil for the first part, built on nc.dict
 	for w := 1; w < workers; w++ {
 		remaps[w] = nc.dict.merge(parts[w].dict)
+	}
+	if reuse == nil {
+		reuse = make([]int32, len(docs))
+		for i := range reuse {
+			reuse[i] = -1
+		}
 	}
 	total := 0
 	for _, b := range parts {
@@ -142,6 +157,52 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 		nc.start[i+1] = int32(len(nc.terms))
 	}
 	return nc
+}
+
+// cutChunks cuts the ntodo documents of todo (docs when todo is nil) into workers contiguous chunks of about the same bytes of text,
+// which is what tokenizing costs, so that no goroutine waits long for the others: chunk
+// w is todo[cut[w]:cut[w+1]]. A schema key counts for its few bytes and its own token.
+// The chunks' regions, each the room estimateTerms gives its terms, start at regions[w].
+// Both come from the documents' headers in one pass and a half, not from their text.
+func cutChunks(docs []Doc, todo []int, ntodo, workers int) (cut, regions []int) {
+	doc := func(k int) *Doc {
+		if todo == nil {
+			return &docs[k]
+		}
+		return &docs[todo[k]]
+	}
+	cut = make([]int, workers+1)
+	regions = make([]int, workers+1)
+	cut[workers] = ntodo
+	total, room := 0, 0
+	for k := range ntodo {
+		d := doc(k)
+		total += textSize(d)
+		room += termRoom(d)
+	}
+	w, sum, part, used := 1, 0, 0, 0 // part is the room of the chunk being cut, used that of those before
+	for k := 0; w < workers && k < ntodo; k++ {
+		if sum >= w*(total/workers) {
+			cut[w] = k
+			regions[w] = regions[w-1] + estimate(part, k-cut[w-1])
+			w, used, part = w+1, used+part, 0
+		}
+		d := doc(k)
+		sum += textSize(d)
+		part += termRoom(d)
+	}
+	for ; w < workers; w++ { // the text ran out first: the last chunks are empty
+		cut[w] = ntodo
+		regions[w] = regions[w-1] + estimate(part, ntodo-cut[w-1])
+		used, part = used+part, 0
+	}
+	regions[workers] = regions[workers-1] + estimate(room-used, ntodo-cut[workers-1])
+	return cut, regions
+}
+
+// textSize is the bytes of d's text that cutChunks balances.
+func textSize(d *Doc) int {
+	return len(d.Name) + len(d.Label) + len(d.ServerName) + len(d.MCPToolName) + len(d.Summary) + 16*len(d.SchemaKeys) + 16
 }
 
 // assembleFresh lays out the chunks of a fresh build one after the other in all, their
@@ -187,21 +248,34 @@ func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions [
 	return true
 }
 
-// estimateTerms is room for the terms of docs[i] for every i in which: about one
+// estimateTerms is room for the terms of docs[i] for every i in which (every document
+// of docs when which is nil): about one
 // distinct term for every seven bytes of name, server name and summary, one a schema key
 // and one more a document, and room for the tokens of one document at the end (the
 // builder makes room for every token of a document before adding them). It reads no
 // text: labels and tool names mostly repeat the name, and a schema key is mostly one
 // word. A corpus with more grows.
 func estimateTerms(docs []Doc, which []int) int {
-	size, n := 0, 0
-	for _, i := range which {
-		d := &docs[i]
-		size += len(d.Name) + len(d.ServerName) + len(d.Summary)
-		n += len(d.SchemaKeys)
+	room := 0
+	if which == nil {
+		for i := range docs {
+			room += termRoom(&docs[i])
+		}
+		return estimate(room, len(docs))
 	}
-	return size/7 + n + len(which) + 256
+	for _, i := range which {
+		room += termRoom(&docs[i])
+	}
+	return estimate(room, len(which))
 }
+
+// termRoom is a document's part of estimateTerms, in sevenths of a term.
+func termRoom(d *Doc) int {
+	return len(d.Name) + len(d.ServerName) + len(d.Summary) + 7*len(d.SchemaKeys)
+}
+
+// estimate is estimateTerms of n documents whose termRoom adds up to room.
+func estimate(room, n int) int { return room/7 + n + 256 }
 
 // unchanged maps every document of docs to an old document of c with the same
 // content, or to -1. A catalog mostly keeps its order from one version to the next, so

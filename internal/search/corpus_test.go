@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -116,5 +117,112 @@ func TestCorpusDenseChunks(t *testing.T) {
 		for _, procs := range []int{2, 4} {
 			sameCorpus(t, "dense from "+strconv.Itoa(denseFrom)+" on "+strconv.Itoa(procs), want, (&Corpus{}).update(docs, procs))
 		}
+	}
+}
+
+// TestCorpusBuilderGrows: a builder whose dictionary starts at its smallest, and so
+// grows its table in the middle of documents, gives the terms of a full-sized one.
+func TestCorpusBuilderGrows(t *testing.T) {
+	docs := seedDocs(readTools(t, sealtoolsTools))
+	which := make([]int, len(docs))
+	for i := range which {
+		which[i] = i
+	}
+	want := (&Corpus{}).update(docs, 1)
+	b := &corpusBuilder{dict: newTermDict(0)}
+	b.build(docs, which)
+	if len(b.dict.slots) <= minDictSlots {
+		t.Fatalf("the table never grew: %d slots", len(b.dict.slots))
+	}
+	if !slices.Equal(want.dict.keys, b.dict.keys) {
+		t.Fatal("the dictionaries differ")
+	}
+	if !slices.Equal(want.terms, b.terms) || !slices.Equal(want.lens, b.lens) {
+		t.Fatal("the documents' terms differ")
+	}
+	for i := range docs {
+		if want.start[i+1] != b.ends[i+1] {
+			t.Fatalf("document %d ends at %d, want %d", i, b.ends[i+1], want.start[i+1])
+		}
+	}
+}
+
+// TestCorpusBuilderGrowsInDocument: the table grows while a document is built, between
+// occurrences of its terms, and the document keeps one entry a term.
+func TestCorpusBuilderGrowsInDocument(t *testing.T) {
+	var words []string
+	for i := range 3 * minDictSlots {
+		words = append(words, "w"+strconv.Itoa(i))
+	}
+	text := strings.Join(words, " ")
+	docs := []Doc{{Summary: text + " " + text}}
+	b := &corpusBuilder{dict: newTermDict(0)}
+	b.build(docs, []int{0})
+	if len(b.terms) != len(words) || b.lens[0] != uint32(4*len(words)) {
+		t.Fatalf("%d terms of length %d, want %d of %d", len(b.terms), b.lens[0], len(words), 4*len(words))
+	}
+	for k, dt := range b.terms {
+		if got := b.dict.term(dt.id); got != words[k] || dt.freq != 2*weightSummary {
+			t.Fatalf("term %d is %q×%d, want %q×%d", k, got, dt.freq, words[k], 2*weightSummary)
+		}
+	}
+}
+
+// TestCutChunks: the chunks cover todo in order, and each region is estimateTerms's room
+// for its chunk, however many chunks and documents; a nil todo is every document.
+func TestCutChunks(t *testing.T) {
+	docs := seedDocs(readTools(t, sealtoolsTools))
+	for _, n := range []int{0, 1, 3, 100, len(docs)} {
+		todo := make([]int, n)
+		for k := range todo {
+			todo[k] = (k * 7) % len(docs)
+		}
+		for workers := 1; workers <= 4; workers++ {
+			cut, regions := cutChunks(docs, todo, n, workers)
+			identity := make([]int, n)
+			for k := range identity {
+				identity[k] = k
+			}
+			cutAll, regionsAll := cutChunks(docs[:n], nil, n, workers)
+			cutIdentity, regionsIdentity := cutChunks(docs[:n], identity, n, workers)
+			if !slices.Equal(cutAll, cutIdentity) || !slices.Equal(regionsAll, regionsIdentity) {
+				t.Fatalf("%d docs on %d: every document cuts at %v, %v; listed, at %v, %v", n, workers, cutAll, regionsAll, cutIdentity, regionsIdentity)
+			}
+			if cut[0] != 0 || cut[workers] != n || regions[0] != 0 {
+				t.Fatalf("%d docs on %d: cut %v, regions %v", n, workers, cut, regions)
+			}
+			for w := range workers {
+				if cut[w] > cut[w+1] {
+					t.Fatalf("%d docs on %d: cut %v goes back", n, workers, cut)
+				}
+				if got, want := regions[w+1]-regions[w], estimateTerms(docs, todo[cut[w]:cut[w+1]]); got != want {
+					t.Fatalf("%d docs on %d: region %d holds %d, want %d", n, workers, w, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestCorpusOutgrowsEstimate: documents with more terms than estimateTerms leaves room
+// for build the same corpus on one goroutine or several.
+func TestCorpusOutgrowsEstimate(t *testing.T) {
+	summary := strings.Join(strings.Split("abcdefghijklmnopqrstuvwxyz0123456789", ""), " ")
+	docs := make([]Doc, 3*minDocsPerWorker)
+	for i := range docs {
+		docs[i] = Doc{Name: "t" + strconv.Itoa(i), Summary: summary}
+	}
+	which := make([]int, len(docs))
+	for i := range which {
+		which[i] = i
+	}
+	if got, est := 37*len(docs), estimateTerms(docs, which); got <= est {
+		t.Fatalf("%d terms fit the estimate of %d", got, est)
+	}
+	want := (&Corpus{}).update(docs, 1)
+	if n := len(want.DocTerms(len(docs) - 1)); n != 37 {
+		t.Fatalf("the last document has %d terms, want 37", n)
+	}
+	for _, procs := range []int{2, 3} {
+		sameCorpus(t, "on "+strconv.Itoa(procs), want, (&Corpus{}).update(docs, procs))
 	}
 }

@@ -19,36 +19,45 @@ type corpusBuilder struct {
 	lens  []uint32
 
 	sc tokenScanner
-	// seen[t] tells where term t sits in terms when its doc is the document being built;
-	// documents count from one, so a zero doc means never.
-	seen []docSlot
-	doc  int32
-	keys []packedKey // the keys of this document's fields, which often repeat (the label defaults to the name)
-	long []byte      // this document's terms longer than maxPacked, lowercased
-	sink byte        // keeps touchDoc's reads
+	// seen[i] tells where the term in slot i of the dictionary's table sits in terms
+	// when its doc is the document being built, and seenLong[j] the same of long term j;
+	// documents count from one, so a zero doc means never. Kept by slot rather than by
+	// id, the entry is read at the same time as the slot, not after it.
+	seen     []docSlot
+	seenLong []docSlot
+	doc      int32
+	keys     []packedKey // the keys of this document's fields, which often repeat (the label defaults to the name)
+	long     []byte      // this document's terms longer than maxPacked, lowercased
+	sink     byte        // keeps touchDoc's reads
 }
 
 type docSlot struct {
 	doc, at int32
 }
 
-// build tokenizes docs[i] for every i in which, in order, appending to terms and lens,
-// which it allocates if the caller has not.
+// build tokenizes docs[i] for every i in which (every document of docs when which is
+// nil), in order, appending to terms and lens, which it allocates if the caller has not.
 func (b *corpusBuilder) build(docs []Doc, which []int) {
+	count := len(which)
+	doc := func(n int) *Doc { return &docs[which[n]] }
+	if which == nil {
+		count = len(docs)
+		doc = func(n int) *Doc { return &docs[n] }
+	}
 	if b.terms == nil {
 		b.terms = make([]docTerm, 0, estimateTerms(docs, which))
 	}
 	if b.lens == nil {
-		b.lens = make([]uint32, 0, len(which))
+		b.lens = make([]uint32, 0, count)
 	}
-	b.ends = append(make([]int32, 0, len(which)+1), 0)
-	b.seen = make([]docSlot, max(b.dict.Len(), minDictSlots/2)) // slowID grows it with the dictionary
+	b.ends = append(make([]int32, 0, count+1), 0)
+	b.seen = make([]docSlot, len(b.dict.slots)) // slowID follows the table when it grows
 	var sink byte
-	for n, i := range which {
-		if n+touchAhead < len(which) {
-			sink += touchDoc(&docs[which[n+touchAhead]])
+	for n := range count {
+		if n+touchAhead < count {
+			sink += touchDoc(doc(n + touchAhead))
 		}
-		b.lens = append(b.lens, b.addDoc(&docs[i]))
+		b.lens = append(b.lens, b.addDoc(doc(n)))
 		b.ends = append(b.ends, int32(len(b.terms)))
 	}
 	b.sink = sink
@@ -148,14 +157,19 @@ func (b *corpusBuilder) scan(s string, weight uint64) keySpan {
 	return keySpan{from, len(b.keys)}
 }
 
-// again appends the keys of an earlier field with another weight.
+// again counts the keys of an earlier field once more, with another weight, by adding
+// the weight to theirs rather than appending them: a term's frequency is the sum of
+// its weights, and the field's terms already occur where they first occur, so the
+// document comes out the same with a third fewer keys to look up (a label and a tool
+// name mostly repeat the name).
 func (b *corpusBuilder) again(f keySpan, weight uint64) {
 	for k := f.from; k < f.to; k++ {
-		key := b.keys[k]
-		key.hi = key.hi&keyBits | weight<<weightShift
-		b.keys = append(b.keys, key)
+		b.keys[k].hi += weight << weightShift
 	}
 }
+
+// The weights again adds up must fit the four bits of a key's weight.
+const _ = uint(1<<(64-weightShift) - 1 - (weightName + weightLabel + weightMCPToolName))
 
 // add adds the terms of the document's keys, each occurrence its weight to its
 // frequency, and returns the document's length.
@@ -172,7 +186,8 @@ func (b *corpusBuilder) add() uint32 {
 		key := b.keys[k]
 		w := uint32(key.hi >> weightShift)
 		key.hi &= keyBits
-		b.addTerm(b.slowID(key), w)
+		id, e := b.slowID(key)
+		b.addTerm(e, id, w)
 		length += w
 	}
 }
@@ -194,11 +209,11 @@ func (b *corpusBuilder) addFound(from int) (int, uint32) {
 		key := keys[k]
 		w := uint32(key.hi >> weightShift)
 		key.hi &= keyBits
-		v := slots[dictHash(key)>>shift]
+		i := dictHash(key) >> shift
+		v, e := slots[i], &seen[i]
 		if v == 0 || dkeys[v-1] != key {
 			break
 		}
-		e := &seen[v-1]
 		diff := uint32(e.doc ^ doc)
 		fresh := int32((diff | -diff) >> 31) // 1 if the term is new to the document, else 0; no branch
 		at := e.at&^-fresh | int32(n)&-fresh
@@ -212,9 +227,8 @@ func (b *corpusBuilder) addFound(from int) (int, uint32) {
 	return k, length
 }
 
-// addTerm adds an occurrence of term id.
-func (b *corpusBuilder) addTerm(id int32, weight uint32) {
-	e := &b.seen[id]
+// addTerm adds an occurrence of term id, whose entry in seen or seenLong is e.
+func (b *corpusBuilder) addTerm(e *docSlot, id int32, weight uint32) {
 	if e.doc == b.doc {
 		b.terms[e.at].freq += weight
 		return
@@ -223,16 +237,34 @@ func (b *corpusBuilder) addTerm(id int32, weight uint32) {
 	b.terms = append(b.terms, docTerm{id: id, freq: weight})
 }
 
-// slowID is the id of key past the first probe: a collision, a new term or a long one.
-func (b *corpusBuilder) slowID(key packedKey) int32 {
-	var id int32
+// slowID is the id of key past the first probe (a collision, a new term or a long one),
+// which it adds if it is new, and its entry in seen or seenLong.
+func (b *corpusBuilder) slowID(key packedKey) (int32, *docSlot) {
 	if isLong(key) {
-		id = b.dict.longID(b.long[uint32(key.lo) : key.lo>>32])
-	} else {
-		id = b.dict.id(key)
+		id := b.dict.longID(b.long[uint32(key.lo) : key.lo>>32])
+		j := int(b.dict.keys[id].lo)
+		if j >= len(b.seenLong) {
+			b.seenLong = append(b.seenLong, make([]docSlot, j+1-len(b.seenLong))...)
+		}
+		return id, &b.seenLong[j]
 	}
-	if n := b.dict.Len(); n > len(b.seen) {
-		b.seen = append(b.seen, make([]docSlot, max(n, 2*len(b.seen))-len(b.seen))...)
+	size := len(b.dict.slots)
+	id, i := b.dict.idSlot(key)
+	if len(b.dict.slots) != size {
+		b.reseat()
 	}
-	return id
+	return id, &b.seen[i]
+}
+
+// reseat makes seen follow the dictionary's table, which has grown and moved every
+// term: only the entries of the document being built matter, and they are its terms.
+func (b *corpusBuilder) reseat() {
+	b.seen = make([]docSlot, len(b.dict.slots))
+	from := b.ends[len(b.ends)-1]
+	for at := from; at < int32(len(b.terms)); at++ {
+		key := b.dict.keys[b.terms[at].id]
+		if !isLong(key) {
+			b.seen[b.dict.slotOf(key)] = docSlot{doc: b.doc, at: at}
+		}
+	}
 }

@@ -87,6 +87,12 @@ func (d *termDict) find(key packedKey) (int32, bool) {
 
 // id returns the id of a packed key, adding the key if it is new.
 func (d *termDict) id(key packedKey) int32 {
+	id, _ := d.idSlot(key)
+	return id
+}
+
+// idSlot is id that also returns the slot the key sits in afterwards.
+func (d *termDict) idSlot(key packedKey) (int32, uint64) {
 	mask := uint64(len(d.slots) - 1)
 	i := d.slot(key)
 	for {
@@ -95,7 +101,7 @@ func (d *termDict) id(key packedKey) int32 {
 			break
 		}
 		if d.keys[v-1] == key {
-			return int32(v - 1)
+			return int32(v - 1), i
 		}
 		i = (i + 1) & mask
 	}
@@ -103,10 +109,20 @@ func (d *termDict) id(key packedKey) int32 {
 	d.keys = append(d.keys, key)
 	if 2*len(d.keys) > len(d.slots) { // at most half full: probes stay short
 		d.resize(2 * len(d.slots))
-	} else {
-		d.slots[i] = uint32(id) + 1
+		return id, d.slotOf(key)
 	}
-	return id
+	d.slots[i] = uint32(id) + 1
+	return id, i
+}
+
+// slotOf returns the slot of a packed key that d holds.
+func (d *termDict) slotOf(key packedKey) uint64 {
+	mask := uint64(len(d.slots) - 1)
+	i := d.slot(key)
+	for d.keys[d.slots[i]-1] != key {
+		i = (i + 1) & mask
+	}
+	return i
 }
 
 // longID returns the id of a term longer than maxPacked, adding it if it is new.

@@ -194,6 +194,9 @@ func runEnd(s string, i int) (int, bool) {
 // separator or the end of s follows, split by the seed's case rules, to out from n on,
 // and returns the new count.
 func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int, tag uint64) int {
+	if j-i <= 16 {
+		return b.splitShort(out, n, s, i, j, tag)
+	}
 	start := i
 	prev := asciiClass[s[i]]
 	for k := i + 1; k < j; k++ {
@@ -215,6 +218,60 @@ func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int, tag
 	out[n] = b.runKey(s, start, j)
 	out[n].hi |= tag
 	return n + 1
+}
+
+// splitShort is splitRun for a run of at most 16 bytes: the case rules are worked out
+// for all its bytes at once, on the two words that hold them, and only the pieces are
+// visited. Byte k starts a piece when it is upper case and the byte before it is lower
+// case or a digit, or upper case with a lower-case byte after k.
+func (b *corpusBuilder) splitShort(out []packedKey, n int, s string, i, j int, tag uint64) int {
+	w0, w1 := load8(s, i), load8(s, i+8)
+	up0, ld0, lo0 := caseMasks(w0)
+	up1, ld1, lo1 := caseMasks(w1)
+	// The byte before and after every byte, across the two words; a byte past the
+	// loaded sixteen is a separator, as is byte j, which ends the run.
+	split0 := up0 & (ld0<<8 | up0<<8&(lo0>>8|lo1<<56))
+	split1 := up1 & (ld1<<8 | ld0>>56 | (up1<<8|up0>>56)&(lo1>>8))
+	// Only bytes 1 to j-i-1 can start a piece.
+	m := j - i
+	switch {
+	case m < 8:
+		split0 &= 1<<(8*m&63) - 1
+		split1 = 0
+	case m < 16:
+		split1 &= 1<<(8*(m-8)&63) - 1
+	}
+	split0 &^= 0x80
+	start := i
+	for ; split0 != 0; split0 &= split0 - 1 {
+		k := i + bits.TrailingZeros64(split0)>>3
+		out[n] = b.runKey(s, start, k)
+		out[n].hi |= tag
+		n++
+		start = k
+	}
+	for ; split1 != 0; split1 &= split1 - 1 {
+		k := i + 8 + bits.TrailingZeros64(split1)>>3
+		out[n] = b.runKey(s, start, k)
+		out[n].hi |= tag
+		n++
+		start = k
+	}
+	out[n] = b.runKey(s, start, j)
+	out[n].hi |= tag
+	return n + 1
+}
+
+// caseMasks gives the top bit of every byte of w that is an ASCII upper-case letter
+// (up), a lower-case letter or a digit (ld), or a lower-case letter (lo).
+func caseMasks(w uint64) (up, ld, lo uint64) {
+	x := w &^ highs
+	l := x | 0x20*ones
+	letter := (l + (0x80-'a')*ones) &^ (l + (0x80-'z'-1)*ones) & highs &^ w
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x80-'9'-1)*ones) & highs &^ w
+	up = letter &^ (x << 2)
+	lo = letter &^ up
+	return up, lo | digit, lo
 }
 
 // runKey is the key of the ASCII term s[i:j] lowercased.
