@@ -199,7 +199,7 @@ func (b *corpusBuilder) add() uint32 {
 // at the end of the document's terms every time and kept only when the term is new.
 // The caller has made room for every key.
 func (b *corpusBuilder) addFound(from int) (int, uint32) {
-	slots, dkeys, shift := b.dict.slots, b.dict.keys, b.dict.shift&63
+	slots, dkeys, shift, mul := b.dict.slots, b.dict.keys, b.dict.shift&63, b.dict.mul
 	n, terms := len(b.terms), b.terms[:cap(b.terms)]
 	seen, doc := b.seen, b.doc
 	keys := b.keys
@@ -209,7 +209,7 @@ func (b *corpusBuilder) addFound(from int) (int, uint32) {
 		key := keys[k]
 		w := uint32(key.hi >> weightShift)
 		key.hi &= keyBits
-		i := dictHash(key) >> shift
+		i := dictHash(key, mul) >> shift
 		v, e := slots[i], &seen[i]
 		if v == 0 || dkeys[v-1] != key {
 			break

@@ -18,6 +18,10 @@ type termDict struct {
 	keys  []packedKey // by id; a long term's is {its index in longs, 0}, whose length byte is 0
 	long  map[string]int32
 	longs []string // terms longer than maxPacked, in order of addition
+	// The multipliers of the hash, odd and drawn at random per dictionary (hashSeeds): the
+	// terms are a catalog's text, which must not be able to choose keys that all share a
+	// slot, as it could under a fixed function.
+	mul [2]uint64
 }
 
 // packedKey is a term of 1 to maxPacked bytes: its bytes in little-endian order over the
@@ -34,7 +38,7 @@ const maxPacked = 15
 const minDictSlots = 1024
 
 func newTermDict(hint int) *termDict {
-	d := &termDict{keys: make([]packedKey, 0, hint)}
+	d := &termDict{keys: make([]packedKey, 0, hint), mul: hashSeeds()}
 	d.resize(max(minDictSlots, 2*hint))
 	return d
 }
@@ -59,13 +63,13 @@ func (d *termDict) resize(size int) {
 	}
 }
 
-// slot is the key's first slot: Fibonacci hashing of both words.
+// slot is the key's first slot: multiply-add-shift hashing of both words.
 func (d *termDict) slot(key packedKey) uint64 {
-	return dictHash(key) >> (d.shift & 63)
+	return dictHash(key, d.mul) >> (d.shift & 63)
 }
 
-func dictHash(key packedKey) uint64 {
-	return (key.lo ^ bits.RotateLeft64(key.hi, 31)) * 0x9e3779b97f4a7c15
+func dictHash(key packedKey, mul [2]uint64) uint64 {
+	return key.lo*mul[0] + key.hi*mul[1]
 }
 
 // Len is the number of terms.
@@ -186,6 +190,7 @@ func (d *termDict) clone() *termDict {
 	return &termDict{
 		slots: slices.Clone(d.slots),
 		shift: d.shift,
+		mul:   d.mul,
 		keys:  slices.Clip(d.keys),
 		long:  maps.Clone(d.long),
 		longs: slices.Clip(d.longs),

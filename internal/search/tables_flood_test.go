@@ -83,3 +83,46 @@ func TestPairTableMultipliers(t *testing.T) {
 		t.Error("get found a pair never put")
 	}
 }
+
+// TestTermDictResistCraftedKeys is TestShortWordsResistCraftedKeys for the discovery corpus's
+// dictionary.
+func TestTermDictResistCraftedKeys(t *testing.T) {
+	known := newTermDict(0)
+	const n = 4096
+	c, inv := uint64(0x0fed_cba9_8765_4321), inverse(known.mul[0])
+	keys := make([]packedKey, n)
+	for i := range keys {
+		hi := uint64(i+1) | 7<<56 // a length byte, as packBytes sets it
+		keys[i] = packedKey{lo: (c - hi*known.mul[1]) * inv, hi: hi}
+	}
+	run := func(d *termDict) int {
+		mask := uint64(len(d.slots) - 1)
+		longest := 0
+		for _, k := range keys {
+			n := 0
+			for i := d.slot(k); d.keys[d.slots[i]-1] != k; i = (i + 1) & mask {
+				n++
+			}
+			longest = max(longest, n)
+		}
+		return longest
+	}
+	for _, k := range keys {
+		known.id(k)
+	}
+	if got := run(known); got < n/2 {
+		t.Fatalf("crafted keys under the multipliers they were crafted for: longest run %d, want about %d", got, n)
+	}
+	other := newTermDict(0)
+	if other.mul == known.mul {
+		t.Fatal("two dictionaries drew the same multipliers")
+	}
+	for i, k := range keys {
+		if id := other.id(k); id != int32(i) {
+			t.Fatalf("id(%x) = %d, want %d (ids in order of addition)", k, id, i)
+		}
+	}
+	if got := run(other); got > 64 {
+		t.Errorf("crafted keys in a dictionary of other multipliers: longest run %d, want a short one", got)
+	}
+}
