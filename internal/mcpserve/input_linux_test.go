@@ -9,7 +9,6 @@ import (
 	"os"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/nodmix/nodmix/internal/leaktest"
 )
@@ -91,13 +90,5 @@ func TestStdioOverBlockingPipe(t *testing.T) {
 	if got := p.reply(); got["id"] != float64(1) || got["error"] != nil {
 		t.Errorf("ping = %v", got)
 	}
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("ServeStdio = %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ServeStdio did not return after its context ended while the input stayed open")
-	}
+	endsOnCancel(t, cancel, served)
 }

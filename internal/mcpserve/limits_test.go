@@ -63,15 +63,7 @@ func TestStdioShutdownWithInputHeldOpen(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeStdio(ctx, in, io.Discard) }()
 	sessionOf(t, sessions, "held")
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("ServeStdio = %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ServeStdio did not return after its context ended while the input stayed open")
-	}
+	endsOnCancel(t, cancel, served)
 }
 
 // TestStdioShutdownWithPipeHeldOpen: the same over an OS pipe, which Read reads itself; Close
@@ -90,15 +82,7 @@ func TestStdioShutdownWithPipeHeldOpen(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeStdio(ctx, inR, io.Discard) }()
 	sessionOf(t, sessions, "held")
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("ServeStdio = %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ServeStdio did not return after its context ended while the input stayed open")
-	}
+	endsOnCancel(t, cancel, served)
 }
 
 // TestShutdownEndsCallsInProgress: the SDK's session Close waits for calls in progress, so a
@@ -280,4 +264,19 @@ func TestDeleteEndsCallsInProgress(t *testing.T) {
 		t.Fatal("DELETE waited for the call in progress")
 	}
 	waitUntil(t, "the core session to be closed", fs.closed.Load)
+}
+
+// endsOnCancel cancels the context of a ServeStdio whose result served carries, and fails the
+// test unless it returns nil within five seconds while its input stays open.
+func endsOnCancel(t *testing.T, cancel context.CancelFunc, served <-chan error) {
+	t.Helper()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeStdio = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeStdio did not return after its context ended while the input stayed open")
+	}
 }
