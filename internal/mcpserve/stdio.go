@@ -50,7 +50,8 @@ type lineTransport struct {
 	also    io.Reader // closed with in, if an io.Closer (the input in reopens)
 	out     io.Writer
 	max     int
-	bufSize int // of the reader; 0: 64 KiB (tests make it small, to read lines in pieces)
+	bufSize int           // of the reader; 0: 64 KiB (tests make it small, to read lines in pieces)
+	drain   time.Duration // 0: inputDrain (tests make it short)
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -61,6 +62,9 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		max:    t.max,
 		br:     bufio.NewReaderSize(t.in, cmp.Or(t.bufSize, 64<<10)),
 		closed: make(chan struct{}),
+		drain:  cmp.Or(t.drain, inputDrain),
+		calls:  map[jsonrpc.ID]struct{}{},
+		answer: make(chan struct{}, 1),
 	}
 	// An input whose reads Close ends (a pipe or socket the runtime's poller watches) is read
 	// by Read itself, on the SDK's reading goroutine: a goroutine of the connection's own would
@@ -94,7 +98,21 @@ type lineConn struct {
 	closing   atomic.Bool // Close has begun: a failed read is the end of the input
 	closed    chan struct{}
 	closeOnce sync.Once
+
+	// The calls read and not yet answered. When the input ends, Read waits for their answers
+	// (at most drain) before it reports the end, which makes the SDK end the session: a client
+	// that writes its requests and closes its end, as a script piping a file does, gets every
+	// answer instead of none.
+	drain  time.Duration
+	cmu    sync.Mutex
+	calls  map[jsonrpc.ID]struct{}
+	answer chan struct{} // a token when calls shrinks
 }
+
+// inputDrain bounds how long the end of the input waits for the answers of calls in progress. A
+// client that closes the server's input to shut it down waits "a reasonable time" for it to exit
+// (the MCP specification's stdio shutdown) before it signals it.
+const inputDrain = 10 * time.Second
 
 var _ mcp.Connection = (*lineConn)(nil)
 
@@ -108,6 +126,21 @@ func (c *lineConn) startReading() {
 }
 
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.read(ctx)
+	switch {
+	case err == nil:
+		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			c.cmu.Lock()
+			c.calls[req.ID] = struct{}{}
+			c.cmu.Unlock()
+		}
+	case errors.Is(err, io.EOF):
+		c.awaitAnswers(ctx)
+	}
+	return msg, err
+}
+
+func (c *lineConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	if c.incoming == nil {
 		if ctx.Done() == nil {
 			return c.readDirect()
@@ -128,6 +161,34 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// awaitAnswers waits until every call read has been answered, the connection closes, ctx ends or
+// the drain time is up, whichever comes first.
+func (c *lineConn) awaitAnswers(ctx context.Context) {
+	var timeout <-chan time.Time
+	for {
+		c.cmu.Lock()
+		n := len(c.calls)
+		c.cmu.Unlock()
+		if n == 0 {
+			return
+		}
+		if timeout == nil {
+			t := time.NewTimer(c.drain)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-c.answer:
+		case <-c.closed:
+			return
+		case <-ctx.Done():
+			return
+		case <-timeout:
+			return
+		}
+	}
+}
+
 // readDirect reads the next message on the caller's goroutine. Once the connection is closing,
 // every failure is the end of the input, as a Read waiting for the read goroutine sees it.
 func (c *lineConn) readDirect() (jsonrpc.Message, error) {
@@ -142,7 +203,8 @@ func (c *lineConn) readDirect() (jsonrpc.Message, error) {
 }
 
 func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
-	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error != nil {
+	resp, isResp := msg.(*jsonrpc.Response)
+	if isResp && resp.Error != nil {
 		coded := *resp
 		coded.Error = withCode(resp.Error)
 		msg = &coded
@@ -151,7 +213,25 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding message: %w", err)
 	}
-	return c.writeLine(data)
+	err = c.writeLine(data)
+	if isResp {
+		c.answered(resp.ID)
+	}
+	return err
+}
+
+// answered takes the call id off the calls waiting for an answer.
+func (c *lineConn) answered(id jsonrpc.ID) {
+	c.cmu.Lock()
+	_, ok := c.calls[id]
+	delete(c.calls, id)
+	c.cmu.Unlock()
+	if ok {
+		select {
+		case c.answer <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // writeLine writes data and a newline in one write. data is the caller's to give: the newline

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -389,7 +390,8 @@ func readLines(t *testing.T, data []byte, limit int, osPipe bool) (msgs []string
 		in = r
 	}
 	var out syncBuffer
-	conn, err := (&lineTransport{in: in, out: &out, max: limit, bufSize: 16}).Connect(t.Context())
+	// It answers none of the calls it reads, so the end of the input need not wait for answers.
+	conn, err := (&lineTransport{in: in, out: &out, max: limit, bufSize: 16, drain: time.Nanosecond}).Connect(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
