@@ -2,11 +2,9 @@ package mcpserve
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,25 +13,11 @@ import (
 	"github.com/nodmix/nodmix/internal/leaktest"
 )
 
-// lockedBuffer is an output the SDK's goroutines may write while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
 // answerIDs are the ids of the responses in out, in order.
-func (b *lockedBuffer) answerIDs(t *testing.T) []float64 {
+func answerIDs(t *testing.T, out string) []float64 {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var ids []float64
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -80,7 +64,7 @@ func TestStdioAnswersBeforeInputEnds(t *testing.T) {
 				_ = w.Close()
 				in = r
 			}
-			var out lockedBuffer
+			var out syncBuffer
 			var err error
 			if in != nil {
 				err = srv.ServeStdio(t.Context(), in, &out)
@@ -90,7 +74,7 @@ func TestStdioAnswersBeforeInputEnds(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ServeStdio = %v", err)
 			}
-			if diff := cmp.Diff([]float64{1, 2, 3}, out.answerIDs(t)); diff != "" {
+			if diff := cmp.Diff([]float64{1, 2, 3}, answerIDs(t, out.String())); diff != "" {
 				t.Errorf("answered ids (-want +got):\n%s", diff)
 			}
 		})
@@ -106,7 +90,7 @@ func TestStdioInputEndWaitsBounded(t *testing.T) {
 	input := strings.Join([]string{drainInit, drainInitialized,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`,
 	}, "\n") + "\n"
-	var out lockedBuffer
+	var out syncBuffer
 	tr := NewLineTransport(strings.NewReader(input), &out, 1<<20).(*lineTransport)
 	tr.drain = 50 * time.Millisecond
 	served := make(chan error, 1)
@@ -119,7 +103,7 @@ func TestStdioInputEndWaitsBounded(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the session outlived its input by far more than the drain time")
 	}
-	if ids := out.answerIDs(t); len(ids) == 0 || ids[0] != 1 {
+	if ids := answerIDs(t, out.String()); len(ids) == 0 || ids[0] != 1 {
 		t.Errorf("answered ids %v, want the initialize answer first", ids)
 	}
 }
