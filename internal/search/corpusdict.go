@@ -63,13 +63,13 @@ func (d *termDict) resize(size int) {
 	}
 }
 
-// slot is the key's first slot: multiply-add-shift hashing of both words.
+// slot is the key's first slot: multiply-add-shift hashing of both words, mixed.
 func (d *termDict) slot(key packedKey) uint64 {
 	return dictHash(key, d.mul) >> (d.shift & 63)
 }
 
 func dictHash(key packedKey, mul [2]uint64) uint64 {
-	return key.lo*mul[0] + key.hi*mul[1]
+	return mixHash(key.lo*mul[0] + key.hi*mul[1])
 }
 
 // Len is the number of terms.

@@ -64,7 +64,7 @@ func (t *shortWords) clone() shortWords {
 }
 
 func (t *shortWords) home(key [2]uint64) uint64 {
-	return (key[0]*t.mul[0] + key[1]*t.mul[1]) >> (t.shift & 63)
+	return mixHash(key[0]*t.mul[0]+key[1]*t.mul[1]) >> (t.shift & 63)
 }
 
 // find returns the id of the word packed in key, or -1.
@@ -76,7 +76,7 @@ func (t *shortWords) find2(k0, k1 uint64) int32 {
 		return -1
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := (k0*t.mul[0] + k1*t.mul[1]) >> (t.shift & 63); ; i = (i + 1) & mask { // home's
+	for i := mixHash(k0*t.mul[0]+k1*t.mul[1]) >> (t.shift & 63); ; i = (i + 1) & mask { // home's
 		s := &t.slots[i]
 		if s.key[0] == k0 && s.key[1] == k1 {
 			return s.id
@@ -227,7 +227,17 @@ func (t *pairTable) init(hint int) {
 }
 
 func (t *pairTable) home(a, b int32) uint64 {
-	return ((uint64(uint32(a))<<32 | uint64(uint32(b))) * t.mul) >> (t.shift & 63)
+	return mixHash((uint64(uint32(a))<<32|uint64(uint32(b)))*t.mul) >> (t.shift & 63)
+}
+
+// mixHash finishes a multiply-shift hash before its top bits pick a slot. Keys in arithmetic
+// progression (which crafted keys can be, whatever the multipliers) hash to a progression of
+// their own, and for some multipliers its top bits fall into a few clusters, runs thousands of
+// slots long under linear probing; folding the low half into the high half and multiplying once
+// more spreads them as random keys spread.
+func mixHash(h uint64) uint64 {
+	h ^= h >> 32
+	return h * 0x9e3779b97f4a7c15
 }
 
 // hashSeeds draws two odd multipliers for multiply-shift hashing. Their randomness is what

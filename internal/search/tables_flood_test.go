@@ -11,6 +11,11 @@ func inverse(x uint64) uint64 {
 	return y
 }
 
+// maxSpreadRun bounds the longest probe run of 4,096 keys spread as random keys spread: in 300
+// tables the longest seen was under 50. Keys that cluster make runs of thousands (without
+// mixHash, one table in a few hundred did: 2,927 slots).
+const maxSpreadRun = 256
+
 // longestRun is the longest walk from a key's home slot to the key, over keys.
 func longestRun(t *shortWords, keys [][2]uint64) int {
 	mask := uint64(len(t.slots) - 1)
@@ -53,8 +58,8 @@ func TestShortWordsResistCraftedKeys(t *testing.T) {
 	for i, k := range keys {
 		other.insert(k, int32(i))
 	}
-	if got := longestRun(&other, keys); got > 64 {
-		t.Errorf("crafted keys in a table of other multipliers: longest run %d, want a short one", got)
+	if got := longestRun(&other, keys); got > maxSpreadRun {
+		t.Errorf("crafted keys in a table of other multipliers: longest run %d, want at most %d", got, maxSpreadRun)
 	}
 	for i, k := range keys {
 		if id := other.find(k); id != int32(i) {
@@ -122,7 +127,7 @@ func TestTermDictResistCraftedKeys(t *testing.T) {
 			t.Fatalf("id(%x) = %d, want %d (ids in order of addition)", k, id, i)
 		}
 	}
-	if got := run(other); got > 64 {
-		t.Errorf("crafted keys in a dictionary of other multipliers: longest run %d, want a short one", got)
+	if got := run(other); got > maxSpreadRun {
+		t.Errorf("crafted keys in a dictionary of other multipliers: longest run %d, want at most %d", got, maxSpreadRun)
 	}
 }
