@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/nodmix/nodmix/internal/jsondepth"
 	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
@@ -25,7 +26,7 @@ var errNeither = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "inva
 // decodeBatch decodes one JSON value read from the stream, which is valid JSON: a message, or a
 // batch of them (a JSON array, or null, which the SDK takes for an empty batch).
 func decodeBatch(data []byte) (msgs []jsonrpc.Message, batch bool, _ error) {
-	if mcpwire.NestedDeeper(data, maxJSONDepth) {
+	if jsondepth.Deeper(data, maxJSONDepth) {
 		return nil, false, errTooDeep
 	}
 	data = bytes.TrimSpace(data)

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/nodmix/nodmix/internal/mcpwire"
+	"github.com/nodmix/nodmix/internal/jsondepth"
 )
 
 // connTransport hands out one ready connection.
@@ -298,7 +298,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) || mcpwire.NestedDeeper(data, maxJSONDepth) {
+		if !json.Valid(data) || jsondepth.Deeper(data, maxJSONDepth) {
 			return // the stream decoder and decodeBatch refuse these first
 		}
 		mine, errMine := decodeMessage(data)

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/nodmix/nodmix/internal/jsondepth"
 	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
@@ -356,7 +357,7 @@ const maxJSONDepth = 1000
 // one could be read), the JSON-RPC error code and the reason.
 func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why string) {
 	data := bytes.TrimSpace(line)
-	if mcpwire.NestedDeeper(data, maxJSONDepth) {
+	if jsondepth.Deeper(data, maxJSONDepth) {
 		return nil, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: JSON nested deeper than %d levels", maxJSONDepth)
 	}
 	if !json.Valid(data) {

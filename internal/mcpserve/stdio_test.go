@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/nodmix/nodmix/internal/jsondepth"
 	"github.com/nodmix/nodmix/internal/leaktest"
-	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
 // stdioPeer drives ServeStdio with raw lines, as a misbehaving client would.
@@ -294,7 +294,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) || mcpwire.NestedDeeper(data, maxJSONDepth) {
+		if !json.Valid(data) || jsondepth.Deeper(data, maxJSONDepth) {
 			return // decodeLine refuses these before decoding
 		}
 		mine, errMine := decodeMessage(data)

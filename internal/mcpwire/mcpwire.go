@@ -342,34 +342,3 @@ func (s *scanner) skipString() bool {
 	}
 	return false
 }
-
-// NestedDeeper reports whether data opens more than limit arrays or objects at once, counting
-// brackets outside strings. A value with fewer brackets in all is not scanned.
-func NestedDeeper(data []byte, limit int) bool {
-	if bytes.Count(data, []byte{'['})+bytes.Count(data, []byte{'{'}) <= limit {
-		return false
-	}
-	depth, inString, escaped := 0, false, false
-	for _, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > limit {
-				return true
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return false
-}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/nodmix/nodmix/internal/jsondepth"
 )
 
 var (
@@ -93,7 +95,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) || NestedDeeper(data, 1000) {
+		if !json.Valid(data) || jsondepth.Deeper(data, 1000) {
 			return // the transports refuse these before decoding
 		}
 		if fast, ok := decodeFast(data); ok {

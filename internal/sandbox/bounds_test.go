@@ -186,25 +186,6 @@ func TestBoundText(t *testing.T) {
 	}
 }
 
-func TestJSONDepthWithin(t *testing.T) {
-	tests := []struct {
-		text string
-		max  int
-		want bool
-	}{
-		{`1`, 0, true},
-		{`[]`, 0, false},
-		{`[[1],{"a":[2]}]`, 3, true},
-		{`[[1],{"a":[2]}]`, 2, false},
-		{`["[[[[", "\"[[[", {"k\\":"{{{"}]`, 2, true},
-	}
-	for _, tc := range tests {
-		if got := jsonDepthWithin(tc.text, tc.max); got != tc.want {
-			t.Errorf("jsonDepthWithin(%s, %d) = %v, want %v", tc.text, tc.max, got, tc.want)
-		}
-	}
-}
-
 // TestReadLineLimitRaisedWhileWaiting: a cap raised after the read began applies to the line.
 func TestReadLineLimitRaisedWhileWaiting(t *testing.T) {
 	pr, pw := io.Pipe()

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+
+	"github.com/nodmix/nodmix/internal/jsondepth"
 )
 
 const (
@@ -307,7 +309,7 @@ func (rt *jsRuntime) bridgeArgs(method string, call goja.FunctionCall) (json.Raw
 		if !ok {
 			text = "null"
 		}
-		if !jsonDepthWithin(text, MaxValueDepth) {
+		if jsondepth.DeeperString(text, MaxValueDepth) {
 			return nil, rt.newError(bridgeArgsDepthMessage())
 		}
 		v = callArgs{ID: &id, Args: json.RawMessage(text)}
@@ -398,7 +400,7 @@ func (rt *jsRuntime) settledResult(fulfilled bool, v goja.Value) (m message) {
 	if len(text) > rt.lim.MaxResultBytes {
 		return failureMessage(failure{wireLimit, resultSizeMessage(rt.lim.MaxResultBytes)})
 	}
-	if !jsonDepthWithin(text, MaxValueDepth) {
+	if jsondepth.DeeperString(text, MaxValueDepth) {
 		return failureMessage(failure{wireLimit, resultDepthMessage()})
 	}
 	return message{Type: msgResult, OK: true, Value: json.RawMessage(text)}

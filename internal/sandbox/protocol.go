@@ -193,32 +193,3 @@ type callArgs struct {
 	ID   *string         `json:"id"`
 	Args json.RawMessage `json:"args,omitempty"`
 }
-
-// jsonDepthWithin reports whether the nesting of the JSON text stays within max levels of arrays and
-// objects. The text is valid JSON (goja's JSON.stringify made it).
-func jsonDepthWithin(text string, max int) bool {
-	depth, inString, escaped := 0, false, false
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > max {
-				return false
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return true
-}
