@@ -26,6 +26,17 @@ func ValidName(name string) bool {
 	return true
 }
 
+// ServerNameRule is the rule [ValidServerName] checks, as errors state it.
+const ServerNameRule = "server name must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+
+// ValidServerName reports whether name can name an MCP server (ServerNameRule). A server name is
+// part of every model-facing name of its tools (mcp__<server>__<tool>), so it keeps to their
+// characters, and it starts with a letter or digit: a name such as "-x" or "_x" would read as a
+// flag on a command line, or run into the separator of mcp__.
+func ValidServerName(name string) bool {
+	return ValidName(name) && name[0] != '-' && name[0] != '_'
+}
+
 // ID builds a tool id from its parts: "<prefix>:<owner>:<name>".
 func ID(src Source, owner, name string) string {
 	if owner == "" {

@@ -73,7 +73,10 @@ func TestValidationRules(t *testing.T) {
 		{"mcp servers object", `{mcp: {servers: []}}`, []string{"mcp.servers: must be an object"}},
 		{"server needs command or url", `{mcp: {servers: {x: {}}}}`, []string{"mcp.servers.x: needs either command or url"}},
 		{"server not both", `{mcp: {servers: {x: {command: "a", url: "http://h"}}}}`, []string{"mcp.servers.x: needs either command or url, not both"}},
-		{"server name", `{mcp: {servers: {"a b": {command: "a"}}}}`, []string{"mcp.servers.a b: name must match ^[A-Za-z0-9_-]{1,64}$"}},
+		{"server name", `{mcp: {servers: {"a b": {command: "a"}}}}`, []string{"mcp.servers.a b: server name must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}},
+		{"server name first", `{mcp: {servers: {"-x": {command: "a"}, "_y": {command: "a"}}}}`, []string{
+			"mcp.servers.-x: server name must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$",
+			"mcp.servers._y: server name must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}},
 		{"server url scheme", `{mcp: {servers: {x: {url: "ftp://h/x"}}}}`, []string{"mcp.servers.x.url: must be an http or https URL"}},
 		{"server url host", `{mcp: {servers: {x: {url: "https:///x"}}}}`, []string{"mcp.servers.x.url: must be an http or https URL"}},
 		{"server command empty", `{mcp: {servers: {x: {command: ""}}}}`, []string{"mcp.servers.x.command: must be a non-empty string"}},

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/config/json5"
 	"github.com/nodmix/nodmix/internal/glob"
 	"github.com/nodmix/nodmix/internal/levenshtein"
@@ -416,8 +417,8 @@ func (d *decoder) mcp(p string, n *json5.Node, m *MCP) {
 		field{"servers", func(p string, v *json5.Node) {
 			m.Servers = map[string]MCPServer{}
 			d.each(p, v, func(p, name string, v *json5.Node) {
-				if !namePattern().MatchString(name) {
-					d.fail(p, nameRule)
+				if !catalog.ValidServerName(name) {
+					d.fail(p, catalog.ServerNameRule)
 					return
 				}
 				if s, ok := d.server(p, v); ok {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/nodmix/nodmix/internal/catalog"
 )
 
 // ServerConfig is one downstream server, as the app converts it from mcp.servers.<name>. Secret
@@ -33,23 +35,6 @@ type ServerConfig struct {
 // ErrInvalidConfig is wrapped by every configuration error.
 var ErrInvalidConfig = errors.New("invalid mcp server config")
 
-// validServerName reports whether name matches ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$. It is written
-// out rather than compiled: the counted repeat made the expression cost every nodmix process
-// (sandbox children included) 0.2 ms and 864 allocations at initialization.
-func validServerName(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		if !alnum && (i == 0 || c != '_' && c != '.' && c != '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // Validate checks the config. Its errors name the config path and the rule, e.g.
 // `mcp.servers.x: one of command or url is required`.
 func (c ServerConfig) Validate() error {
@@ -57,8 +42,8 @@ func (c ServerConfig) Validate() error {
 	switch {
 	case c.Name == "":
 		return fmt.Errorf("%w: mcp.servers: a server name must not be empty", ErrInvalidConfig)
-	case !validServerName(c.Name):
-		return fmt.Errorf("%w: %s: server name must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit", ErrInvalidConfig, path)
+	case !catalog.ValidServerName(c.Name):
+		return fmt.Errorf("%w: %s: %s", ErrInvalidConfig, path, catalog.ServerNameRule)
 	case c.Command == "" && c.URL == "":
 		return fmt.Errorf("%w: %s: one of command or url is required", ErrInvalidConfig, path)
 	case c.Command != "" && c.URL != "":

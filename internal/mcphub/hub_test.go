@@ -23,11 +23,13 @@ func TestValidate(t *testing.T) {
 		want string // substring of the error; empty means valid
 	}{
 		{"stdio", ServerConfig{Name: "fs", Command: "node", Args: []string{"x"}, Env: map[string]string{"A": "b"}}, ""},
-		{"http", ServerConfig{Name: "web.1", URL: "https://example.com/mcp", Headers: map[string]string{"X": "y"}}, ""},
+		{"http", ServerConfig{Name: "web-1", URL: "https://example.com/mcp", Headers: map[string]string{"X": "y"}}, ""},
 		{"neither", ServerConfig{Name: "x"}, "mcp.servers.x: one of command or url is required"},
 		{"both", ServerConfig{Name: "x", Command: "a", URL: "http://h/mcp"}, "mcp.servers.x: command and url are mutually exclusive"},
 		{"empty name", ServerConfig{Command: "a"}, "mcp.servers: a server name must not be empty"},
-		{"colon in name", ServerConfig{Name: "a:b", Command: "a"}, "mcp.servers.a:b: server name must be"},
+		{"colon in name", ServerConfig{Name: "a:b", Command: "a"}, "mcp.servers.a:b: server name must match"},
+		{"dot in name", ServerConfig{Name: "web.1", Command: "a"}, "mcp.servers.web.1: server name must match"},
+		{"dash first", ServerConfig{Name: "-x", Command: "a"}, "mcp.servers.-x: server name must match"},
 		{"bad scheme", ServerConfig{Name: "x", URL: "ftp://h/"}, "mcp.servers.x.url: must be an http or https URL"},
 		{"no host", ServerConfig{Name: "x", URL: "http:///mcp"}, "mcp.servers.x.url: must name a host"},
 		{"args on url", ServerConfig{Name: "x", URL: "http://h/", Args: []string{"a"}}, "args, env and cwd apply to command servers only"},
