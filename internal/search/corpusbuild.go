@@ -19,20 +19,27 @@ type corpusBuilder struct {
 	lens  []uint32
 
 	sc tokenScanner
-	// seen[i] tells where the term in slot i of the dictionary's table sits in terms
-	// when its doc is the document being built, and seenLong[j] the same of long term j;
-	// documents count from one, so a zero doc means never. Kept by slot rather than by
-	// id, the entry is read at the same time as the slot, not after it.
-	seen     []docSlot
-	seenLong []docSlot
-	doc      int32
+	// tab is the builder's copy of the dictionary's table with each short term's key and
+	// id inline, and where the term sits in terms if the document being built has it, so
+	// that a lookup reads one entry, not a slot, a key and a seen entry in three arrays.
+	// The dictionary's own table is written from it when the build ends. seenLong[j] is the
+	// same place of long term j.
+	tab      []builderSlot
+	tabShift uint8
+	seenLong []int32
+	from     int32       // where the document being built starts in terms
 	keys     []packedKey // the keys of this document's fields, which often repeat (the label defaults to the name)
 	long     []byte      // this document's terms longer than maxPacked, lowercased
 	sink     byte        // keeps touchDoc's reads
 }
 
-type docSlot struct {
-	doc, at int32
+// builderSlot is a slot of the builder's table: a short term's key (hi zero when the slot
+// is free, since a packed key's length byte is not), its id, and at+1 where at is the
+// term's place in terms when at is in the document being built, at or above from.
+type builderSlot struct {
+	key packedKey
+	id  int32
+	at1 int32
 }
 
 // build tokenizes docs[i] for every i in which (every document of docs when which is
@@ -51,7 +58,7 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 		b.lens = make([]uint32, 0, count)
 	}
 	b.ends = append(make([]int32, 0, count+1), 0)
-	b.seen = make([]docSlot, len(b.dict.slots)) // slowID follows the table when it grows
+	b.loadTable()
 	var sink byte
 	for n := range count {
 		if n+touchAhead < count {
@@ -61,6 +68,39 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 		b.ends = append(b.ends, int32(len(b.terms)))
 	}
 	b.sink = sink
+	b.storeTable()
+}
+
+// loadTable makes b.tab the dictionary's table with the keys and ids inline.
+func (b *corpusBuilder) loadTable() {
+	d := b.dict
+	b.tab, b.tabShift = make([]builderSlot, len(d.slots)), d.shift
+	if len(d.keys) == 0 {
+		return
+	}
+	for i, v := range d.slots {
+		if v != 0 {
+			b.tab[i] = builderSlot{key: d.keys[v-1], id: int32(v - 1)}
+		}
+	}
+}
+
+// storeTable writes b.tab's ids back to the dictionary's table, which then finds every
+// short term the build added.
+func (b *corpusBuilder) storeTable() {
+	d := b.dict
+	if len(d.slots) != len(b.tab) {
+		d.slots = make([]uint32, len(b.tab))
+	}
+	d.shift = b.tabShift
+	for i := range b.tab {
+		e := &b.tab[i]
+		if e.key.hi == 0 {
+			d.slots[i] = 0
+		} else {
+			d.slots[i] = uint32(e.id) + 1
+		}
+	}
 }
 
 // touchAhead is how many documents ahead of the one it tokenizes build reads the text of
@@ -87,7 +127,7 @@ func touchDoc(d *Doc) byte {
 }
 
 func (b *corpusBuilder) addDoc(d *Doc) uint32 {
-	b.doc++
+	b.from = int32(len(b.terms))
 	b.keys = b.keys[:0]
 	b.long = b.long[:0]
 	name := b.scan(d.Name, weightName)
@@ -192,16 +232,17 @@ func (b *corpusBuilder) add() uint32 {
 	}
 }
 
-// addFound adds the terms of keys[from:] while the dictionary's first probe finds them,
+// addFound adds the terms of keys[from:] while the table's first probe finds them,
 // and returns where it stopped and the weights it added. It calls nothing and does not
 // branch on whether a term is new to the document, so that its loop keeps its variables
 // in registers and the CPU does not guess wrong half the time: a term's entry is written
 // at the end of the document's terms every time and kept only when the term is new.
 // The caller has made room for every key.
 func (b *corpusBuilder) addFound(from int) (int, uint32) {
-	slots, dkeys, shift, mul := b.dict.slots, b.dict.keys, b.dict.shift&63, b.dict.mul
-	n, terms := len(b.terms), b.terms[:cap(b.terms)]
-	seen, doc := b.seen, b.doc
+	tab, shift := b.tab, b.tabShift&63
+	mul0, mul1 := b.dict.mul[0], b.dict.mul[1]
+	n, terms := int32(len(b.terms)), b.terms[:cap(b.terms)]
+	start := b.from
 	keys := b.keys
 	var length uint32
 	k := from
@@ -209,62 +250,92 @@ func (b *corpusBuilder) addFound(from int) (int, uint32) {
 		key := keys[k]
 		w := uint32(key.hi >> weightShift)
 		key.hi &= keyBits
-		i := dictHash(key, mul) >> shift
-		v, e := slots[i], &seen[i]
-		if v == 0 || dkeys[v-1] != key {
+		e := &tab[mixHash(key.lo*mul0+key.hi*mul1)>>shift]
+		if e.key != key {
 			break
 		}
-		diff := uint32(e.doc ^ doc)
-		fresh := int32((diff | -diff) >> 31) // 1 if the term is new to the document, else 0; no branch
-		at := e.at&^-fresh | int32(n)&-fresh
-		terms[n] = docTerm{id: int32(v - 1)}
+		at := e.at1 - 1
+		old := (start - 1 - at) >> 31 // -1 if the document has the term at at, else 0; no branch
+		at = at&old | n&^old
+		terms[n] = docTerm{id: e.id}
 		terms[at].freq += w
-		e.doc, e.at = doc, at
-		n += int(fresh)
+		e.at1 = at + 1
+		n += 1 + old
 		length += w
 	}
 	b.terms = terms[:n]
 	return k, length
 }
 
-// addTerm adds an occurrence of term id, whose entry in seen or seenLong is e.
-func (b *corpusBuilder) addTerm(e *docSlot, id int32, weight uint32) {
-	if e.doc == b.doc {
-		b.terms[e.at].freq += weight
+// addTerm adds an occurrence of term id at the end of the document's terms if its place
+// *at1 (at+1, zero for none) is not in the document.
+func (b *corpusBuilder) addTerm(at1 *int32, id int32, weight uint32) {
+	if at := *at1 - 1; at >= b.from {
+		b.terms[at].freq += weight
 		return
 	}
-	e.doc, e.at = b.doc, int32(len(b.terms))
+	*at1 = int32(len(b.terms)) + 1
 	b.terms = append(b.terms, docTerm{id: id, freq: weight})
 }
 
 // slowID is the id of key past the first probe (a collision, a new term or a long one),
-// which it adds if it is new, and its entry in seen or seenLong.
-func (b *corpusBuilder) slowID(key packedKey) (int32, *docSlot) {
+// which it adds if it is new, and where its place in the document is kept.
+func (b *corpusBuilder) slowID(key packedKey) (int32, *int32) {
 	if isLong(key) {
 		id := b.dict.longID(b.long[uint32(key.lo) : key.lo>>32])
 		j := int(b.dict.keys[id].lo)
 		if j >= len(b.seenLong) {
-			b.seenLong = append(b.seenLong, make([]docSlot, j+1-len(b.seenLong))...)
+			b.seenLong = append(b.seenLong, make([]int32, j+1-len(b.seenLong))...)
 		}
 		return id, &b.seenLong[j]
 	}
-	size := len(b.dict.slots)
-	id, i := b.dict.idSlot(key)
-	if len(b.dict.slots) != size {
-		b.reseat()
+	mask := uint64(len(b.tab) - 1)
+	i := mixHash(key.lo*b.dict.mul[0]+key.hi*b.dict.mul[1]) >> (b.tabShift & 63)
+	for {
+		e := &b.tab[i]
+		if e.key == key {
+			return e.id, &e.at1
+		}
+		if e.key.hi == 0 {
+			break
+		}
+		i = (i + 1) & mask
 	}
-	return id, &b.seen[i]
+	d := b.dict
+	id := int32(len(d.keys))
+	d.keys = append(d.keys, key)
+	b.tab[i] = builderSlot{key: key, id: id}
+	if 2*len(d.keys) > len(b.tab) { // at most half full: probes stay short
+		b.growTable()
+		return id, b.slotAt1(key)
+	}
+	return id, &b.tab[i].at1
 }
 
-// reseat makes seen follow the dictionary's table, which has grown and moved every
-// term: only the entries of the document being built matter, and they are its terms.
-func (b *corpusBuilder) reseat() {
-	b.seen = make([]docSlot, len(b.dict.slots))
-	from := b.ends[len(b.ends)-1]
-	for at := from; at < int32(len(b.terms)); at++ {
-		key := b.dict.keys[b.terms[at].id]
-		if !isLong(key) {
-			b.seen[b.dict.slotOf(key)] = docSlot{doc: b.doc, at: at}
+// growTable doubles b.tab, moving every term with its place in the document.
+func (b *corpusBuilder) growTable() {
+	old := b.tab
+	b.tab = make([]builderSlot, 2*len(old))
+	b.tabShift--
+	mask := uint64(len(b.tab) - 1)
+	for _, e := range old {
+		if e.key.hi == 0 {
+			continue
 		}
+		i := mixHash(e.key.lo*b.dict.mul[0]+e.key.hi*b.dict.mul[1]) >> (b.tabShift & 63)
+		for b.tab[i].key.hi != 0 {
+			i = (i + 1) & mask
+		}
+		b.tab[i] = e
 	}
+}
+
+// slotAt1 is the place in the document of a short term that b.tab holds.
+func (b *corpusBuilder) slotAt1(key packedKey) *int32 {
+	mask := uint64(len(b.tab) - 1)
+	i := mixHash(key.lo*b.dict.mul[0]+key.hi*b.dict.mul[1]) >> (b.tabShift & 63)
+	for b.tab[i].key != key {
+		i = (i + 1) & mask
+	}
+	return &b.tab[i].at1
 }
