@@ -192,70 +192,45 @@ func runEnd(s string, i int) (int, bool) {
 
 // splitRun writes the keys of the run of ASCII letters and digits s[i:j], which a
 // separator or the end of s follows, split by the seed's case rules, to out from n on,
-// and returns the new count.
+// and returns the new count. The rules are worked out for eight bytes at once, on the
+// word that holds them and its neighbours' edge bytes, and only the pieces are visited:
+// byte k starts a piece when it is upper case and the byte before it is lower case or a
+// digit, or upper case with a lower-case byte after k. Byte j, which ends the run, is
+// not a letter or a digit, so the last piece needs no mask of its own; bytes past it are
+// masked off.
 func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int, tag uint64) int {
-	if j-i <= 16 {
-		return b.splitShort(out, n, s, i, j, tag)
-	}
+	m := j - i
 	start := i
-	prev := asciiClass[s[i]]
-	for k := i + 1; k < j; k++ {
-		cur := asciiClass[s[k]]
-		if cur == clsUpper {
-			next := clsSep
-			if k+1 < j {
-				next = asciiClass[s[k+1]]
-			}
-			if splitBefore(prev, cur, next) {
+	up, ld, lo := caseMasks(load8(s, i))
+	var pup, pld uint64 // the word before's; none before the run
+	for base := 0; base < m; base += 8 {
+		var next uint64
+		if p := i + base + 8; p+8 <= len(s) {
+			next = load64(s, p)
+		} else {
+			next = loadTail(s, p)
+		}
+		nup, nld, nlo := caseMasks(next)
+		split := up & (ld<<8 | pld>>56 | (up<<8|pup>>56)&(lo>>8|nlo<<56))
+		if r := m - base; r < 8 {
+			split &= 1<<(8*r&63) - 1
+		}
+		if base == 0 {
+			split &^= 0x80 // the run's first byte starts the first piece anyway
+		}
+		for ; split != 0; split &= split - 1 {
+			k := i + base + bits.TrailingZeros64(split)>>3
+			if l := k - start; l <= 8 && start+8 <= len(s) { // the common piece, without a call
+				out[n] = packedKey{lo: lowerASCII8(load64(s, start)) & (^uint64(0) >> ((64 - 8*l) & 63)), hi: uint64(l)<<56 | tag}
+			} else {
 				out[n] = b.runKey(s, start, k)
 				out[n].hi |= tag
-				n++
-				start = k
 			}
+			n++
+			start = k
 		}
-		prev = cur
-	}
-	out[n] = b.runKey(s, start, j)
-	out[n].hi |= tag
-	return n + 1
-}
-
-// splitShort is splitRun for a run of at most 16 bytes: the case rules are worked out
-// for all its bytes at once, on the two words that hold them, and only the pieces are
-// visited. Byte k starts a piece when it is upper case and the byte before it is lower
-// case or a digit, or upper case with a lower-case byte after k.
-func (b *corpusBuilder) splitShort(out []packedKey, n int, s string, i, j int, tag uint64) int {
-	w0, w1 := load8(s, i), load8(s, i+8)
-	up0, ld0, lo0 := caseMasks(w0)
-	up1, ld1, lo1 := caseMasks(w1)
-	// The byte before and after every byte, across the two words; a byte past the
-	// loaded sixteen is a separator, as is byte j, which ends the run.
-	split0 := up0 & (ld0<<8 | up0<<8&(lo0>>8|lo1<<56))
-	split1 := up1 & (ld1<<8 | ld0>>56 | (up1<<8|up0>>56)&(lo1>>8))
-	// Only bytes 1 to j-i-1 can start a piece.
-	m := j - i
-	switch {
-	case m < 8:
-		split0 &= 1<<(8*m&63) - 1
-		split1 = 0
-	case m < 16:
-		split1 &= 1<<(8*(m-8)&63) - 1
-	}
-	split0 &^= 0x80
-	start := i
-	for ; split0 != 0; split0 &= split0 - 1 {
-		k := i + bits.TrailingZeros64(split0)>>3
-		out[n] = b.runKey(s, start, k)
-		out[n].hi |= tag
-		n++
-		start = k
-	}
-	for ; split1 != 0; split1 &= split1 - 1 {
-		k := i + 8 + bits.TrailingZeros64(split1)>>3
-		out[n] = b.runKey(s, start, k)
-		out[n].hi |= tag
-		n++
-		start = k
+		pup, pld = up, ld
+		up, ld, lo = nup, nld, nlo
 	}
 	out[n] = b.runKey(s, start, j)
 	out[n].hi |= tag
