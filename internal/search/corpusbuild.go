@@ -1,6 +1,9 @@
 package search
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // docTerm is a term of a document with its weighted frequency: id and frequency side by
 // side, since every reader wants both.
@@ -31,6 +34,40 @@ type corpusBuilder struct {
 	keys     []packedKey // the keys of this document's fields, which often repeat (the label defaults to the name)
 	long     []byte      // this document's terms longer than maxPacked, lowercased
 	sink     byte        // keeps touchDoc's reads
+	// A builder of a meeting tokenizes the documents it claims from it, from the front of
+	// the meeting's documents, or from the back when backward, document by document
+	// downwards; its terms, lens and ends are then in that order.
+	meet     *meeting
+	backward bool
+	region   int // where terms starts in a fresh build's array of all terms
+}
+
+// meeting is the documents docs[lo:hi] not yet claimed by the two builders that share
+// them, one from each end: wherever they meet, the one that went faster took more, so
+// neither waits long for the other however the machine shares its CPUs between them.
+// Where they meet changes no term id (the chunks are merged in document order).
+type meeting struct {
+	size   int // the documents to share, fixed
+	mu     sync.Mutex
+	lo, hi int
+}
+
+// meetBatch is how many documents a builder claims at a time: enough that claims cost
+// little, few enough that the two finish close together.
+const meetBatch = 64
+
+// claim takes up to n documents from the front, or from the back when back, and returns
+// them as docs[from:to]; from == to when none are left.
+func (m *meeting) claim(back bool, n int) (from, to int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n = min(n, m.hi-m.lo)
+	if back {
+		m.hi -= n
+		return m.hi, m.hi + n
+	}
+	m.lo += n
+	return m.lo - n, m.lo
 }
 
 // builderSlot is a slot of the builder's table: a short term's key (hi zero when the slot
@@ -69,6 +106,70 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 	}
 	b.sink = sink
 	b.storeTable()
+}
+
+// buildMet tokenizes the documents it claims from b.meet, which are in docs, appending
+// to terms and lens, which the caller has allocated.
+func (b *corpusBuilder) buildMet(docs []Doc) {
+	b.ends = append(make([]int32, 0, b.meet.size/2+1), 0)
+	b.loadTable()
+	var sink byte
+	for {
+		from, to := b.meet.claim(b.backward, meetBatch)
+		if from == to {
+			break
+		}
+		for n := range to - from {
+			k := from + n
+			ahead := k + touchAhead
+			if b.backward {
+				k = to - 1 - n
+				ahead = k - touchAhead
+			}
+			if 0 <= ahead && ahead < len(docs) {
+				sink += touchDoc(&docs[ahead])
+			}
+			b.lens = append(b.lens, b.addDoc(&docs[k]))
+			b.ends = append(b.ends, int32(len(b.terms)))
+		}
+	}
+	b.sink = sink
+	b.storeTable()
+}
+
+// forwards puts the documents of a backward builder in document order, and renumbers
+// its dictionary's terms in the order of their first occurrence in that order, which
+// merge reads them in. The table and the map of long terms are not renumbered: merge
+// reads only keys and longs.
+func (b *corpusBuilder) forwards() {
+	nd := len(b.lens)
+	terms := make([]docTerm, 0, len(b.terms))
+	ends := append(make([]int32, 0, nd+1), 0)
+	lens := make([]uint32, 0, nd)
+	perm := make([]int32, len(b.dict.keys))
+	for i := range perm {
+		perm[i] = -1
+	}
+	keys := make([]packedKey, 0, len(b.dict.keys))
+	longs := make([]string, 0, len(b.dict.longs))
+	for k := nd - 1; k >= 0; k-- {
+		for _, t := range b.terms[b.ends[k]:b.ends[k+1]] {
+			if perm[t.id] < 0 {
+				perm[t.id] = int32(len(keys))
+				key := b.dict.keys[t.id]
+				if isLong(key) {
+					longs = append(longs, b.dict.longs[key.lo])
+					key.lo = uint64(len(longs) - 1)
+				}
+				keys = append(keys, key)
+			}
+			terms = append(terms, docTerm{id: perm[t.id], freq: t.freq})
+		}
+		ends = append(ends, int32(len(terms)))
+		lens = append(lens, b.lens[k])
+	}
+	b.terms, b.ends, b.lens, b.backward = terms, ends, lens, false
+	b.dict.keys, b.dict.longs = keys, longs
 }
 
 // loadTable makes b.tab the dictionary's table with the keys and ids inline.
