@@ -71,12 +71,12 @@ func (m *meeting) claim(back bool, n int) (from, to int) {
 }
 
 // builderSlot is a slot of the builder's table: a short term's key (hi zero when the slot
-// is free, since a packed key's length byte is not), its id, and at+1 where at is the
-// term's place in terms when at is in the document being built, at or above from.
+// is free, since a packed key's length byte is not), its id, and at, the term's place in
+// terms if it is at or above from, in the document being built; -1 before any.
 type builderSlot struct {
 	key packedKey
 	id  int32
-	at1 int32
+	at  int32
 }
 
 // build tokenizes docs[i] for every i in which (every document of docs when which is
@@ -181,7 +181,7 @@ func (b *corpusBuilder) loadTable() {
 	}
 	for i, v := range d.slots {
 		if v != 0 {
-			b.tab[i] = builderSlot{key: d.keys[v-1], id: int32(v - 1)}
+			b.tab[i] = builderSlot{key: d.keys[v-1], id: int32(v - 1), at: -1}
 		}
 	}
 }
@@ -231,6 +231,7 @@ func (b *corpusBuilder) addDoc(d *Doc) uint32 {
 	b.from = int32(len(b.terms))
 	b.keys = b.keys[:0]
 	b.long = b.long[:0]
+	// The document's length is the sum of its keys' weights, counted here by field.
 	name := b.scan(d.Name, weightName)
 	label := name
 	if d.Label != d.Name {
@@ -238,20 +239,27 @@ func (b *corpusBuilder) addDoc(d *Doc) uint32 {
 	} else {
 		b.again(name, weightLabel)
 	}
-	b.scan(d.ServerName, weightServerName)
+	length := weightName*name.n() + weightLabel*label.n()
+	length += weightServerName * b.scan(d.ServerName, weightServerName).n()
+	mcp := label
 	switch d.MCPToolName {
 	case d.Name:
+		mcp = name
 		b.again(name, weightMCPToolName)
 	case d.Label:
 		b.again(label, weightMCPToolName)
 	default:
-		b.scan(d.MCPToolName, weightMCPToolName)
+		mcp = b.scan(d.MCPToolName, weightMCPToolName)
 	}
-	b.scan(d.Summary, weightSummary)
+	length += weightMCPToolName * mcp.n()
+	length += weightSummary * b.scan(d.Summary, weightSummary).n()
+	k0 := len(b.keys)
 	for _, k := range d.SchemaKeys {
 		b.scan(k, weightSchemaKey)
 	}
-	return b.add()
+	length += weightSchemaKey * uint32(len(b.keys)-k0)
+	b.add()
+	return length
 }
 
 // A key in b.keys carries its field's weight in its top four bits, which a packed key
@@ -264,6 +272,8 @@ const (
 
 // keySpan is a field's keys: keys[from:to].
 type keySpan struct{ from, to int }
+
+func (f keySpan) n() uint32 { return uint32(f.to - f.from) }
 
 // scan appends the keys of the tokens of s, weighted, to b.keys.
 func (b *corpusBuilder) scan(s string, weight uint64) keySpan {
@@ -313,39 +323,33 @@ func (b *corpusBuilder) again(f keySpan, weight uint64) {
 const _ = uint(1<<(64-weightShift) - 1 - (weightName + weightLabel + weightMCPToolName))
 
 // add adds the terms of the document's keys, each occurrence its weight to its
-// frequency, and returns the document's length.
-func (b *corpusBuilder) add() uint32 {
+// frequency.
+func (b *corpusBuilder) add() {
 	b.terms = slices.Grow(b.terms, len(b.keys)) // room for every key to be new
-	var length uint32
 	for k := 0; ; k++ {
-		var l uint32
-		k, l = b.addFound(k)
-		length += l
-		if k == len(b.keys) {
-			return length
+		if k = b.addFound(k); k == len(b.keys) {
+			return
 		}
 		key := b.keys[k]
 		w := uint32(key.hi >> weightShift)
 		key.hi &= keyBits
 		id, e := b.slowID(key)
 		b.addTerm(e, id, w)
-		length += w
 	}
 }
 
 // addFound adds the terms of keys[from:] while the table's first probe finds them,
-// and returns where it stopped and the weights it added. It calls nothing and does not
+// and returns where it stopped. It calls nothing and does not
 // branch on whether a term is new to the document, so that its loop keeps its variables
 // in registers and the CPU does not guess wrong half the time: a term's entry is written
 // at the end of the document's terms every time and kept only when the term is new.
 // The caller has made room for every key.
-func (b *corpusBuilder) addFound(from int) (int, uint32) {
+func (b *corpusBuilder) addFound(from int) int {
 	tab, shift := b.tab, b.tabShift&63
 	mul0, mul1 := b.dict.mul[0], b.dict.mul[1]
 	n, terms := int32(len(b.terms)), b.terms[:cap(b.terms)]
 	start := b.from
 	keys := b.keys
-	var length uint32
 	k := from
 	for ; k < len(keys); k++ {
 		key := keys[k]
@@ -355,27 +359,26 @@ func (b *corpusBuilder) addFound(from int) (int, uint32) {
 		if e.key != key {
 			break
 		}
-		at := e.at1 - 1
+		at := e.at
 		old := (start - 1 - at) >> 31 // -1 if the document has the term at at, else 0; no branch
 		at = at&old | n&^old
 		terms[n] = docTerm{id: e.id}
 		terms[at].freq += w
-		e.at1 = at + 1
+		e.at = at
 		n += 1 + old
-		length += w
 	}
 	b.terms = terms[:n]
-	return k, length
+	return k
 }
 
 // addTerm adds an occurrence of term id at the end of the document's terms if its place
-// *at1 (at+1, zero for none) is not in the document.
-func (b *corpusBuilder) addTerm(at1 *int32, id int32, weight uint32) {
-	if at := *at1 - 1; at >= b.from {
-		b.terms[at].freq += weight
+// *at (-1 for none) is not in the document.
+func (b *corpusBuilder) addTerm(at *int32, id int32, weight uint32) {
+	if *at >= b.from {
+		b.terms[*at].freq += weight
 		return
 	}
-	*at1 = int32(len(b.terms)) + 1
+	*at = int32(len(b.terms))
 	b.terms = append(b.terms, docTerm{id: id, freq: weight})
 }
 
@@ -386,7 +389,9 @@ func (b *corpusBuilder) slowID(key packedKey) (int32, *int32) {
 		id := b.dict.longID(b.long[uint32(key.lo) : key.lo>>32])
 		j := int(b.dict.keys[id].lo)
 		if j >= len(b.seenLong) {
-			b.seenLong = append(b.seenLong, make([]int32, j+1-len(b.seenLong))...)
+			for len(b.seenLong) <= j {
+				b.seenLong = append(b.seenLong, -1)
+			}
 		}
 		return id, &b.seenLong[j]
 	}
@@ -395,7 +400,7 @@ func (b *corpusBuilder) slowID(key packedKey) (int32, *int32) {
 	for {
 		e := &b.tab[i]
 		if e.key == key {
-			return e.id, &e.at1
+			return e.id, &e.at
 		}
 		if e.key.hi == 0 {
 			break
@@ -405,12 +410,12 @@ func (b *corpusBuilder) slowID(key packedKey) (int32, *int32) {
 	d := b.dict
 	id := int32(len(d.keys))
 	d.keys = append(d.keys, key)
-	b.tab[i] = builderSlot{key: key, id: id}
+	b.tab[i] = builderSlot{key: key, id: id, at: -1}
 	if 2*len(d.keys) > len(b.tab) { // at most half full: probes stay short
 		b.growTable()
-		return id, b.slotAt1(key)
+		return id, b.slotAt(key)
 	}
-	return id, &b.tab[i].at1
+	return id, &b.tab[i].at
 }
 
 // growTable doubles b.tab, moving every term with its place in the document.
@@ -431,12 +436,12 @@ func (b *corpusBuilder) growTable() {
 	}
 }
 
-// slotAt1 is the place in the document of a short term that b.tab holds.
-func (b *corpusBuilder) slotAt1(key packedKey) *int32 {
+// slotAt is the place in the document of a short term that b.tab holds.
+func (b *corpusBuilder) slotAt(key packedKey) *int32 {
 	mask := uint64(len(b.tab) - 1)
 	i := mixHash(key.lo*b.dict.mul[0]+key.hi*b.dict.mul[1]) >> (b.tabShift & 63)
 	for b.tab[i].key != key {
 		i = (i + 1) & mask
 	}
-	return &b.tab[i].at1
+	return &b.tab[i].at
 }
