@@ -282,7 +282,9 @@ func (b *corpusBuilder) scan(s string, weight uint64) keySpan {
 		return keySpan{from, from}
 	}
 	tag := weight << weightShift
-	b.keys = slices.Grow(b.keys, len(s))
+	if cap(b.keys)-from < len(s) {
+		b.keys = slices.Grow(b.keys, len(s)) // only now a pointer write, which the GC may have to see
+	}
 	out := b.keys[from : from+len(s)]
 	if n, ok := b.scanASCII(out, s, tag); ok {
 		b.keys = b.keys[:from+n]
@@ -325,7 +327,9 @@ const _ = uint(1<<(64-weightShift) - 1 - (weightName + weightLabel + weightMCPTo
 // add adds the terms of the document's keys, each occurrence its weight to its
 // frequency.
 func (b *corpusBuilder) add() {
-	b.terms = slices.Grow(b.terms, len(b.keys)) // room for every key to be new
+	if cap(b.terms)-len(b.terms) < len(b.keys) { // room for every key to be new
+		b.terms = slices.Grow(b.terms, len(b.keys))
+	}
 	for k := 0; ; k++ {
 		if k = b.addFound(k); k == len(b.keys) {
 			return
@@ -367,7 +371,7 @@ func (b *corpusBuilder) addFound(from int) int {
 		e.at = at
 		n += 1 + old
 	}
-	b.terms = terms[:n]
+	b.terms = b.terms[:n] // the length alone: no pointer write for the GC to see
 	return k
 }
 
