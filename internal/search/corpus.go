@@ -79,32 +79,13 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 	// below: the array becomes the corpus's without a copy of the whole.
 	fresh := ntodo == len(docs)
 	cut, regions := cutChunks(docs, todo, ntodo, workers) // chunk w's region starts at regions[w]
-	var all []docTerm
-	if fresh {
-		all = make([]docTerm, regions[workers])
-	}
 	// On a first build the last two chunks are one span that two builders share from
 	// either end (meeting): the first of them has both regions, the second terms of
 	// its own, put in place by assembleFresh.
 	meet := todo == nil && workers >= 2
 	parts := make([]*corpusBuilder, workers)
 	for w := range parts {
-		b := &corpusBuilder{dict: nc.dict}
-		if w > 0 {
-			// A chunk of a catalog holds nearly all of its terms: sized for
-			// fewer, the dictionary would grow twice on the way.
-			b.dict = newTermDict(hint)
-		}
-		end := w + 1
-		if meet && w == workers-2 {
-			end = workers
-		}
-		if fresh && !(meet && w == workers-1) {
-			b.terms = all[regions[w]:regions[w]:regions[end]]
-			b.lens = nc.lens[cut[w]:cut[w]:cut[end]]
-			b.region = regions[w]
-		}
-		parts[w] = b
+		parts[w] = &corpusBuilder{dict: nc.dict}
 	}
 	if meet {
 		m := &meeting{size: len(docs) - cut[workers-2], lo: cut[workers-2], hi: len(docs)}
@@ -113,6 +94,11 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 	}
 	chunk := func(w int) {
 		b := parts[w]
+		if w > 0 {
+			// A chunk of a catalog holds nearly all of its terms: sized for
+			// fewer, the dictionary would grow twice on the way.
+			b.dict = newTermDict(hint)
+		}
 		switch {
 		case b.meet != nil:
 			if b.backward {
@@ -126,9 +112,30 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 			b.build(docs, todo[cut[w]:cut[w+1]])
 		}
 	}
+	// The backward builder needs nothing of what follows, and starts first.
 	var wg sync.WaitGroup
+	if meet {
+		wg.Go(func() { chunk(workers - 1) })
+	}
+	var all []docTerm
+	if fresh {
+		all = make([]docTerm, regions[workers])
+		for w, b := range parts {
+			end := w + 1
+			if meet && w == workers-2 {
+				end = workers
+			}
+			if !b.backward {
+				b.terms = all[regions[w]:regions[w]:regions[end]]
+				b.lens = nc.lens[cut[w]:cut[w]:cut[end]]
+				b.region = regions[w]
+			}
+		}
+	}
 	for w := 1; w < workers; w++ {
-		wg.Go(func() { chunk(w) })
+		if !parts[w].backward {
+			wg.Go(func() { chunk(w) })
+		}
 	}
 	chunk(0)
 	wg.Wait()
