@@ -223,7 +223,7 @@ func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int, tag
 			if l := k - start; l <= 8 && start+8 <= len(s) { // the common piece, without a call
 				out[n] = packedKey{lo: lowerASCII8(load64(s, start)) & (^uint64(0) >> ((64 - 8*l) & 63)), hi: uint64(l)<<56 | tag}
 			} else {
-				out[n] = b.runKey(s, start, k)
+				out[n] = b.pieceKey(s, start, k)
 				out[n].hi |= tag
 			}
 			n++
@@ -232,9 +232,35 @@ func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int, tag
 		pup, pld = up, ld
 		up, ld, lo = nup, nld, nlo
 	}
-	out[n] = b.runKey(s, start, j)
+	out[n] = b.pieceKey(s, start, j)
 	out[n].hi |= tag
 	return n + 1
+}
+
+// pieceKey is runKey for a piece of a run: most are short and near the end of s, which
+// runKey reaches through three calls and this in none, by reading the last eight bytes
+// of s and shifting them down.
+func (b *corpusBuilder) pieceKey(s string, i, j int) packedKey {
+	n := j - i
+	if n > maxPacked || len(s) < 8 {
+		return b.runKey(s, i, j)
+	}
+	var lo uint64
+	if i+8 <= len(s) {
+		lo = load64(s, i)
+	} else {
+		lo = load64(s, len(s)-8) >> (8 * (i + 8 - len(s)) & 63)
+	}
+	if n <= 8 {
+		return packedKey{lo: lowerASCII8(lo) & (^uint64(0) >> ((64 - 8*n) & 63)), hi: uint64(n) << 56}
+	}
+	var hi uint64 // i+8 < j <= len(s)
+	if i+16 <= len(s) {
+		hi = load64(s, i+8)
+	} else {
+		hi = load64(s, len(s)-8) >> (8 * (i + 16 - len(s)) & 63)
+	}
+	return packedKey{lo: lowerASCII8(lo), hi: lowerASCII8(hi)&(1<<(8*(n-8)&63)-1) | uint64(n)<<56}
 }
 
 // caseMasks gives the top bit of every byte of w that is an ASCII upper-case letter
