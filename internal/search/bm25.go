@@ -143,7 +143,19 @@ func (ix *BM25) build(procs int) {
 		f(0)
 		wg.Wait()
 	}
+	// The postings are as many as the documents' terms: their array is allocated, and
+	// cleared, while the chunks are counted.
+	npost := len(c.terms)
+	if len(ix.docs) != len(c.docs) {
+		npost = 0
+		for _, d := range ix.docs {
+			npost += int(c.start[d+1] - c.start[d])
+		}
+	}
+	var alloc sync.WaitGroup
+	alloc.Go(func() { ix.post = make([]posting, npost) })
 	each(func(w int) { counts[w], totals[w] = ix.count(cut[w], cut[w+1]) })
+	alloc.Wait()
 	var total uint64
 	for _, t := range totals {
 		total += t
@@ -161,7 +173,6 @@ func (ix *BM25) build(procs int) {
 		}
 		ix.start[t+1] = at
 	}
-	ix.post = make([]posting, ix.start[len(ix.start)-1])
 	ix.norm = make([]float64, len(ix.docs))
 	each(func(w int) { ix.place(cut[w], cut[w+1], counts[w]) })
 	ix.scratch.New = func() any { return &bm25Scratch{scores: make([]float64, len(ix.docs))} }
