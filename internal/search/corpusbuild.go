@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math/bits"
 	"slices"
 	"sync"
 )
@@ -29,6 +30,8 @@ type corpusBuilder struct {
 	// same place of long term j.
 	tab      []builderSlot
 	tabShift uint8
+	tabLen   int  // the short terms in tab
+	cached   bool // tab caches the dictionary's terms rather than holding them all
 	seenLong []int32
 	from     int32       // where the document being built starts in terms
 	keys     []packedKey // the keys of this document's fields, which often repeat (the label defaults to the name)
@@ -95,7 +98,7 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 		b.lens = make([]uint32, 0, count)
 	}
 	b.ends = append(make([]int32, 0, count+1), 0)
-	b.loadTable()
+	b.loadTable(count)
 	var sink byte
 	for n := range count {
 		if n+touchAhead < count {
@@ -112,7 +115,7 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 // to terms and lens, which the caller has allocated.
 func (b *corpusBuilder) buildMet(docs []Doc) {
 	b.ends = append(make([]int32, 0, b.meet.size/2+1), 0)
-	b.loadTable()
+	b.loadTable(b.meet.size)
 	var sink byte
 	for {
 		from, to := b.meet.claim(b.backward, meetBatch)
@@ -172,24 +175,28 @@ func (b *corpusBuilder) forwards() {
 	b.dict.keys, b.dict.longs = keys, longs
 }
 
-// loadTable makes b.tab the dictionary's table with the keys and ids inline.
-func (b *corpusBuilder) loadTable() {
+// loadTable makes b.tab the dictionary's table with the keys and ids inline. When the
+// dictionary already has terms, as in an update of a few documents, b.tab is instead a
+// cache of the terms of the count documents to build, in front of the dictionary, and
+// sized for them: it would cost more to fill with every term than the documents take.
+func (b *corpusBuilder) loadTable(count int) {
 	d := b.dict
-	b.tab, b.tabShift = make([]builderSlot, len(d.slots)), d.shift
 	if len(d.keys) == 0 {
+		b.tab, b.tabShift = make([]builderSlot, len(d.slots)), d.shift
 		return
 	}
-	for i, v := range d.slots {
-		if v != 0 {
-			b.tab[i] = builderSlot{key: d.keys[v-1], id: int32(v - 1), at: -1}
-		}
-	}
+	b.cached = true
+	size := 1 << bits.Len(uint(max(minDictSlots, min(8*count, len(d.slots)))-1))
+	b.tab, b.tabShift = make([]builderSlot, size), uint8(64-bits.TrailingZeros(uint(size)))
 }
 
 // storeTable writes b.tab's ids back to the dictionary's table, which then finds every
 // short term the build added.
 func (b *corpusBuilder) storeTable() {
 	d := b.dict
+	if b.cached {
+		return // the dictionary has kept its table up to date
+	}
 	if len(d.slots) != len(b.tab) {
 		d.slots = make([]uint32, len(b.tab))
 	}
@@ -412,10 +419,15 @@ func (b *corpusBuilder) slowID(key packedKey) (int32, *int32) {
 		i = (i + 1) & mask
 	}
 	d := b.dict
-	id := int32(len(d.keys))
-	d.keys = append(d.keys, key)
+	var id int32
+	if b.cached {
+		id = d.id(key)
+	} else {
+		id = int32(len(d.keys))
+		d.keys = append(d.keys, key)
+	}
 	b.tab[i] = builderSlot{key: key, id: id, at: -1}
-	if 2*len(d.keys) > len(b.tab) { // at most half full: probes stay short
+	if b.tabLen++; 2*b.tabLen > len(b.tab) { // at most half full: probes stay short
 		b.growTable()
 		return id, b.slotAt(key)
 	}
