@@ -51,9 +51,14 @@ func docsAfter(before []*catalog.Entry, docs []search.Doc, entries []*catalog.En
 		for j < len(before) && before[j].Tool.ID != id && before[j].Tool.ID < id { // == first: it sees shared bytes
 			j++
 		}
-		if j < len(before) && before[j].Tool.ID == id && sameDocFields(&before[j].Tool, &e.Tool) {
-			out[i] = docs[j]
-			continue
+		if j < len(before) && before[j].Tool.ID == id {
+			// Past it: the next entry's id is greater, or the same and then that of the
+			// next old entry, and the loop above need not compare their text to get there.
+			j++
+			if sameDocFields(&before[j-1].Tool, &e.Tool) {
+				out[i] = docs[j-1]
+				continue
+			}
 		}
 		todo = append(todo, i)
 	}
