@@ -19,12 +19,13 @@ const (
 // ASCII (multi). The additions work on bytes below 0x80, so none carries into the next.
 func wordMasks(w uint64) (alnum, upper, multi uint64) {
 	multi = w & highs
-	x := w &^ highs
-	l := x | 0x20*ones // letters in a–z, and nothing else there
-	letter := (l + (0x80-'a')*ones) &^ (l + (0x80-'z'-1)*ones)
+	x := w ^ multi
+	ascii := multi ^ highs // the top bit of every ASCII byte
+	l := x | 0x20*ones     // letters in a–z, and nothing else there
+	letter := (l + (0x80-'a')*ones) &^ (l + (0x80-'z'-1)*ones) & ascii
 	digit := (x + (0x80-'0')*ones) &^ (x + (0x80-'9'-1)*ones)
-	alnum = (letter | digit) & highs &^ multi
-	upper = letter &^ (x << 2) & highs &^ multi // upper case: bit 5 (0x20) is clear
+	alnum = letter | digit&ascii
+	upper = letter &^ (x << 2) // upper case: bit 5 (0x20) is clear
 	return alnum, upper, multi
 }
 
