@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/search"
@@ -20,6 +21,9 @@ const docsPerWorker = 1024
 // issued together wait for memory together, where one at a time each would stall the CPU
 // on its own.
 const touchBatch = 8
+
+// claimBatch is how many tools a goroutine of fillDocs takes at a time.
+const claimBatch = 128
 
 // touchSchema reads a byte of every cache line of t's schema and returns their sum, which
 // the caller keeps so that the reads are not optimized away.
@@ -106,11 +110,22 @@ func fillDocs(docs []search.Doc, entries []*catalog.Entry, todo []int) {
 		fill(0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	step := (n + workers - 1) / workers
-	for lo := step; lo < n; lo += step {
-		wg.Go(func() { fill(lo, min(lo+step, n)) })
+	// The goroutines take the tools a batch at a time, so that one the machine runs slower
+	// than the others takes fewer; each document goes to its own place, whoever makes it.
+	var next atomic.Int64
+	claim := func() {
+		for {
+			lo := int(next.Add(claimBatch)) - claimBatch
+			if lo >= n {
+				return
+			}
+			fill(lo, min(lo+claimBatch, n))
+		}
 	}
-	fill(0, step)
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(claim)
+	}
+	claim()
 	wg.Wait()
 }
