@@ -147,6 +147,21 @@ func TestCorpusBuilderGrows(t *testing.T) {
 	}
 }
 
+// TestUpdateCacheGrows: an update of a small corpus with many new documents, whose
+// builder's cache of terms starts small and grows many times, gives every document the
+// terms a fresh build does.
+func TestUpdateCacheGrows(t *testing.T) {
+	docs := seedDocs(readTools(t, sealtoolsTools))
+	old := (&Corpus{}).update(docs[:3], 1)
+	got := old.update(docs, 1)
+	want := (&Corpus{}).update(docs, 1)
+	for i := range docs {
+		if !slices.Equal(want.DocTerms(i), got.DocTerms(i)) || want.DocLen(i) != got.DocLen(i) {
+			t.Fatalf("doc %d differs between a fresh build and an update", i)
+		}
+	}
+}
+
 // TestBackwardBuilderForwards: a builder that takes every document of a meeting from the
 // back, put in document order, has the documents and the dictionary of one that goes
 // forwards, which is what assembling a fresh corpus relies on when a chunk outgrew its room.
