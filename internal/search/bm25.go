@@ -143,17 +143,13 @@ func (ix *BM25) build(procs int) {
 		f(0)
 		wg.Wait()
 	}
-	// The postings are as many as the documents' terms: their array is allocated, and
-	// cleared, while the chunks are counted.
-	npost := len(c.terms)
-	if len(ix.docs) != len(c.docs) {
-		npost = 0
-		for _, d := range ix.docs {
-			npost += int(c.start[d+1] - c.start[d])
-		}
-	}
+	// An index of every document has a posting for each of the corpus's terms: on
+	// several goroutines, their array is allocated, and cleared, while the chunks are
+	// counted rather than after.
 	var alloc sync.WaitGroup
-	alloc.Go(func() { ix.post = make([]posting, npost) })
+	if workers > 1 && len(ix.docs) == len(c.docs) {
+		alloc.Go(func() { ix.post = make([]posting, len(c.terms)) })
+	}
 	each(func(w int) { counts[w], totals[w] = ix.count(cut[w], cut[w+1]) })
 	alloc.Wait()
 	var total uint64
@@ -172,6 +168,9 @@ func (ix *BM25) build(procs int) {
 			at, cnt[t] = at+cnt[t], at // the chunk's cursor in term t's postings
 		}
 		ix.start[t+1] = at
+	}
+	if ix.post == nil {
+		ix.post = make([]posting, ix.start[len(ix.start)-1])
 	}
 	ix.norm = make([]float64, len(ix.docs))
 	each(func(w int) { ix.place(cut[w], cut[w+1], counts[w]) })
