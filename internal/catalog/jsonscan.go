@@ -1,9 +1,6 @@
 package catalog
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "math/bits"
 
 // A validating JSON scanner that walks a value once. encoding/json's Valid costs as much as the
 // rest of reading a catalog line, and reading a line's fields or a schema's keys after it walks
@@ -108,14 +105,35 @@ func skipDigits(b []byte, i int) int {
 func scanString(b []byte, i int) (end int, flags uint8) {
 	j := i + 1
 	for {
-		// Most bytes of a catalog are plain text: they are passed over eight at a time.
-		for j+8 <= len(b) {
-			if m := notPlain(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+		// Most bytes of a catalog are plain text: they are passed over eight at a time, and
+		// past the first eight of a string, which most strings end within, sixteen.
+		if j+8 <= len(b) {
+			if m := notPlain(load64(b, j)); m != 0 {
 				j += bits.TrailingZeros64(m) >> 3
-				break
+				goto special
 			}
 			j += 8
+			for j+16 <= len(b) {
+				m0, m1 := notPlain(load64(b, j)), notPlain(load64(b, j+8))
+				if m0|m1 != 0 {
+					if m0 != 0 {
+						j += bits.TrailingZeros64(m0) >> 3
+					} else {
+						j += 8 + bits.TrailingZeros64(m1)>>3
+					}
+					goto special
+				}
+				j += 16
+			}
+			for j+8 <= len(b) {
+				if m := notPlain(load64(b, j)); m != 0 {
+					j += bits.TrailingZeros64(m) >> 3
+					break
+				}
+				j += 8
+			}
 		}
+	special:
 		if j >= len(b) {
 			return -1, flags
 		}
@@ -151,12 +169,21 @@ func scanString(b []byte, i int) (end int, flags uint8) {
 
 // notPlain has the high bit set in the byte of x (eight bytes of a string, the first in the low
 // byte) that is a quote, a backslash, a control character or not ASCII, and may have it set in
-// bytes after that one, but in no byte before it: a borrow only runs towards the high bytes.
+// bytes after that one, but in no byte before it: a borrow only runs towards the high bytes, and
+// only out of a byte that is marked. A subtraction also sets the high bit of some bytes at or
+// above 0x80, which x marks anyway, so that none needs masking with its complement.
 func notPlain(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	q := x ^ (ones * '"')
 	bs := x ^ (ones * '\\')
-	return ((q-ones)&^q | (bs-ones)&^bs | (x-ones*0x20)&^x | x) & highs
+	return ((q - ones) | (bs - ones) | (x - ones*0x20) | x) & highs
+}
+
+// load64 reads b[j:j+8] as a little-endian word, with one bounds check.
+func load64(b []byte, j int) uint64 {
+	b = b[j : j+8 : j+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 func isHex(c byte) bool {
@@ -231,7 +258,8 @@ func scanArray(b []byte, i, depth int) int {
 }
 
 func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	// One comparison passes over a byte that is not space, as most are.
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i

@@ -143,7 +143,15 @@ func (ix *BM25) build(procs int) {
 		f(0)
 		wg.Wait()
 	}
+	// An index of every document has a posting for each of the corpus's terms: on
+	// several goroutines, their array is allocated, and cleared, while the chunks are
+	// counted rather than after.
+	var alloc sync.WaitGroup
+	if workers > 1 && len(ix.docs) == len(c.docs) {
+		alloc.Go(func() { ix.post = make([]posting, len(c.terms)) })
+	}
 	each(func(w int) { counts[w], totals[w] = ix.count(cut[w], cut[w+1]) })
+	alloc.Wait()
 	var total uint64
 	for _, t := range totals {
 		total += t
@@ -161,7 +169,9 @@ func (ix *BM25) build(procs int) {
 		}
 		ix.start[t+1] = at
 	}
-	ix.post = make([]posting, ix.start[len(ix.start)-1])
+	if ix.post == nil {
+		ix.post = make([]posting, ix.start[len(ix.start)-1])
+	}
 	ix.norm = make([]float64, len(ix.docs))
 	each(func(w int) { ix.place(cut[w], cut[w+1], counts[w]) })
 	ix.scratch.New = func() any { return &bm25Scratch{scores: make([]float64, len(ix.docs))} }

@@ -79,39 +79,73 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 	// below: the array becomes the corpus's without a copy of the whole.
 	fresh := ntodo == len(docs)
 	cut, regions := cutChunks(docs, todo, ntodo, workers) // chunk w's region starts at regions[w]
-	var all []docTerm
-	if fresh {
-		all = make([]docTerm, regions[workers])
-	}
+	// On a first build the last two chunks are one span that two builders share from
+	// either end (meeting): the first of them has both regions, the second terms of
+	// its own, put in place by assembleFresh.
+	meet := todo == nil && workers >= 2
 	parts := make([]*corpusBuilder, workers)
 	for w := range parts {
-		b := &corpusBuilder{dict: nc.dict}
+		parts[w] = &corpusBuilder{dict: nc.dict}
+	}
+	if meet {
+		m := &meeting{size: len(docs) - cut[workers-2], lo: cut[workers-2], hi: len(docs)}
+		parts[workers-2].meet, parts[workers-1].meet = m, m
+		parts[workers-1].backward = true
+	}
+	chunk := func(w int) {
+		b := parts[w]
 		if w > 0 {
 			// A chunk of a catalog holds nearly all of its terms: sized for
 			// fewer, the dictionary would grow twice on the way.
 			b.dict = newTermDict(hint)
 		}
-		if fresh {
-			b.terms = all[regions[w]:regions[w]:regions[w+1]]
-			b.lens = nc.lens[cut[w]:cut[w]:cut[w+1]]
+		switch {
+		case b.meet != nil:
+			if b.backward {
+				b.terms = make([]docTerm, 0, regions[w+1]-regions[w])
+				b.lens = make([]uint32, 0, cut[w+1]-cut[w])
+			}
+			b.buildMet(docs)
+		case todo == nil:
+			b.build(docs[cut[w]:cut[w+1]], nil)
+		default:
+			b.build(docs, todo[cut[w]:cut[w+1]])
 		}
-		parts[w] = b
 	}
-	chunk := func(w int) {
-		if todo == nil {
-			parts[w].build(docs[cut[w]:cut[w+1]], nil)
-		} else {
-			parts[w].build(docs, todo[cut[w]:cut[w+1]])
-		}
-	}
+	// The backward builder needs nothing of what follows, and starts first.
 	var wg sync.WaitGroup
+	if meet {
+		wg.Go(func() { chunk(workers - 1) })
+	}
+	var all []docTerm
+	if fresh {
+		all = make([]docTerm, regions[workers])
+		for w, b := range parts {
+			end := w + 1
+			if meet && w == workers-2 {
+				end = workers
+			}
+			if !b.backward {
+				b.terms = all[regions[w]:regions[w]:regions[end]]
+				b.lens = nc.lens[cut[w]:cut[w]:cut[end]]
+				b.region = regions[w]
+			}
+		}
+	}
 	for w := 1; w < workers; w++ {
-		wg.Go(func() { chunk(w) })
+		if !parts[w].backward {
+			wg.Go(func() { chunk(w) })
+		}
 	}
 	chunk(0)
 	wg.Wait()
-	if fresh && nc.assembleFresh(parts, all, regions) {
+	if fresh && nc.assembleFresh(parts, all) {
 		return nc
+	}
+	for _, b := range parts {
+		if b.backward {
+			b.forwards()
+		}
 	}
 	remaps := make([][]int32, workers) // nil for the first part, built on nc.dict
 	for w := 1; w < workers; w++ {
@@ -208,16 +242,18 @@ func textSize(d *Doc) int {
 // assembleFresh lays out the chunks of a fresh build one after the other in all, their
 // ids mapped to the corpus dictionary on the way, and reports false, having changed
 // nothing, if they do not fit. A chunk that outgrew its region was moved by growing and
-// is copied from where it went; the others move down from their regions, in order,
-// which is safe as long as no chunk has to move up (each entry is read before anything
-// is written over it, and no chunk is written over one still to be read).
-func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions []int) bool {
+// is copied from where it went, as is a backward chunk, the last, whose documents are
+// put in order and whose terms are merged in that order; the others move down from their
+// regions, in order, which is safe as long as no chunk has to move up (each entry is read
+// before anything is written over it, and no chunk is written over one still to be
+// read).
+func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm) bool {
 	pos := 0
 	inPlace := make([]bool, len(parts))
 	for w, b := range parts {
-		size := regions[w+1] - regions[w]
-		inPlace[w] = cap(b.terms) == size && size > 0 && &b.terms[:1][0] == &all[regions[w]]
-		if inPlace[w] && pos > regions[w] {
+		inPlace[w] = !b.backward && cap(b.terms) > 0 && b.region+cap(b.terms) <= len(all) &&
+			&b.terms[:1][0] == &all[b.region]
+		if inPlace[w] && pos > b.region {
 			return false
 		}
 		pos += len(b.terms)
@@ -227,6 +263,12 @@ func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions [
 	}
 	pos, doc := 0, 0
 	for w, b := range parts {
+		if b.backward {
+			nc.placeBackward(b, all, pos, doc)
+			pos += len(b.terms)
+			doc += len(b.lens)
+			continue
+		}
 		n := len(b.terms)
 		src, dst := b.terms, all[pos:pos+n]
 		switch {
@@ -246,6 +288,41 @@ func (nc *Corpus) assembleFresh(parts []*corpusBuilder, all []docTerm, regions [
 	}
 	nc.terms = all[:pos]
 	return true
+}
+
+// placeBackward merges the dictionary of backward builder b in document order and
+// writes its documents in that order to all from pos on, as documents doc on. The
+// merge is one pass; the documents, whose places follow from their ends, are then
+// written in two halves at once.
+func (nc *Corpus) placeBackward(b *corpusBuilder, all []docTerm, pos, doc int) {
+	remap := make([]int32, len(b.dict.keys))
+	for i := range remap {
+		remap[i] = -1
+	}
+	nd := len(b.lens)
+	for k := nd - 1; k >= 0; k-- {
+		for _, t := range b.terms[b.ends[k]:b.ends[k+1]] {
+			if remap[t.id] < 0 {
+				remap[t.id] = nc.dict.mergeTerm(b.dict, t.id)
+			}
+		}
+	}
+	n := int32(len(b.terms))
+	place := func(lo, hi int) { // builder documents lo to hi
+		for k := lo; k < hi; k++ {
+			at := int32(pos) + n - b.ends[k+1]
+			for j, t := range b.terms[b.ends[k]:b.ends[k+1]] {
+				all[at+int32(j)] = docTerm{id: remap[t.id], freq: t.freq}
+			}
+			d := doc + nd - 1 - k
+			nc.start[d+1] = at + b.ends[k+1] - b.ends[k]
+			nc.lens[d] = b.lens[k]
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { place(nd/2, nd) })
+	place(0, nd/2)
+	wg.Wait()
 }
 
 // estimateTerms is room for the terms of docs[i] for every i in which (every document

@@ -28,7 +28,7 @@ func TestCorpusWorkersAgree(t *testing.T) {
 	}
 	want := (&Corpus{}).update(docs, 1)
 	wantUpdate := old.update(changed, 1)
-	for _, procs := range []int{2, 4} {
+	for _, procs := range []int{2, 3, 4} {
 		sameCorpus(t, "fresh on "+strconv.Itoa(procs), want, (&Corpus{}).update(docs, procs))
 		sameCorpus(t, "update on "+strconv.Itoa(procs), wantUpdate, old.update(changed, procs))
 	}
@@ -143,6 +143,48 @@ func TestCorpusBuilderGrows(t *testing.T) {
 	for i := range docs {
 		if want.start[i+1] != b.ends[i+1] {
 			t.Fatalf("document %d ends at %d, want %d", i, b.ends[i+1], want.start[i+1])
+		}
+	}
+}
+
+// TestUpdateCacheGrows: an update of a small corpus with many new documents, whose
+// builder's cache of terms starts small and grows many times, gives every document the
+// terms a fresh build does.
+func TestUpdateCacheGrows(t *testing.T) {
+	docs := seedDocs(readTools(t, sealtoolsTools))
+	old := (&Corpus{}).update(docs[:3], 1)
+	got := old.update(docs, 1)
+	want := (&Corpus{}).update(docs, 1)
+	for i := range docs {
+		if !slices.Equal(want.DocTerms(i), got.DocTerms(i)) || want.DocLen(i) != got.DocLen(i) {
+			t.Fatalf("doc %d differs between a fresh build and an update", i)
+		}
+	}
+}
+
+// TestBackwardBuilderForwards: a builder that takes every document of a meeting from the
+// back, put in document order, has the documents and the dictionary of one that goes
+// forwards, which is what assembling a fresh corpus relies on when a chunk outgrew its room.
+func TestBackwardBuilderForwards(t *testing.T) {
+	docs := seedDocs(readTools(t, sealtoolsTools))[:700]
+	docs = append(docs, Doc{Name: "internationalization", Summary: "counterrevolutionaries internationalization"},
+		Doc{Name: "x", Summary: "counterrevolutionaries electroencephalographic"})
+	want := &corpusBuilder{dict: newTermDict(0)}
+	want.build(docs, nil)
+	for _, back := range []bool{false, true} {
+		b := &corpusBuilder{dict: newTermDict(0), meet: &meeting{size: len(docs), lo: 0, hi: len(docs)}, backward: back}
+		b.buildMet(docs)
+		if back {
+			b.forwards()
+		}
+		if len(want.dict.longs) < 3 {
+			t.Fatalf("%d long terms, want at least 3", len(want.dict.longs))
+		}
+		if !slices.Equal(want.dict.keys, b.dict.keys) || !slices.Equal(want.dict.longs, b.dict.longs) {
+			t.Fatalf("backward %v: the dictionaries differ", back)
+		}
+		if !slices.Equal(want.terms, b.terms) || !slices.Equal(want.lens, b.lens) || !slices.Equal(want.ends, b.ends) {
+			t.Fatalf("backward %v: the documents' terms differ", back)
 		}
 	}
 }

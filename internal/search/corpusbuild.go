@@ -1,6 +1,10 @@
 package search
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+	"sync"
+)
 
 // docTerm is a term of a document with its weighted frequency: id and frequency side by
 // side, since every reader wants both.
@@ -19,20 +23,63 @@ type corpusBuilder struct {
 	lens  []uint32
 
 	sc tokenScanner
-	// seen[i] tells where the term in slot i of the dictionary's table sits in terms
-	// when its doc is the document being built, and seenLong[j] the same of long term j;
-	// documents count from one, so a zero doc means never. Kept by slot rather than by
-	// id, the entry is read at the same time as the slot, not after it.
-	seen     []docSlot
-	seenLong []docSlot
-	doc      int32
+	// tab is the builder's copy of the dictionary's table with each short term's key and
+	// id inline, and where the term sits in terms if the document being built has it, so
+	// that a lookup reads one entry, not a slot, a key and a seen entry in three arrays.
+	// The dictionary's own table is written from it when the build ends. seenLong[j] is the
+	// same place of long term j.
+	tab      []builderSlot
+	tabShift uint8
+	tabLen   int  // the short terms in tab
+	cached   bool // tab caches the dictionary's terms rather than holding them all
+	seenLong []int32
+	from     int32       // where the document being built starts in terms
 	keys     []packedKey // the keys of this document's fields, which often repeat (the label defaults to the name)
 	long     []byte      // this document's terms longer than maxPacked, lowercased
 	sink     byte        // keeps touchDoc's reads
+	// A builder of a meeting tokenizes the documents it claims from it, from the front of
+	// the meeting's documents, or from the back when backward, document by document
+	// downwards; its terms, lens and ends are then in that order.
+	meet     *meeting
+	backward bool
+	region   int // where terms starts in a fresh build's array of all terms
 }
 
-type docSlot struct {
-	doc, at int32
+// meeting is the documents docs[lo:hi] not yet claimed by the two builders that share
+// them, one from each end: wherever they meet, the one that went faster took more, so
+// neither waits long for the other however the machine shares its CPUs between them.
+// Where they meet changes no term id (the chunks are merged in document order).
+type meeting struct {
+	size   int // the documents to share, fixed
+	mu     sync.Mutex
+	lo, hi int
+}
+
+// meetBatch is how many documents a builder claims at a time: enough that claims cost
+// little, few enough that the two finish close together.
+const meetBatch = 64
+
+// claim takes up to n documents from the front, or from the back when back, and returns
+// them as docs[from:to]; from == to when none are left.
+func (m *meeting) claim(back bool, n int) (from, to int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n = min(n, m.hi-m.lo)
+	if back {
+		m.hi -= n
+		return m.hi, m.hi + n
+	}
+	m.lo += n
+	return m.lo - n, m.lo
+}
+
+// builderSlot is a slot of the builder's table: a short term's key (hi zero when the slot
+// is free, since a packed key's length byte is not), its id, and at, the term's place in
+// terms if it is at or above from, in the document being built; -1 before any.
+type builderSlot struct {
+	key packedKey
+	id  int32
+	at  int32
 }
 
 // build tokenizes docs[i] for every i in which (every document of docs when which is
@@ -51,7 +98,7 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 		b.lens = make([]uint32, 0, count)
 	}
 	b.ends = append(make([]int32, 0, count+1), 0)
-	b.seen = make([]docSlot, len(b.dict.slots)) // slowID follows the table when it grows
+	b.loadTable(count)
 	var sink byte
 	for n := range count {
 		if n+touchAhead < count {
@@ -61,6 +108,107 @@ func (b *corpusBuilder) build(docs []Doc, which []int) {
 		b.ends = append(b.ends, int32(len(b.terms)))
 	}
 	b.sink = sink
+	b.storeTable()
+}
+
+// buildMet tokenizes the documents it claims from b.meet, which are in docs, appending
+// to terms and lens, which the caller has allocated.
+func (b *corpusBuilder) buildMet(docs []Doc) {
+	b.ends = append(make([]int32, 0, b.meet.size/2+1), 0)
+	b.loadTable(b.meet.size)
+	var sink byte
+	for {
+		from, to := b.meet.claim(b.backward, meetBatch)
+		if from == to {
+			break
+		}
+		for n := range to - from {
+			k := from + n
+			ahead := k + touchAhead
+			if b.backward {
+				k = to - 1 - n
+				ahead = k - touchAhead
+			}
+			if 0 <= ahead && ahead < len(docs) {
+				sink += touchDoc(&docs[ahead])
+			}
+			b.lens = append(b.lens, b.addDoc(&docs[k]))
+			b.ends = append(b.ends, int32(len(b.terms)))
+		}
+	}
+	b.sink = sink
+	b.storeTable()
+}
+
+// forwards puts the documents of a backward builder in document order, and renumbers
+// its dictionary's terms in the order of their first occurrence in that order, which
+// merge reads them in. The table and the map of long terms are not renumbered: merge
+// reads only keys and longs.
+func (b *corpusBuilder) forwards() {
+	nd := len(b.lens)
+	terms := make([]docTerm, 0, len(b.terms))
+	ends := append(make([]int32, 0, nd+1), 0)
+	lens := make([]uint32, 0, nd)
+	perm := make([]int32, len(b.dict.keys))
+	for i := range perm {
+		perm[i] = -1
+	}
+	keys := make([]packedKey, 0, len(b.dict.keys))
+	longs := make([]string, 0, len(b.dict.longs))
+	for k := nd - 1; k >= 0; k-- {
+		for _, t := range b.terms[b.ends[k]:b.ends[k+1]] {
+			if perm[t.id] < 0 {
+				perm[t.id] = int32(len(keys))
+				key := b.dict.keys[t.id]
+				if isLong(key) {
+					longs = append(longs, b.dict.longs[key.lo])
+					key.lo = uint64(len(longs) - 1)
+				}
+				keys = append(keys, key)
+			}
+			terms = append(terms, docTerm{id: perm[t.id], freq: t.freq})
+		}
+		ends = append(ends, int32(len(terms)))
+		lens = append(lens, b.lens[k])
+	}
+	b.terms, b.ends, b.lens, b.backward = terms, ends, lens, false
+	b.dict.keys, b.dict.longs = keys, longs
+}
+
+// loadTable makes b.tab the dictionary's table with the keys and ids inline. When the
+// dictionary already has terms, as in an update of a few documents, b.tab is instead a
+// cache of the terms of the count documents to build, in front of the dictionary, and
+// sized for them: it would cost more to fill with every term than the documents take.
+func (b *corpusBuilder) loadTable(count int) {
+	d := b.dict
+	if len(d.keys) == 0 {
+		b.tab, b.tabShift = make([]builderSlot, len(d.slots)), d.shift
+		return
+	}
+	b.cached = true
+	size := 1 << bits.Len(uint(max(minDictSlots, min(8*count, len(d.slots)))-1))
+	b.tab, b.tabShift = make([]builderSlot, size), uint8(64-bits.TrailingZeros(uint(size)))
+}
+
+// storeTable writes b.tab's ids back to the dictionary's table, which then finds every
+// short term the build added.
+func (b *corpusBuilder) storeTable() {
+	d := b.dict
+	if b.cached {
+		return // the dictionary has kept its table up to date
+	}
+	if len(d.slots) != len(b.tab) {
+		d.slots = make([]uint32, len(b.tab))
+	}
+	d.shift = b.tabShift
+	for i := range b.tab {
+		e := &b.tab[i]
+		if e.key.hi == 0 {
+			d.slots[i] = 0
+		} else {
+			d.slots[i] = uint32(e.id) + 1
+		}
+	}
 }
 
 // touchAhead is how many documents ahead of the one it tokenizes build reads the text of
@@ -87,9 +235,10 @@ func touchDoc(d *Doc) byte {
 }
 
 func (b *corpusBuilder) addDoc(d *Doc) uint32 {
-	b.doc++
+	b.from = int32(len(b.terms))
 	b.keys = b.keys[:0]
 	b.long = b.long[:0]
+	// The document's length is the sum of its keys' weights, counted here by field.
 	name := b.scan(d.Name, weightName)
 	label := name
 	if d.Label != d.Name {
@@ -97,20 +246,27 @@ func (b *corpusBuilder) addDoc(d *Doc) uint32 {
 	} else {
 		b.again(name, weightLabel)
 	}
-	b.scan(d.ServerName, weightServerName)
+	length := weightName*name.n() + weightLabel*label.n()
+	length += weightServerName * b.scan(d.ServerName, weightServerName).n()
+	mcp := label
 	switch d.MCPToolName {
 	case d.Name:
+		mcp = name
 		b.again(name, weightMCPToolName)
 	case d.Label:
 		b.again(label, weightMCPToolName)
 	default:
-		b.scan(d.MCPToolName, weightMCPToolName)
+		mcp = b.scan(d.MCPToolName, weightMCPToolName)
 	}
-	b.scan(d.Summary, weightSummary)
+	length += weightMCPToolName * mcp.n()
+	length += weightSummary * b.scan(d.Summary, weightSummary).n()
+	k0 := len(b.keys)
 	for _, k := range d.SchemaKeys {
 		b.scan(k, weightSchemaKey)
 	}
-	return b.add()
+	length += weightSchemaKey * uint32(len(b.keys)-k0)
+	b.add()
+	return length
 }
 
 // A key in b.keys carries its field's weight in its top four bits, which a packed key
@@ -124,6 +280,8 @@ const (
 // keySpan is a field's keys: keys[from:to].
 type keySpan struct{ from, to int }
 
+func (f keySpan) n() uint32 { return uint32(f.to - f.from) }
+
 // scan appends the keys of the tokens of s, weighted, to b.keys.
 func (b *corpusBuilder) scan(s string, weight uint64) keySpan {
 	from := len(b.keys)
@@ -131,7 +289,9 @@ func (b *corpusBuilder) scan(s string, weight uint64) keySpan {
 		return keySpan{from, from}
 	}
 	tag := weight << weightShift
-	b.keys = slices.Grow(b.keys, len(s))
+	if cap(b.keys)-from < len(s) {
+		b.keys = slices.Grow(b.keys, len(s)) // only now a pointer write, which the GC may have to see
+	}
 	out := b.keys[from : from+len(s)]
 	if n, ok := b.scanASCII(out, s, tag); ok {
 		b.keys = b.keys[:from+n]
@@ -172,99 +332,132 @@ func (b *corpusBuilder) again(f keySpan, weight uint64) {
 const _ = uint(1<<(64-weightShift) - 1 - (weightName + weightLabel + weightMCPToolName))
 
 // add adds the terms of the document's keys, each occurrence its weight to its
-// frequency, and returns the document's length.
-func (b *corpusBuilder) add() uint32 {
-	b.terms = slices.Grow(b.terms, len(b.keys)) // room for every key to be new
-	var length uint32
+// frequency.
+func (b *corpusBuilder) add() {
+	if cap(b.terms)-len(b.terms) < len(b.keys) { // room for every key to be new
+		b.terms = slices.Grow(b.terms, len(b.keys))
+	}
 	for k := 0; ; k++ {
-		var l uint32
-		k, l = b.addFound(k)
-		length += l
-		if k == len(b.keys) {
-			return length
+		if k = b.addFound(k); k == len(b.keys) {
+			return
 		}
 		key := b.keys[k]
 		w := uint32(key.hi >> weightShift)
 		key.hi &= keyBits
 		id, e := b.slowID(key)
 		b.addTerm(e, id, w)
-		length += w
 	}
 }
 
-// addFound adds the terms of keys[from:] while the dictionary's first probe finds them,
-// and returns where it stopped and the weights it added. It calls nothing and does not
+// addFound adds the terms of keys[from:] while the table's first probe finds them,
+// and returns where it stopped. It calls nothing and does not
 // branch on whether a term is new to the document, so that its loop keeps its variables
 // in registers and the CPU does not guess wrong half the time: a term's entry is written
 // at the end of the document's terms every time and kept only when the term is new.
 // The caller has made room for every key.
-func (b *corpusBuilder) addFound(from int) (int, uint32) {
-	slots, dkeys, shift, mul := b.dict.slots, b.dict.keys, b.dict.shift&63, b.dict.mul
-	n, terms := len(b.terms), b.terms[:cap(b.terms)]
-	seen, doc := b.seen, b.doc
+func (b *corpusBuilder) addFound(from int) int {
+	tab, shift := b.tab, b.tabShift&63
+	mul0, mul1 := b.dict.mul[0], b.dict.mul[1]
+	n, terms := int32(len(b.terms)), b.terms[:cap(b.terms)]
+	start := b.from
 	keys := b.keys
-	var length uint32
 	k := from
 	for ; k < len(keys); k++ {
 		key := keys[k]
 		w := uint32(key.hi >> weightShift)
 		key.hi &= keyBits
-		i := dictHash(key, mul) >> shift
-		v, e := slots[i], &seen[i]
-		if v == 0 || dkeys[v-1] != key {
+		e := &tab[mixHash(key.lo*mul0+key.hi*mul1)>>shift]
+		if e.key != key {
 			break
 		}
-		diff := uint32(e.doc ^ doc)
-		fresh := int32((diff | -diff) >> 31) // 1 if the term is new to the document, else 0; no branch
-		at := e.at&^-fresh | int32(n)&-fresh
-		terms[n] = docTerm{id: int32(v - 1)}
+		at := e.at
+		old := (start - 1 - at) >> 31 // -1 if the document has the term at at, else 0; no branch
+		at = at&old | n&^old
+		terms[n] = docTerm{id: e.id}
 		terms[at].freq += w
-		e.doc, e.at = doc, at
-		n += int(fresh)
-		length += w
+		e.at = at
+		n += 1 + old
 	}
-	b.terms = terms[:n]
-	return k, length
+	b.terms = b.terms[:n] // the length alone: no pointer write for the GC to see
+	return k
 }
 
-// addTerm adds an occurrence of term id, whose entry in seen or seenLong is e.
-func (b *corpusBuilder) addTerm(e *docSlot, id int32, weight uint32) {
-	if e.doc == b.doc {
-		b.terms[e.at].freq += weight
+// addTerm adds an occurrence of term id at the end of the document's terms if its place
+// *at (-1 for none) is not in the document.
+func (b *corpusBuilder) addTerm(at *int32, id int32, weight uint32) {
+	if *at >= b.from {
+		b.terms[*at].freq += weight
 		return
 	}
-	e.doc, e.at = b.doc, int32(len(b.terms))
+	*at = int32(len(b.terms))
 	b.terms = append(b.terms, docTerm{id: id, freq: weight})
 }
 
 // slowID is the id of key past the first probe (a collision, a new term or a long one),
-// which it adds if it is new, and its entry in seen or seenLong.
-func (b *corpusBuilder) slowID(key packedKey) (int32, *docSlot) {
+// which it adds if it is new, and where its place in the document is kept.
+func (b *corpusBuilder) slowID(key packedKey) (int32, *int32) {
 	if isLong(key) {
 		id := b.dict.longID(b.long[uint32(key.lo) : key.lo>>32])
 		j := int(b.dict.keys[id].lo)
 		if j >= len(b.seenLong) {
-			b.seenLong = append(b.seenLong, make([]docSlot, j+1-len(b.seenLong))...)
+			for len(b.seenLong) <= j {
+				b.seenLong = append(b.seenLong, -1)
+			}
 		}
 		return id, &b.seenLong[j]
 	}
-	size := len(b.dict.slots)
-	id, i := b.dict.idSlot(key)
-	if len(b.dict.slots) != size {
-		b.reseat()
+	mask := uint64(len(b.tab) - 1)
+	i := mixHash(key.lo*b.dict.mul[0]+key.hi*b.dict.mul[1]) >> (b.tabShift & 63)
+	for {
+		e := &b.tab[i]
+		if e.key == key {
+			return e.id, &e.at
+		}
+		if e.key.hi == 0 {
+			break
+		}
+		i = (i + 1) & mask
 	}
-	return id, &b.seen[i]
+	d := b.dict
+	var id int32
+	if b.cached {
+		id = d.id(key)
+	} else {
+		id = int32(len(d.keys))
+		d.keys = append(d.keys, key)
+	}
+	b.tab[i] = builderSlot{key: key, id: id, at: -1}
+	if b.tabLen++; 2*b.tabLen > len(b.tab) { // at most half full: probes stay short
+		b.growTable()
+		return id, b.slotAt(key)
+	}
+	return id, &b.tab[i].at
 }
 
-// reseat makes seen follow the dictionary's table, which has grown and moved every
-// term: only the entries of the document being built matter, and they are its terms.
-func (b *corpusBuilder) reseat() {
-	b.seen = make([]docSlot, len(b.dict.slots))
-	from := b.ends[len(b.ends)-1]
-	for at := from; at < int32(len(b.terms)); at++ {
-		key := b.dict.keys[b.terms[at].id]
-		if !isLong(key) {
-			b.seen[b.dict.slotOf(key)] = docSlot{doc: b.doc, at: at}
+// growTable doubles b.tab, moving every term with its place in the document.
+func (b *corpusBuilder) growTable() {
+	old := b.tab
+	b.tab = make([]builderSlot, 2*len(old))
+	b.tabShift--
+	mask := uint64(len(b.tab) - 1)
+	for _, e := range old {
+		if e.key.hi == 0 {
+			continue
 		}
+		i := mixHash(e.key.lo*b.dict.mul[0]+e.key.hi*b.dict.mul[1]) >> (b.tabShift & 63)
+		for b.tab[i].key.hi != 0 {
+			i = (i + 1) & mask
+		}
+		b.tab[i] = e
 	}
+}
+
+// slotAt is the place in the document of a short term that b.tab holds.
+func (b *corpusBuilder) slotAt(key packedKey) *int32 {
+	mask := uint64(len(b.tab) - 1)
+	i := mixHash(key.lo*b.dict.mul[0]+key.hi*b.dict.mul[1]) >> (b.tabShift & 63)
+	for b.tab[i].key != key {
+		i = (i + 1) & mask
+	}
+	return &b.tab[i].at
 }

@@ -202,19 +202,24 @@ func (d *termDict) clone() *termDict {
 // the id a single pass over all the chunks would have.
 func (d *termDict) merge(o *termDict) []int32 {
 	remap := make([]int32, len(o.keys))
-	for local, key := range o.keys {
-		if !isLong(key) {
-			remap[local] = d.id(key)
-			continue
-		}
-		term := o.longs[key.lo]
-		id, ok := d.long[term]
-		if !ok {
-			id = d.addLong(term)
-		}
-		remap[local] = id
+	for local := range o.keys {
+		remap[local] = d.mergeTerm(o, int32(local))
 	}
 	return remap
+}
+
+// mergeTerm returns the id in d of term local of o, which it adds if d lacks it.
+func (d *termDict) mergeTerm(o *termDict, local int32) int32 {
+	key := o.keys[local]
+	if !isLong(key) {
+		return d.id(key)
+	}
+	term := o.longs[key.lo]
+	id, ok := d.long[term]
+	if !ok {
+		id = d.addLong(term)
+	}
+	return id
 }
 
 // packBytes packs a term of 1 to maxPacked bytes into its key.

@@ -19,12 +19,13 @@ const (
 // ASCII (multi). The additions work on bytes below 0x80, so none carries into the next.
 func wordMasks(w uint64) (alnum, upper, multi uint64) {
 	multi = w & highs
-	x := w &^ highs
-	l := x | 0x20*ones // letters in a–z, and nothing else there
-	letter := (l + (0x80-'a')*ones) &^ (l + (0x80-'z'-1)*ones)
+	x := w ^ multi
+	ascii := multi ^ highs // the top bit of every ASCII byte
+	l := x | 0x20*ones     // letters in a–z, and nothing else there
+	letter := (l + (0x80-'a')*ones) &^ (l + (0x80-'z'-1)*ones) & ascii
 	digit := (x + (0x80-'0')*ones) &^ (x + (0x80-'9'-1)*ones)
-	alnum = (letter | digit) & highs &^ multi
-	upper = letter &^ (x << 2) & highs &^ multi // upper case: bit 5 (0x20) is clear
+	alnum = letter | digit&ascii
+	upper = letter &^ (x << 2) // upper case: bit 5 (0x20) is clear
 	return alnum, upper, multi
 }
 
@@ -192,74 +193,75 @@ func runEnd(s string, i int) (int, bool) {
 
 // splitRun writes the keys of the run of ASCII letters and digits s[i:j], which a
 // separator or the end of s follows, split by the seed's case rules, to out from n on,
-// and returns the new count.
+// and returns the new count. The rules are worked out for eight bytes at once, on the
+// word that holds them and its neighbours' edge bytes, and only the pieces are visited:
+// byte k starts a piece when it is upper case and the byte before it is lower case or a
+// digit, or upper case with a lower-case byte after k. Byte j, which ends the run, is
+// not a letter or a digit, so the last piece needs no mask of its own; bytes past it are
+// masked off.
 func (b *corpusBuilder) splitRun(out []packedKey, n int, s string, i, j int, tag uint64) int {
-	if j-i <= 16 {
-		return b.splitShort(out, n, s, i, j, tag)
-	}
+	m := j - i
 	start := i
-	prev := asciiClass[s[i]]
-	for k := i + 1; k < j; k++ {
-		cur := asciiClass[s[k]]
-		if cur == clsUpper {
-			next := clsSep
-			if k+1 < j {
-				next = asciiClass[s[k+1]]
-			}
-			if splitBefore(prev, cur, next) {
-				out[n] = b.runKey(s, start, k)
-				out[n].hi |= tag
-				n++
-				start = k
-			}
+	up, ld, lo := caseMasks(load8(s, i))
+	var pup, pld uint64 // the word before's; none before the run
+	for base := 0; base < m; base += 8 {
+		var next uint64
+		if p := i + base + 8; p+8 <= len(s) {
+			next = load64(s, p)
+		} else {
+			next = loadTail(s, p)
 		}
-		prev = cur
+		nup, nld, nlo := caseMasks(next)
+		split := up & (ld<<8 | pld>>56 | (up<<8|pup>>56)&(lo>>8|nlo<<56))
+		if r := m - base; r < 8 {
+			split &= 1<<(8*r&63) - 1
+		}
+		if base == 0 {
+			split &^= 0x80 // the run's first byte starts the first piece anyway
+		}
+		for ; split != 0; split &= split - 1 {
+			k := i + base + bits.TrailingZeros64(split)>>3
+			if l := k - start; l <= 8 && start+8 <= len(s) { // the common piece, without a call
+				out[n] = packedKey{lo: lowerASCII8(load64(s, start)) & (^uint64(0) >> ((64 - 8*l) & 63)), hi: uint64(l)<<56 | tag}
+			} else {
+				out[n] = b.pieceKey(s, start, k)
+				out[n].hi |= tag
+			}
+			n++
+			start = k
+		}
+		pup, pld = up, ld
+		up, ld, lo = nup, nld, nlo
 	}
-	out[n] = b.runKey(s, start, j)
+	out[n] = b.pieceKey(s, start, j)
 	out[n].hi |= tag
 	return n + 1
 }
 
-// splitShort is splitRun for a run of at most 16 bytes: the case rules are worked out
-// for all its bytes at once, on the two words that hold them, and only the pieces are
-// visited. Byte k starts a piece when it is upper case and the byte before it is lower
-// case or a digit, or upper case with a lower-case byte after k.
-func (b *corpusBuilder) splitShort(out []packedKey, n int, s string, i, j int, tag uint64) int {
-	w0, w1 := load8(s, i), load8(s, i+8)
-	up0, ld0, lo0 := caseMasks(w0)
-	up1, ld1, lo1 := caseMasks(w1)
-	// The byte before and after every byte, across the two words; a byte past the
-	// loaded sixteen is a separator, as is byte j, which ends the run.
-	split0 := up0 & (ld0<<8 | up0<<8&(lo0>>8|lo1<<56))
-	split1 := up1 & (ld1<<8 | ld0>>56 | (up1<<8|up0>>56)&(lo1>>8))
-	// Only bytes 1 to j-i-1 can start a piece.
-	m := j - i
-	switch {
-	case m < 8:
-		split0 &= 1<<(8*m&63) - 1
-		split1 = 0
-	case m < 16:
-		split1 &= 1<<(8*(m-8)&63) - 1
+// pieceKey is runKey for a piece of a run: most are short and near the end of s, which
+// runKey reaches through three calls and this in none, by reading the last eight bytes
+// of s and shifting them down.
+func (b *corpusBuilder) pieceKey(s string, i, j int) packedKey {
+	n := j - i
+	if n > maxPacked || len(s) < 8 {
+		return b.runKey(s, i, j)
 	}
-	split0 &^= 0x80
-	start := i
-	for ; split0 != 0; split0 &= split0 - 1 {
-		k := i + bits.TrailingZeros64(split0)>>3
-		out[n] = b.runKey(s, start, k)
-		out[n].hi |= tag
-		n++
-		start = k
+	var lo uint64
+	if i+8 <= len(s) {
+		lo = load64(s, i)
+	} else {
+		lo = load64(s, len(s)-8) >> (8 * (i + 8 - len(s)) & 63)
 	}
-	for ; split1 != 0; split1 &= split1 - 1 {
-		k := i + 8 + bits.TrailingZeros64(split1)>>3
-		out[n] = b.runKey(s, start, k)
-		out[n].hi |= tag
-		n++
-		start = k
+	if n <= 8 {
+		return packedKey{lo: lowerASCII8(lo) & (^uint64(0) >> ((64 - 8*n) & 63)), hi: uint64(n) << 56}
 	}
-	out[n] = b.runKey(s, start, j)
-	out[n].hi |= tag
-	return n + 1
+	var hi uint64 // i+8 < j <= len(s)
+	if i+16 <= len(s) {
+		hi = load64(s, i+8)
+	} else {
+		hi = load64(s, len(s)-8) >> (8 * (i + 16 - len(s)) & 63)
+	}
+	return packedKey{lo: lowerASCII8(lo), hi: lowerASCII8(hi)&(1<<(8*(n-8)&63)-1) | uint64(n)<<56}
 }
 
 // caseMasks gives the top bit of every byte of w that is an ASCII upper-case letter

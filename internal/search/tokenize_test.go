@@ -257,7 +257,6 @@ func FuzzCorpusTermIDs(f *testing.F) {
 		b := &corpusBuilder{dict: newTermDict(0)}
 		b.build([]Doc{{Name: other}, {Name: s, Summary: other + " " + s}}, []int{0, 1})
 		for _, text := range []string{other, s, other + " " + s} {
-			b.doc++
 			b.keys, b.long = b.keys[:0], b.long[:0]
 			f := b.scan(text, weightName)
 			var got []string
