@@ -189,6 +189,36 @@ func TestBackwardBuilderForwards(t *testing.T) {
 	}
 }
 
+// TestMeetingSplitsAgree: wherever the two builders of a meeting meet, the front one's
+// documents and the back one's, put in document order and merged after, are the documents
+// and the dictionary of one builder that went through all of them.
+func TestMeetingSplitsAgree(t *testing.T) {
+	docs := seedDocs(readTools(t, sealtoolsTools))[:900]
+	want := &corpusBuilder{dict: newTermDict(0)}
+	want.build(docs, nil)
+	for _, split := range []int{0, 1, meetBatch - 1, meetBatch, meetBatch + 1, 450, len(docs) - 1, len(docs)} {
+		front := &corpusBuilder{dict: newTermDict(0), meet: &meeting{size: split, lo: 0, hi: split}}
+		back := &corpusBuilder{dict: newTermDict(0), meet: &meeting{size: len(docs) - split, lo: split, hi: len(docs)}, backward: true}
+		for _, b := range []*corpusBuilder{front, back} {
+			b.terms = make([]docTerm, 0, 1024)
+			b.lens = make([]uint32, 0, len(docs))
+			b.buildMet(docs)
+		}
+		back.forwards()
+		remap := front.dict.merge(back.dict)
+		terms := slices.Clone(front.terms)
+		for _, tm := range back.terms {
+			terms = append(terms, docTerm{id: remap[tm.id], freq: tm.freq})
+		}
+		if !slices.Equal(want.dict.keys, front.dict.keys) || !slices.Equal(want.dict.longs, front.dict.longs) {
+			t.Fatalf("split at %d: the dictionaries differ", split)
+		}
+		if !slices.Equal(want.terms, terms) || !slices.Equal(want.lens, append(front.lens, back.lens...)) {
+			t.Fatalf("split at %d: the documents' terms differ", split)
+		}
+	}
+}
+
 // TestCorpusBuilderGrowsInDocument: the table grows while a document is built, between
 // occurrences of its terms, and the document keeps one entry a term.
 func TestCorpusBuilderGrowsInDocument(t *testing.T) {
