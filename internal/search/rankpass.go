@@ -1,0 +1,422 @@
+package search
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync"
+)
+
+// A parallel build of nodmix's ranker does the work of a distinct word or pair of adjacent
+// words once, not once per chunk that meets it: a large catalog's chunks share most of their
+// vocabulary, and analyzing a word (splitting, stemming, interning its terms) costs far more
+// than meeting it again. The build runs in three passes:
+//
+//  1. Every chunk, on a goroutine of its own, reads its text into a stream of word ids of its
+//     own, with the pairs of adjacent words they make, and logs the order in which it first met
+//     each word and pair. Only a new word's stop-word check is done here: it decides the pairs.
+//  2. The chunks' logs are merged in chunk order, which is the order one pass over all documents
+//     first meets every word and pair: the build's ids. The merged words and pairs are analyzed
+//     on every CPU, and their terms then interned in that order, which gives every term the id
+//     one pass gives it.
+//  3. Every chunk turns its stream into its documents' term cells, on a goroutine of its own.
+
+// pairItem marks a pair in a chunk's log and in the merged order; other entries are words.
+const pairItem = 1 << 31
+
+// fieldMark starts a field's tokens in a chunk's stream: fieldMark|field. A word's token is
+// its id << 1, plus one when the id of the pair it ends follows.
+const fieldMark = 1 << 31
+
+// passChunk is one chunk of a parallel build through the three passes.
+type passChunk struct {
+	lo, hi int
+	// an holds the chunk's word tables, word list and pair table in the first pass, and is
+	// the chunk's scratch (arena, slabs) in the second and third.
+	an     *nodmixAnalyzer
+	toks   []uint32
+	ends   []int32    // ends[i]: the end of document lo+i's tokens
+	log    []uint32   // words and pairs (pairItem|id) in the order the chunk first met them
+	pairs  [][2]int32 // the words of each pair, by the chunk's ids
+	stops  []bool     // by word: a stop word, which makes no pair
+	wordOf []int32    // the build's id of each of the chunk's words
+	pairOf []int32    // the build's id of each of the chunk's pairs
+
+	// The second pass: the range of words and pairs this chunk's goroutine analyzes.
+	wlo, whi, plo, phi int
+	hashes             []uint32 // the hashes of its words' terms, in order
+}
+
+// analyzeNodmixParallel is analyzeParallel for nodmix's analyzer, which it fills as one pass
+// over docs would.
+func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, cells [][]termCell, lens []float64, nf int) termTable {
+	chunks := make([]passChunk, len(parts))
+	var wg sync.WaitGroup
+	for k := range chunks {
+		c := &chunks[k]
+		c.lo, c.hi, c.an = parts[k].lo, parts[k].hi, parts[k].an.(*nodmixAnalyzer)
+		wg.Go(func() { c.read(docs[c.lo:c.hi]) })
+	}
+	wg.Wait()
+
+	// The first chunk's ids are the build's; every later chunk's new words and pairs follow,
+	// in the order that chunk met them.
+	first := chunks[0].an
+	a.words, a.short, a.list = first.words, first.short, first.list
+	joins := first.joins
+	order := chunks[0].log
+	pairs := chunks[0].pairs
+	for k := range chunks {
+		c := &chunks[k]
+		c.wordOf = make([]int32, len(c.an.list))
+		c.pairOf = make([]int32, len(c.pairs))
+		if k == 0 {
+			for id := range c.wordOf {
+				c.wordOf[id] = int32(id)
+			}
+			for id := range c.pairOf {
+				c.pairOf[id] = int32(id)
+			}
+			continue
+		}
+		var word, pair int32
+		for _, item := range c.log {
+			if item&pairItem == 0 {
+				info := c.an.list[word]
+				if have := a.cached(info.raw); have != nil {
+					c.wordOf[word] = have.id
+				} else {
+					info.id = int32(len(a.list)) // the chunk's word is renumbered in place
+					a.list = append(a.list, info)
+					a.cache(info)
+					order = append(order, uint32(info.id))
+					c.wordOf[word] = info.id
+				}
+				word++
+				continue
+			}
+			p := c.pairs[pair]
+			x, y := c.wordOf[p[0]], c.wordOf[p[1]]
+			id, ok := joins.get(x, y)
+			if !ok {
+				id = int32(len(pairs))
+				joins.put(x, y, id)
+				pairs = append(pairs, [2]int32{x, y})
+				order = append(order, pairItem|uint32(id))
+			}
+			c.pairOf[pair] = id
+			pair++
+		}
+	}
+
+	// Words, then pairs (which join the words' lowercase forms), analyzed in ranges.
+	terms := termTable{seed: maphash.MakeSeed()}
+	pairTerms := make([]string, len(pairs))
+	pairHashes := make([]uint32, len(pairs))
+	n := len(chunks)
+	for k := range chunks {
+		c := &chunks[k]
+		c.wlo, c.whi = k*len(a.list)/n, (k+1)*len(a.list)/n
+		c.plo, c.phi = k*len(pairs)/n, (k+1)*len(pairs)/n
+		wg.Go(func() { c.analyzeWords(a.list, terms.seed) })
+	}
+	wg.Wait()
+	for k := range chunks {
+		c := &chunks[k]
+		wg.Go(func() { c.analyzePairs(a.list, pairs, pairTerms, pairHashes, terms.seed) })
+	}
+	wg.Wait()
+
+	// Terms take their ids in the order one pass meets them.
+	nterms := len(pairs)
+	for k := range chunks {
+		nterms += len(chunks[k].hashes)
+	}
+	terms.alloc(nterms)
+	terms.strs = make([]string, 0, nterms)
+	a.hot = make([]wordHot, 0, len(a.list))
+	a.tids = make([]int32, 0, nterms-len(pairs))
+	pairIDs := make([]int32, len(pairs))
+	k, at := 0, 0 // the chunk whose hashes the next word's terms are at, and where
+	for _, item := range order {
+		if item&pairItem != 0 {
+			p := item &^ pairItem
+			pairIDs[p], _ = terms.internHash(pairTerms[p], pairHashes[p])
+			continue
+		}
+		for int(item) >= chunks[k].whi {
+			k, at = k+1, 0
+		}
+		info := a.list[item]
+		off := len(a.tids)
+		for _, term := range info.terms {
+			id, _ := terms.internHash(term, chunks[k].hashes[at])
+			at++
+			a.tids = append(a.tids, id)
+		}
+		a.hot = append(a.hot, wordHot{off: int32(off), n: int32(len(info.terms)), stop: info.stop})
+	}
+
+	for k := range chunks {
+		c := &chunks[k]
+		wg.Go(func() {
+			c.fill(a, terms.len(), pairIDs, cells[c.lo:c.hi], lens[c.lo*nf:c.hi*nf], nf)
+		})
+	}
+	wg.Wait()
+	a.docWords = make([][]int32, 0, len(docs))
+	for k := range chunks {
+		a.docWords = append(a.docWords, chunks[k].an.docWords...)
+	}
+	return terms
+}
+
+// read is the first pass over the chunk's documents.
+func (c *passChunk) read(docs []RankDoc) {
+	a := c.an
+	a.joins.init(4 * len(docs))
+	a.words.init(len(docs) / 4)
+	a.short.init(3 * len(docs))
+	a.list = make([]*wordInfo, 0, 3*len(docs))
+	c.stops = make([]bool, 0, 3*len(docs))
+	c.log = make([]uint32, 0, 10*len(docs))
+	c.pairs = make([][2]int32, 0, 4*len(docs))
+	c.ends = make([]int32, len(docs))
+	size := 0
+	for i := range docs {
+		d := &docs[i]
+		size += len(d.Name) + len(d.ID) + len(d.Label) + len(d.Description) + len(d.ParamText)
+	}
+	c.toks = make([]uint32, 0, size/4)
+	for i := range docs {
+		d := &docs[i]
+		c.field(fieldName, ownName(d))
+		c.field(fieldID, d.ID)
+		if d.Label != d.Name {
+			c.field(fieldLabel, d.Label)
+		}
+		lead, body := splitLead(d.Description)
+		c.field(fieldDescription, lead)
+		c.field(fieldBody, body)
+		c.field(fieldServer, d.Server)
+		c.field(fieldParams, d.ParamText)
+		for _, k := range d.SchemaKeys {
+			c.field(fieldKeys, k)
+		}
+		c.ends[i] = int32(len(c.toks))
+	}
+}
+
+// field is fieldIDs of the first pass: it adds the tokens of one field's text.
+func (c *passChunk) field(f int, text string) {
+	if text == "" || nodmixFields[f].weight == 0 {
+		return
+	}
+	a := c.an
+	c.toks = append(c.toks, fieldMark|uint32(f))
+	prev := int32(-1)
+	for i := 0; i < len(text); {
+		for i < len(text) && byteClass[text[i]] == classSep {
+			i++
+		}
+		start := i
+		i = wordEnd(text, i)
+		if i < len(text) && byteClass[text[i]] == classMulti {
+			t := &a.sink
+			t.raws = rawWordsRunes(t.raws[:0], text, start)
+			for _, raw := range t.raws {
+				id := int32(-1)
+				if info := a.cached(raw); info != nil {
+					id = info.id
+				} else {
+					id = c.newWord(raw)
+				}
+				prev = c.occur(id, prev)
+			}
+			return
+		}
+		if i == start {
+			break
+		}
+		var id int32
+		if n := i - start; n <= 15 {
+			if id = a.short.find2(packASCII(text, start, n)); id < 0 {
+				id = c.newWord(text[start:i])
+			}
+		} else if info := a.words.find(a.words.hash(text[start:i]), text[start:i]); info != nil {
+			id = info.id
+		} else {
+			id = c.newWord(text[start:i])
+		}
+		prev = c.occur(id, prev)
+	}
+}
+
+// occur adds the token of an occurrence of word id after word prev (-1 for none or a stop
+// word) and returns what the next word's prev is.
+func (c *passChunk) occur(id, prev int32) int32 {
+	if c.stops[id] {
+		c.toks = append(c.toks, uint32(id)<<1)
+		return -1
+	}
+	if prev < 0 {
+		c.toks = append(c.toks, uint32(id)<<1)
+		return id
+	}
+	a := c.an
+	p, ok := a.joins.get(prev, id)
+	if !ok {
+		p = int32(len(c.pairs))
+		a.joins.put(prev, id, p)
+		c.pairs = append(c.pairs, [2]int32{prev, id})
+		c.log = append(c.log, pairItem|uint32(p))
+	}
+	c.toks = append(c.toks, uint32(id)<<1|1, uint32(p))
+	return id
+}
+
+// newWord adds raw, which the chunk has not met, to its words: only whether it is a stop word
+// is found out now.
+func (c *passChunk) newWord(raw string) int32 {
+	a := c.an
+	if len(a.infos) == cap(a.infos) {
+		a.infos = make([]wordInfo, 0, 1024)
+	}
+	id := int32(len(a.list))
+	a.infos = append(a.infos, wordInfo{id: id, raw: raw, stop: isStopRaw(raw, &a.sink)})
+	info := &a.infos[len(a.infos)-1]
+	a.list = append(a.list, info)
+	c.stops = append(c.stops, info.stop)
+	c.log = append(c.log, uint32(id))
+	a.cache(info)
+	return id
+}
+
+// isStopRaw reports whether the lowercase form of raw word raw (splitWord's first part) is a
+// stop word.
+func isStopRaw(raw string, t *termSink) bool {
+	if !isASCII(raw) {
+		t.parts = splitWordsRunes(t.parts[:0], raw, &t.buf)
+		return isNodmixStopWord(t.parts[0])
+	}
+	if len(raw) > maxStopWordLen {
+		return false
+	}
+	var buf [maxStopWordLen]byte
+	for i := 0; i < len(raw); i++ {
+		b := raw[i]
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		buf[i] = b
+	}
+	return nodmixStopWords[string(buf[:len(raw)])]
+}
+
+// analyzeWords analyzes the build's words wlo to whi, as newWord does, and hashes their terms
+// for the term table.
+func (c *passChunk) analyzeWords(list []*wordInfo, seed maphash.Seed) {
+	a := c.an
+	t := &a.sink
+	for _, info := range list[c.wlo:c.whi] {
+		t.parts = a.splitWord(t.parts[:0], info.raw, &t.buf)
+		t.stems = t.stems[:0]
+		for _, w := range t.parts {
+			if !isNodmixStopWord(w) {
+				t.stems = a.appendStemVariants(t.stems, w)
+			}
+		}
+		info.lower = t.parts[0]
+		info.parts = a.slabStrings(t.parts)
+		info.terms = a.slabStrings(t.stems)
+		for _, term := range info.terms {
+			c.hashes = append(c.hashes, uint32(maphash.String(seed, term)))
+		}
+	}
+}
+
+// analyzePairs makes the joined term of pairs plo to phi, and hashes it.
+func (c *passChunk) analyzePairs(list []*wordInfo, pairs [][2]int32, out []string, hashes []uint32, seed maphash.Seed) {
+	a := c.an
+	for p := c.plo; p < c.phi; p++ {
+		term := stem(a.bytes.concat(list[pairs[p][0]].lower, list[pairs[p][1]].lower))
+		out[p] = term
+		hashes[p] = uint32(maphash.String(seed, term))
+	}
+}
+
+// chunkWord is what the third pass reads of a chunk's word at every occurrence.
+type chunkWord struct {
+	off, n int32 // its term ids are the build's tids[off:off+n]
+	id     int32 // the build's id
+}
+
+// fill is the third pass: the chunk's documents' cells and field lengths, as analyzeRange
+// makes them, from its tokens; the chunk's analyzer gets their docWords.
+func (c *passChunk) fill(a *nodmixAnalyzer, nterms int, pairIDs []int32, cells [][]termCell, lens []float64, nf int) {
+	words := make([]chunkWord, len(c.wordOf))
+	for w, id := range c.wordOf {
+		h := a.hot[id]
+		words[w] = chunkWord{off: h.off, n: h.n, id: id}
+	}
+	pairTerm := make([]int32, len(c.pairOf))
+	for p, id := range c.pairOf {
+		pairTerm[p] = pairIDs[id]
+	}
+	tids := a.tids
+	b := c.an // the chunk's documents' words, by the build's ids
+	b.docWords = make([][]int32, 0, c.hi-c.lo)
+	b.wordArena = nil
+	b.seen = make([]int32, len(a.list))
+
+	var acc docAccum
+	acc.slot = make([]int32, nterms)
+	flat := make([]termCell, 0, 48*(c.hi-c.lo))
+	from := int32(0)
+	for i := range c.hi - c.lo {
+		acc.acc = acc.acc[:0]
+		acc.lens = lens[i*nf : (i+1)*nf]
+		b.wordFrom = len(b.wordArena)
+		b.doc = int32(i + 1)
+		f := 0
+		toks := c.toks[from:c.ends[i]]
+		from = c.ends[i]
+		for j := 0; j < len(toks); j++ {
+			tok := toks[j]
+			if tok&fieldMark != 0 {
+				f = int(tok &^ fieldMark)
+				continue
+			}
+			w := &words[tok>>1]
+			b.noteWord(w.id)
+			if w.n == 1 {
+				acc.add(f, tids[w.off], 1)
+			} else {
+				for _, t := range tids[w.off : w.off+w.n] {
+					acc.add(f, t, 1)
+				}
+			}
+			if tok&1 != 0 {
+				j++
+				acc.add(f, pairTerm[toks[j]], nodmixJoinWeight)
+			}
+		}
+		end := len(b.wordArena)
+		b.docWords = append(b.docWords, b.wordArena[b.wordFrom:end:end])
+		at := len(flat)
+		flat = acc.appendCells(flat)
+		cells[i] = flat[at:len(flat):len(flat)] // if flat grows later, this keeps its array
+	}
+}
+
+// appendCells appends the document's cells to flat, one per term and field, grouped by term
+// in order of first occurrence, and clears the document's slots.
+func (d *docAccum) appendCells(flat []termCell) []termCell {
+	for _, tc := range d.acc {
+		d.slot[tc.term] = 0
+		for m := tc.fields; m != 0; m &= m - 1 { // fields in order
+			f := bits.TrailingZeros8(m)
+			flat = append(flat, newCell(tc.term, f, tc.counts[f]))
+		}
+	}
+	return flat
+}
