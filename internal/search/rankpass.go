@@ -37,13 +37,14 @@ type passChunk struct {
 	ends   []int32    // ends[i]: the end of document lo+i's tokens
 	log    []uint32   // words and pairs (pairItem|id) in the order the chunk first met them
 	pairs  [][2]int32 // the words of each pair, by the chunk's ids
-	stops  []bool     // by word: a stop word, which makes no pair
+	next   []nextWord // by word
 	wordOf []int32    // the build's id of each of the chunk's words
 	pairOf []int32    // the build's id of each of the chunk's pairs
 
-	// The second pass: the range of words and pairs this chunk's goroutine analyzes.
-	wlo, whi, plo, phi int
-	hashes             []uint32 // the hashes of its words' terms, in order
+	// The second pass: the words up to whi, from where the previous chunk's end, are the ones
+	// this chunk's goroutine analyzed; hashes are their terms' hashes, in order.
+	whi    int
+	hashes []uint32
 }
 
 // analyzeNodmixParallel is analyzeParallel for nodmix's analyzer, which it fills as one pass
@@ -58,26 +59,36 @@ func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, 
 	}
 	wg.Wait()
 
-	// The first chunk's ids are the build's; every later chunk's new words and pairs follow,
-	// in the order that chunk met them.
-	first := chunks[0].an
-	a.words, a.short, a.list = first.words, first.short, first.list
-	joins := first.joins
-	order := chunks[0].log
-	pairs := chunks[0].pairs
+	// The first chunk's words and pairs are the first of the build, with the same ids: they
+	// are analyzed while the later chunks' are merged after them.
+	first := &chunks[0]
+	terms := termTable{seed: maphash.MakeSeed()}
+	npairs := 0
 	for k := range chunks {
+		npairs += len(chunks[k].pairs)
+	}
+	pairTerms := make([]string, npairs) // as many as the build has, at most
+	pairHashes := make([]uint32, npairs)
+	firstWords, firstPairs := first.an.list[:len(first.an.list):len(first.an.list)], first.pairs
+	wg.Go(func() {
+		first.analyzeWords(firstWords, 0, len(firstWords), terms.seed)
+		first.analyzePairs(firstWords, firstPairs, 0, len(firstPairs), pairTerms, pairHashes, terms.seed)
+	})
+	a.words, a.short, a.list = first.an.words, first.an.short, first.an.list
+	order, pairs := first.log, first.pairs
+	first.wordOf = make([]int32, len(firstWords))
+	for id := range first.wordOf {
+		first.wordOf[id] = int32(id)
+	}
+	first.pairOf = make([]int32, len(firstPairs))
+	for id := range first.pairOf {
+		first.pairOf[id] = int32(id)
+	}
+	joins := first.an.joins
+	for k := 1; k < len(chunks); k++ {
 		c := &chunks[k]
 		c.wordOf = make([]int32, len(c.an.list))
 		c.pairOf = make([]int32, len(c.pairs))
-		if k == 0 {
-			for id := range c.wordOf {
-				c.wordOf[id] = int32(id)
-			}
-			for id := range c.pairOf {
-				c.pairOf[id] = int32(id)
-			}
-			continue
-		}
 		var word, pair int32
 		for _, item := range c.log {
 			if item&pairItem == 0 {
@@ -107,22 +118,24 @@ func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, 
 			pair++
 		}
 	}
+	wg.Wait()
 
-	// Words, then pairs (which join the words' lowercase forms), analyzed in ranges.
-	terms := termTable{seed: maphash.MakeSeed()}
-	pairTerms := make([]string, len(pairs))
-	pairHashes := make([]uint32, len(pairs))
+	// The later chunks' new words, then their new pairs (which join the words' lowercase
+	// forms), in ranges: the first chunk's range continues its words.
+	pairTerms, pairHashes = pairTerms[:len(pairs)], pairHashes[:len(pairs)]
 	n := len(chunks)
+	restWords, restPairs := len(a.list)-len(firstWords), len(pairs)-len(firstPairs)
 	for k := range chunks {
 		c := &chunks[k]
-		c.wlo, c.whi = k*len(a.list)/n, (k+1)*len(a.list)/n
-		c.plo, c.phi = k*len(pairs)/n, (k+1)*len(pairs)/n
-		wg.Go(func() { c.analyzeWords(a.list, terms.seed) })
+		lo, hi := len(firstWords)+k*restWords/n, len(firstWords)+(k+1)*restWords/n
+		c.whi = hi
+		wg.Go(func() { c.analyzeWords(a.list, lo, hi, terms.seed) })
 	}
 	wg.Wait()
 	for k := range chunks {
 		c := &chunks[k]
-		wg.Go(func() { c.analyzePairs(a.list, pairs, pairTerms, pairHashes, terms.seed) })
+		lo, hi := len(firstPairs)+k*restPairs/n, len(firstPairs)+(k+1)*restPairs/n
+		wg.Go(func() { c.analyzePairs(a.list, pairs, lo, hi, pairTerms, pairHashes, terms.seed) })
 	}
 	wg.Wait()
 
@@ -177,7 +190,7 @@ func (c *passChunk) read(docs []RankDoc) {
 	a.words.init(len(docs) / 4)
 	a.short.init(3 * len(docs))
 	a.list = make([]*wordInfo, 0, 3*len(docs))
-	c.stops = make([]bool, 0, 3*len(docs))
+	c.next = make([]nextWord, 0, 3*len(docs))
 	c.log = make([]uint32, 0, 10*len(docs))
 	c.pairs = make([][2]int32, 0, 4*len(docs))
 	c.ends = make([]int32, len(docs))
@@ -251,10 +264,19 @@ func (c *passChunk) field(f int, text string) {
 	}
 }
 
+// nextWord is what the first pass keeps of a word of its chunk: whether it is a stop word, and
+// the word that last came after it, with the id of their pair. A word is often followed by the
+// word that followed it last (a phrase, a name, a parameter's words), and then the pair is
+// found in the entry just read for its first word instead of in the pair table.
+type nextWord struct {
+	succ, pair int32 // the successor's id plus one (zero: none yet), and the pair's id
+	stop       bool
+}
+
 // occur adds the token of an occurrence of word id after word prev (-1 for none or a stop
 // word) and returns what the next word's prev is.
 func (c *passChunk) occur(id, prev int32) int32 {
-	if c.stops[id] {
+	if c.next[id].stop {
 		c.toks = append(c.toks, uint32(id)<<1)
 		return -1
 	}
@@ -262,30 +284,35 @@ func (c *passChunk) occur(id, prev int32) int32 {
 		c.toks = append(c.toks, uint32(id)<<1)
 		return id
 	}
-	a := c.an
-	p, ok := a.joins.get(prev, id)
-	if !ok {
-		p = int32(len(c.pairs))
-		a.joins.put(prev, id, p)
-		c.pairs = append(c.pairs, [2]int32{prev, id})
-		c.log = append(c.log, pairItem|uint32(p))
+	e := &c.next[prev]
+	if e.succ != id+1 {
+		a := c.an
+		p, ok := a.joins.get(prev, id)
+		if !ok {
+			p = int32(len(c.pairs))
+			a.joins.put(prev, id, p)
+			c.pairs = append(c.pairs, [2]int32{prev, id})
+			c.log = append(c.log, pairItem|uint32(p))
+		}
+		e.succ, e.pair = id+1, p
 	}
-	c.toks = append(c.toks, uint32(id)<<1|1, uint32(p))
+	c.toks = append(c.toks, uint32(id)<<1|1, uint32(e.pair))
 	return id
 }
 
 // newWord adds raw, which the chunk has not met, to its words: only whether it is a stop word
-// is found out now.
+// is found out now. The word is copied next to the chunk's other words, which the second pass
+// reads in order, where the catalog's text has long left the cache.
 func (c *passChunk) newWord(raw string) int32 {
 	a := c.an
 	if len(a.infos) == cap(a.infos) {
 		a.infos = make([]wordInfo, 0, 1024)
 	}
 	id := int32(len(a.list))
-	a.infos = append(a.infos, wordInfo{id: id, raw: raw, stop: isStopRaw(raw, &a.sink)})
+	a.infos = append(a.infos, wordInfo{id: id, raw: a.bytes.concat(raw, ""), stop: isStopRaw(raw, &a.sink)})
 	info := &a.infos[len(a.infos)-1]
 	a.list = append(a.list, info)
-	c.stops = append(c.stops, info.stop)
+	c.next = append(c.next, nextWord{stop: info.stop})
 	c.log = append(c.log, uint32(id))
 	a.cache(info)
 	return id
@@ -301,23 +328,24 @@ func isStopRaw(raw string, t *termSink) bool {
 	if len(raw) > maxStopWordLen {
 		return false
 	}
-	var buf [maxStopWordLen]byte
+	var key [2]uint64 // packStopWord of raw lowercased
 	for i := 0; i < len(raw); i++ {
 		b := raw[i]
 		if 'A' <= b && b <= 'Z' {
 			b += 'a' - 'A'
 		}
-		buf[i] = b
+		key[i>>3] |= uint64(b) << (8 * (i & 7))
 	}
-	return nodmixStopWords[string(buf[:len(raw)])]
+	key[1] |= uint64(len(raw)) << 56
+	return isStopKey(key)
 }
 
-// analyzeWords analyzes the build's words wlo to whi, as newWord does, and hashes their terms
-// for the term table.
-func (c *passChunk) analyzeWords(list []*wordInfo, seed maphash.Seed) {
+// analyzeWords analyzes the build's words lo to hi, as newWord does, and appends the hashes
+// of their terms for the term table to c.hashes.
+func (c *passChunk) analyzeWords(list []*wordInfo, lo, hi int, seed maphash.Seed) {
 	a := c.an
 	t := &a.sink
-	for _, info := range list[c.wlo:c.whi] {
+	for _, info := range list[lo:hi] {
 		t.parts = a.splitWord(t.parts[:0], info.raw, &t.buf)
 		t.stems = t.stems[:0]
 		for _, w := range t.parts {
@@ -334,10 +362,10 @@ func (c *passChunk) analyzeWords(list []*wordInfo, seed maphash.Seed) {
 	}
 }
 
-// analyzePairs makes the joined term of pairs plo to phi, and hashes it.
-func (c *passChunk) analyzePairs(list []*wordInfo, pairs [][2]int32, out []string, hashes []uint32, seed maphash.Seed) {
+// analyzePairs makes the joined term of the build's pairs lo to hi, and hashes it.
+func (c *passChunk) analyzePairs(list []*wordInfo, pairs [][2]int32, lo, hi int, out []string, hashes []uint32, seed maphash.Seed) {
 	a := c.an
-	for p := c.plo; p < c.phi; p++ {
+	for p := lo; p < hi; p++ {
 		term := stem(a.bytes.concat(list[pairs[p][0]].lower, list[pairs[p][1]].lower))
 		out[p] = term
 		hashes[p] = uint32(maphash.String(seed, term))
