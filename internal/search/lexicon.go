@@ -30,10 +30,23 @@ const maxStopWordLen = 10
 // isNodmixStopWord is nodmixStopWords[w]: a build asks it of every new word and part, and a
 // probe of stopSlots by the word's packed bytes costs far less than a map lookup.
 func isNodmixStopWord(w string) bool {
-	if len(w) == 0 || len(w) > maxStopWordLen {
+	if len(w) == 0 || len(w) > maxStopWordLen || stopSieve[stopSieveSlot(w)/64]&(1<<(stopSieveSlot(w)%64)) == 0 {
 		return false
 	}
 	return isStopKey(packStopWord(w))
+}
+
+// stopSieve has the bit of every stop word's first byte, last byte and length: most words
+// that are not stop words are told so by this one bit, before their bytes are packed.
+var stopSieve = func() (t [16]uint64) {
+	for w := range nodmixStopWords {
+		t[stopSieveSlot(w)/64] |= 1 << (stopSieveSlot(w) % 64)
+	}
+	return t
+}()
+
+func stopSieveSlot(w string) uint {
+	return (uint(w[0])*37 + uint(w[len(w)-1])*11 + uint(len(w))*101) % 1024
 }
 
 // isStopKey reports whether key, a word of 1 to maxStopWordLen bytes packed as packStopWord

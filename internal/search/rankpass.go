@@ -132,6 +132,21 @@ func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, 
 		wg.Go(func() { c.analyzeWords(a.list, lo, hi, terms.seed) })
 	}
 	wg.Wait()
+	// Every word of a first build is used, so the vocabulary is the parts of all of them,
+	// known now: it is made while the terms are interned and the cells made, not after.
+	a.vocabDone = make(chan struct{})
+	go func(list []*wordInfo) {
+		defer close(a.vocabDone)
+		a.vocab = newVocabSet(len(list))
+		for _, info := range list {
+			for _, w := range info.parts {
+				if vocabPart(w) {
+					a.vocab.add(w)
+				}
+			}
+		}
+		a.sorted = a.vocab.sorted()
+	}(a.list)
 	for k := range chunks {
 		c := &chunks[k]
 		lo, hi := len(firstPairs)+k*restPairs/n, len(firstPairs)+(k+1)*restPairs/n
