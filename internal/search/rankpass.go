@@ -201,8 +201,10 @@ func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, 
 // read is the first pass over the chunk's documents.
 func (c *passChunk) read(docs []RankDoc) {
 	a := c.an
-	a.joins.init(4 * len(docs))
-	a.words.init(len(docs) / 4)
+	// About six distinct pairs, three short words and one longer (a name, an id) a document in
+	// large catalogs: tables that grow while the chunk is read cost their rehashing.
+	a.joins.init(6 * len(docs))
+	a.words.init(len(docs))
 	a.short.init(3 * len(docs))
 	a.list = make([]*wordInfo, 0, 3*len(docs))
 	c.next = make([]nextWord, 0, 3*len(docs))
@@ -389,7 +391,7 @@ func (c *passChunk) analyzePairs(list []*wordInfo, pairs [][2]int32, lo, hi int,
 
 // chunkWord is what the third pass reads of a chunk's word at every occurrence.
 type chunkWord struct {
-	off, n int32 // its term ids are the build's tids[off:off+n]
+	off, n int32 // its term ids are the build's tids[off:off+n]; off is the id when n is 1
 	id     int32 // the build's id
 }
 
@@ -400,6 +402,9 @@ func (c *passChunk) fill(a *nodmixAnalyzer, nterms int, pairIDs []int32, cells [
 	for w, id := range c.wordOf {
 		h := a.hot[id]
 		words[w] = chunkWord{off: h.off, n: h.n, id: id}
+		if h.n == 1 { // most words: their term is read with the word
+			words[w].off = a.tids[h.off]
+		}
 	}
 	pairTerm := make([]int32, len(c.pairOf))
 	for p, id := range c.pairOf {
@@ -432,7 +437,7 @@ func (c *passChunk) fill(a *nodmixAnalyzer, nterms int, pairIDs []int32, cells [
 			w := &words[tok>>1]
 			b.noteWord(w.id)
 			if w.n == 1 {
-				acc.add(f, tids[w.off], 1)
+				acc.add(f, w.off, 1)
 			} else {
 				for _, t := range tids[w.off : w.off+w.n] {
 					acc.add(f, t, 1)
