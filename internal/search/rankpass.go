@@ -254,13 +254,12 @@ func (c *passChunk) field(f int, text string) {
 			t := &a.sink
 			t.raws = rawWordsRunes(t.raws[:0], text, start)
 			for _, raw := range t.raws {
-				id := int32(-1)
-				if info := a.cached(raw); info != nil {
-					id = info.id
-				} else {
-					id = c.newWord(raw)
+				info := a.cached(raw)
+				if info == nil {
+					info = c.newWord(raw)
+					a.cache(info)
 				}
-				prev = c.occur(id, prev)
+				prev = c.occur(info.id, prev)
 			}
 			return
 		}
@@ -269,13 +268,21 @@ func (c *passChunk) field(f int, text string) {
 		}
 		var id int32
 		if n := i - start; n <= 15 {
-			if id = a.short.find2(packASCII(text, start, n)); id < 0 {
-				id = c.newWord(text[start:i])
+			k0, k1 := packASCII(text, start, n)
+			if id = a.short.find2(k0, k1); id < 0 {
+				info := c.newWord(text[start:i])
+				a.short.insert([2]uint64{k0, k1}, info.id)
+				id = info.id
 			}
-		} else if info := a.words.find(a.words.hash(text[start:i]), text[start:i]); info != nil {
-			id = info.id
 		} else {
-			id = c.newWord(text[start:i])
+			raw := text[start:i]
+			h := a.words.hash(raw)
+			info := a.words.find(h, raw)
+			if info == nil {
+				info = c.newWord(raw)
+				a.words.insert(h, info)
+			}
+			id = info.id
 		}
 		prev = c.occur(id, prev)
 	}
@@ -317,10 +324,11 @@ func (c *passChunk) occur(id, prev int32) int32 {
 	return id
 }
 
-// newWord adds raw, which the chunk has not met, to its words: only whether it is a stop word
-// is found out now. The word is copied next to the chunk's other words, which the second pass
-// reads in order, where the catalog's text has long left the cache.
-func (c *passChunk) newWord(raw string) int32 {
+// newWord adds raw, which the chunk has not met, to its words, but not to its word tables: only
+// whether it is a stop word is found out now. The word is copied next to the chunk's other
+// words, which the second pass reads in order, where the catalog's text has long left the
+// cache.
+func (c *passChunk) newWord(raw string) *wordInfo {
 	a := c.an
 	if len(a.infos) == cap(a.infos) {
 		a.infos = make([]wordInfo, 0, 1024)
@@ -331,8 +339,7 @@ func (c *passChunk) newWord(raw string) int32 {
 	a.list = append(a.list, info)
 	c.next = append(c.next, nextWord{stop: info.stop})
 	c.log = append(c.log, uint32(id))
-	a.cache(info)
-	return id
+	return info
 }
 
 // isStopRaw reports whether the lowercase form of raw word raw (splitWord's first part) is a
