@@ -41,8 +41,9 @@ type passChunk struct {
 	wordOf []int32    // the build's id of each of the chunk's words
 	pairOf []int32    // the build's id of each of the chunk's pairs
 
-	// The second pass: the words up to whi, from where the previous chunk's end, are the ones
-	// this chunk's goroutine analyzed; hashes are their terms' hashes, in order.
+	// The second pass: this chunk's goroutine analyzed the build's words from the previous
+	// chunk's whi (0 for the first chunk) to its own, and hashes are their terms' hashes, in
+	// order.
 	whi    int
 	hashes []uint32
 }
@@ -209,7 +210,7 @@ func (c *passChunk) read(docs []RankDoc) {
 	a.list = make([]*wordInfo, 0, 3*len(docs))
 	c.next = make([]nextWord, 0, 3*len(docs))
 	c.log = make([]uint32, 0, 10*len(docs))
-	c.pairs = make([][2]int32, 0, 4*len(docs))
+	c.pairs = make([][2]int32, 0, 6*len(docs))
 	c.ends = make([]int32, len(docs))
 	size := 0
 	for i := range docs {
