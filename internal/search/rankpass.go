@@ -160,7 +160,10 @@ func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, 
 	for k := range chunks {
 		nterms += len(chunks[k].hashes)
 	}
-	terms.alloc(nterms)
+	// nterms counts a term as often as words and pairs have it (a word's parts recur in other
+	// words): about half are distinct, and a table sized for all of them would be twice as large
+	// as one pass's, for every probe of the ranker's searches and updates to miss in.
+	terms.alloc(nterms / 2)
 	terms.strs = make([]string, 0, nterms)
 	a.hot = make([]wordHot, 0, len(a.list))
 	a.tids = make([]int32, 0, nterms-len(pairs))
