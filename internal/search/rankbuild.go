@@ -67,9 +67,10 @@ func rankParts(docs []RankDoc, an analyzer, prev *Ranker, workers int) []rankPar
 }
 
 // analyzeParallel analyzes every chunk of docs on a goroutine of its own, merges the
-// chunks' analyses into an, and returns the ranker's term table. cells and lens are
-// filled as analyzeRange fills them.
-func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]termCell, lens []float64, nf int) termTable {
+// chunks' analyses into an, and returns the ranker's term table, and the postings counts
+// of the chunks (as postings takes them) when it made them. cells and lens are filled as
+// analyzeRange fills them.
+func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]termCell, lens []float64, nf int) (termTable, [][]int32) {
 	if a, ok := an.(*nodmixAnalyzer); ok {
 		return analyzeNodmixParallel(docs, a, parts, cells, lens, nf)
 	}
@@ -104,7 +105,7 @@ func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]te
 		})
 	}
 	wg.Wait()
-	return terms
+	return terms, nil
 }
 
 // analyzeRange analyzes docs[lo:hi] with an, interning terms in terms: cells[i] is
@@ -181,9 +182,11 @@ func (a *nodmixAnalyzer) cache(info *wordInfo) {
 
 // postings fills r's postings from the documents' cells, each range of documents on a
 // goroutine of its own when there are several: a term's postings are counted by range,
-// and each range fills its place in them. doc sets document i's norm and, outside classic
-// BM25, the normalization den of each of its fields, which weighs its cells.
-func (r *Ranker) postings(cells [][]termCell, ranges [][2]int, specs []fieldSpec, classic bool,
+// and each range fills its place in them. counts, when not nil, are those counts, which
+// the analysis made: counts[k][t] is how many documents of range k have term t. doc sets
+// document i's norm and, outside classic BM25, the normalization den of each of its
+// fields, which weighs its cells.
+func (r *Ranker) postings(cells [][]termCell, ranges [][2]int, counts [][]int32, specs []fieldSpec, classic bool,
 	doc func(i int) (den [maxFields]float64)) {
 	run := func(each func(k int)) {
 		if len(ranges) == 1 {
@@ -198,18 +201,21 @@ func (r *Ranker) postings(cells [][]termCell, ranges [][2]int, specs []fieldSpec
 	}
 	nt := r.terms.len()
 	// next[k][t] counts the postings of term t in range k, then is where the next goes.
-	next := make([][]int32, len(ranges))
-	run(func(k int) {
-		n := make([]int32, nt)
-		for _, cells := range cells[ranges[k][0]:ranges[k][1]] {
-			for j, c := range cells {
-				if j == 0 || cells[j-1].term() != c.term() {
-					n[c.term()]++
+	next := counts
+	if next == nil {
+		next = make([][]int32, len(ranges))
+		run(func(k int) {
+			n := make([]int32, nt)
+			for _, cells := range cells[ranges[k][0]:ranges[k][1]] {
+				for j, c := range cells {
+					if j == 0 || cells[j-1].term() != c.term() {
+						n[c.term()]++
+					}
 				}
 			}
-		}
-		next[k] = n
-	})
+			next[k] = n
+		})
+	}
 	r.start = make([]int32, nt+1)
 	for t := range nt {
 		at := r.start[t]

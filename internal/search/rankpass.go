@@ -50,7 +50,7 @@ type passChunk struct {
 
 // analyzeNodmixParallel is analyzeParallel for nodmix's analyzer, which it fills as one pass
 // over docs would.
-func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, cells [][]termCell, lens []float64, nf int) termTable {
+func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, cells [][]termCell, lens []float64, nf int) (termTable, [][]int32) {
 	chunks := make([]passChunk, len(parts))
 	var wg sync.WaitGroup
 	for k := range chunks {
@@ -188,10 +188,11 @@ func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, 
 		a.hot = append(a.hot, wordHot{off: int32(off), n: int32(len(info.terms)), stop: info.stop})
 	}
 
+	counts := make([][]int32, len(chunks))
 	for k := range chunks {
 		c := &chunks[k]
 		wg.Go(func() {
-			c.fill(a, terms.len(), pairIDs, cells[c.lo:c.hi], lens[c.lo*nf:c.hi*nf], nf)
+			counts[k] = c.fill(a, terms.len(), pairIDs, cells[c.lo:c.hi], lens[c.lo*nf:c.hi*nf], nf)
 		})
 	}
 	wg.Wait()
@@ -199,7 +200,7 @@ func analyzeNodmixParallel(docs []RankDoc, a *nodmixAnalyzer, parts []rankPart, 
 	for k := range chunks {
 		a.docWords = append(a.docWords, chunks[k].an.docWords...)
 	}
-	return terms
+	return terms, counts
 }
 
 // read is the first pass over the chunk's documents.
@@ -407,8 +408,9 @@ type chunkWord struct {
 }
 
 // fill is the third pass: the chunk's documents' cells and field lengths, as analyzeRange
-// makes them, from its tokens; the chunk's analyzer gets their docWords.
-func (c *passChunk) fill(a *nodmixAnalyzer, nterms int, pairIDs []int32, cells [][]termCell, lens []float64, nf int) {
+// makes them, from its tokens; the chunk's analyzer gets their docWords. It returns how many
+// of the chunk's documents have each term, which postings counts otherwise.
+func (c *passChunk) fill(a *nodmixAnalyzer, nterms int, pairIDs []int32, cells [][]termCell, lens []float64, nf int) []int32 {
 	words := make([]chunkWord, len(c.wordOf))
 	for w, id := range c.wordOf {
 		h := a.hot[id]
@@ -429,6 +431,7 @@ func (c *passChunk) fill(a *nodmixAnalyzer, nterms int, pairIDs []int32, cells [
 
 	var acc docAccum
 	acc.slot = make([]int32, nterms)
+	docs := make([]int32, nterms) // by term: the documents that have it
 	flat := make([]termCell, 0, 48*(c.hi-c.lo))
 	from := int32(0)
 	for i := range c.hi - c.lo {
@@ -461,10 +464,14 @@ func (c *passChunk) fill(a *nodmixAnalyzer, nterms int, pairIDs []int32, cells [
 		}
 		end := len(b.wordArena)
 		b.docWords = append(b.docWords, b.wordArena[b.wordFrom:end:end])
+		for _, tc := range acc.acc {
+			docs[tc.term]++
+		}
 		at := len(flat)
 		flat = acc.appendCells(flat)
 		cells[i] = flat[at:len(flat):len(flat)] // if flat grows later, this keeps its array
 	}
+	return docs
 }
 
 // appendCells appends the document's cells to flat, one per term and field, grouped by term

@@ -9,7 +9,8 @@ import (
 // FuzzRankerPasses: the three passes of a parallel build (each chunk's text read into word ids,
 // the chunks' words and pairs merged and analyzed, the cells made from the ids) give every
 // document the cells and field lengths, and every word and term the id, that one pass over
-// all documents gives, for any text, in chunks that share words or do not.
+// all documents gives, and count the postings as postings does, for any text, in chunks that
+// share words or do not.
 func FuzzRankerPasses(f *testing.F) {
 	for _, s := range []string{"", "Create a GitHub issue", "web_search x86-64 web_search", "café au lait CAFÉ",
 		"a\xffb", "日本 語 ab日c", "the of and", "HTTPServer URLs getWeatherForecastDaily12345",
@@ -44,7 +45,7 @@ func FuzzRankerPasses(f *testing.F) {
 		}
 		par := newNodmixAnalyzer()
 		parCells, parLens := make([][]termCell, len(docs)), make([]float64, len(docs)*nf)
-		parTerms := analyzeNodmixParallel(docs, par, parts, parCells, parLens, nf)
+		parTerms, counts := analyzeNodmixParallel(docs, par, parts, parCells, parLens, nf)
 		par.freeze()
 
 		same := func(what string, eq bool) {
@@ -67,6 +68,17 @@ func FuzzRankerPasses(f *testing.F) {
 			if got := par.cached(info.raw); got == nil || got.id != info.id {
 				t.Fatalf("word %q not cached as %d", info.raw, info.id)
 			}
+		}
+		for k, p := range parts { // as postings counts them
+			n := make([]int32, parTerms.len())
+			for _, cells := range parCells[p.lo:p.hi] {
+				for j, c := range cells {
+					if j == 0 || cells[j-1].term() != c.term() {
+						n[c.term()]++
+					}
+				}
+			}
+			same("postings counts", slices.Equal(n, counts[k]))
 		}
 		for id, term := range oneTerms.strs {
 			if got, ok := parTerms.find(term); !ok || got != int32(id) {
