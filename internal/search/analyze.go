@@ -44,6 +44,9 @@ type nodmixAnalyzer struct {
 	// pred is the analyzer this one succeeds, until freeze, which may share its
 	// vocabulary.
 	pred *nodmixAnalyzer
+	// vocabDone, when not nil, is closed once a parallel build has made vocab and sorted,
+	// which freeze waits for.
+	vocabDone chan struct{}
 
 	// While building: the term ids of every pair of adjacent words joined, so that a
 	// pair met again costs one map lookup, not a stemming and a term lookup. Dropped by
@@ -173,6 +176,14 @@ func (a *nodmixAnalyzer) freeze() {
 	a.joins, a.seen, a.wordArena = pairTable{}, nil, nil
 	a.infos, a.strs, a.bytes = nil, nil, strArena{}
 	a.used = make([]bool, len(a.list))
+	if a.vocabDone != nil { // a parallel first build, which makes the vocabulary itself
+		<-a.vocabDone
+		a.vocabDone = nil
+		for id := range a.used {
+			a.used[id] = true
+		}
+		return
+	}
 	for _, ids := range a.docWords {
 		for _, id := range ids {
 			a.used[id] = true

@@ -27,9 +27,66 @@ var nodmixStopWords = setOf(append(slices.Collect(maps.Keys(refStopWords)),
 // bytes; TestMaxStopWordLen checks it.
 const maxStopWordLen = 10
 
-// isNodmixStopWord is nodmixStopWords[w], without a lookup for a word too long to be one.
+// isNodmixStopWord is nodmixStopWords[w]: a build asks it of every new word and part, and a
+// probe of stopSlots by the word's packed bytes costs far less than a map lookup.
 func isNodmixStopWord(w string) bool {
-	return len(w) <= maxStopWordLen && nodmixStopWords[w]
+	if len(w) == 0 || len(w) > maxStopWordLen || stopSieve[stopSieveSlot(w)/64]&(1<<(stopSieveSlot(w)%64)) == 0 {
+		return false
+	}
+	return isStopKey(packStopWord(w))
+}
+
+// stopSieve has the bit of every stop word's first byte, last byte and length: most words
+// that are not stop words are told so by this one bit, before their bytes are packed.
+var stopSieve = func() (t [16]uint64) {
+	for w := range nodmixStopWords {
+		t[stopSieveSlot(w)/64] |= 1 << (stopSieveSlot(w) % 64)
+	}
+	return t
+}()
+
+func stopSieveSlot(w string) uint {
+	return (uint(w[0])*37 + uint(w[len(w)-1])*11 + uint(len(w))*101) % 1024
+}
+
+// isStopKey reports whether key, a word of 1 to maxStopWordLen bytes packed as packStopWord
+// packs it, is a stop word.
+func isStopKey(key [2]uint64) bool {
+	for i := stopHome(key); ; i = (i + 1) % len(stopSlots) {
+		switch stopSlots[i] {
+		case key:
+			return true
+		case [2]uint64{}:
+			return false
+		}
+	}
+}
+
+// stopSlots is nodmixStopWords as an open-addressing set of packed words, a quarter full.
+// The set is fixed, so its longest run of full slots is too: no text makes a probe longer.
+var stopSlots = func() (t [512][2]uint64) {
+	for w := range nodmixStopWords {
+		k := packStopWord(w)
+		i := stopHome(k)
+		for t[i] != ([2]uint64{}) {
+			i = (i + 1) % len(t)
+		}
+		t[i] = k
+	}
+	return t
+}()
+
+// packStopWord packs the bytes of a word of 1 to 16 bytes and its length: never zero.
+func packStopWord(w string) (k [2]uint64) {
+	for i := 0; i < len(w); i++ {
+		k[i>>3] |= uint64(w[i]) << (8 * (i & 7))
+	}
+	k[1] |= uint64(len(w)) << 56
+	return k
+}
+
+func stopHome(k [2]uint64) int {
+	return int((k[0]*0x9e3779b97f4a7c15 ^ k[1]*0xc2b2ae3d27d4eb4f) >> 55) // 9 bits: 512 slots
 }
 
 // nodmixExpansions are the reference's intent expansions followed by synonym groups:

@@ -1,9 +1,6 @@
 package search
 
-import (
-	"math/bits"
-	"sync"
-)
+import "sync"
 
 // A fresh build of a large catalog analyzes its documents on several goroutines, one
 // contiguous chunk each, every chunk with an analyzer and a term table of its own; the
@@ -20,10 +17,6 @@ const minPartDocs = 512
 type partAnalyzer interface {
 	// part returns a new analyzer for one chunk of a build.
 	part() analyzer
-	// join takes the analyses of parts (part's analyzers, in chunk order, each used for
-	// its chunk only) into this analyzer, which analyzed nothing itself: remaps[k] maps the
-	// term ids of part k's table to the ranker's.
-	join(parts []analyzer, remaps [][]int32)
 }
 
 var (
@@ -74,17 +67,18 @@ func rankParts(docs []RankDoc, an analyzer, prev *Ranker, workers int) []rankPar
 }
 
 // analyzeParallel analyzes every chunk of docs on a goroutine of its own, merges the
-// chunks' analyses into an, and returns the ranker's term table. cells and lens are
-// filled as analyzeRange fills them.
-func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]termCell, lens []float64, nf int) termTable {
+// chunks' analyses into an, and returns the ranker's term table, and the postings counts
+// of the chunks (as postings takes them) when it made them. cells and lens are filled as
+// analyzeRange fills them.
+func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]termCell, lens []float64, nf int) (termTable, [][]int32) {
+	if a, ok := an.(*nodmixAnalyzer); ok {
+		return analyzeNodmixParallel(docs, a, parts, cells, lens, nf)
+	}
 	var wg sync.WaitGroup
 	for k := range parts {
 		p := &parts[k]
 		wg.Go(func() {
 			chunk := docs[p.lo:p.hi]
-			// Tables sized for the chunk, the first one's too, although they grow as the
-			// others are merged into them: larger ones miss the cache more while the
-			// chunk is analyzed, which costs more.
 			p.terms = newTermTable(4 * len(chunk))
 			p.an.prepare(chunk, len(chunk))
 			analyzeRange(chunk, 0, len(chunk), p.an, &p.terms, nil, nil, cells[p.lo:p.hi], lens[p.lo*nf:p.hi*nf], nf)
@@ -95,21 +89,13 @@ func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]te
 	// The first chunk's ids are the ranker's; every later chunk's terms are interned
 	// after, in the order that chunk met them.
 	terms := parts[0].terms
-	remaps := make([][]int32, len(parts))
-	ans := make([]analyzer, len(parts))
-	for k := range parts {
+	for k := 1; k < len(parts); k++ {
 		p := &parts[k]
-		ans[k] = p.an
-		if k == 0 {
-			continue
-		}
 		remap := make([]int32, p.terms.len())
 		for id, term := range p.terms.strs {
 			remap[id], _ = terms.intern(term)
 		}
-		remaps[k] = remap
-		// The chunk's cells take the ranker's ids while the next chunks and the words
-		// are merged.
+		// The chunk's cells take the ranker's ids while the next chunks are merged.
 		wg.Go(func() {
 			for i := p.lo; i < p.hi; i++ {
 				for j, c := range cells[i] {
@@ -118,9 +104,8 @@ func analyzeParallel(docs []RankDoc, an analyzer, parts []rankPart, cells [][]te
 			}
 		})
 	}
-	an.(partAnalyzer).join(ans, remaps)
 	wg.Wait()
-	return terms
+	return terms, nil
 }
 
 // analyzeRange analyzes docs[lo:hi] with an, interning terms in terms: cells[i] is
@@ -165,59 +150,15 @@ func analyzeRange(docs []RankDoc, lo, hi int, an analyzer, terms *termTable, pre
 			an.docTerms(d, func(f int, term string, w float64) { acc.add(f, intern(term), w) })
 		}
 		from := len(flat)
-		for _, tc := range acc.acc {
-			acc.slot[tc.term] = 0
-			for m := tc.fields; m != 0; m &= m - 1 { // fields in order
-				f := bits.TrailingZeros8(m)
-				flat = append(flat, newCell(tc.term, f, tc.counts[f]))
-			}
-		}
+		flat = acc.appendCells(flat)
 		// If flat grows later, this slice keeps the array it is in.
 		cells[i] = flat[from:len(flat):len(flat)]
 	}
 }
 
-func (a referenceAnalyzer) part() analyzer           { return a }
-func (referenceAnalyzer) join([]analyzer, [][]int32) {}
+func (a referenceAnalyzer) part() analyzer { return a }
 
 func (a *nodmixAnalyzer) part() analyzer { return newNodmixAnalyzer() }
-
-// join adopts the first part's word cache and list, then adds every word of a later part
-// that is new to them, in the order that part met them, with its term ids remapped; the
-// parts' documents' words are renumbered alike.
-func (a *nodmixAnalyzer) join(parts []analyzer, remaps [][]int32) {
-	first := parts[0].(*nodmixAnalyzer)
-	a.words, a.short, a.list = first.words, first.short, first.list
-	a.hot, a.tids, a.docWords = first.hot, first.tids, first.docWords
-	for k := 1; k < len(parts); k++ {
-		p := parts[k].(*nodmixAnalyzer)
-		remap := remaps[k]
-		ids := make([]int32, len(p.list)) // p's word ids → a's
-		for lid, info := range p.list {
-			if have := a.cached(info.raw); have != nil {
-				ids[lid] = have.id
-				continue
-			}
-			// The part's analysis is its own: it is renumbered in place.
-			info.id = int32(len(a.list))
-			h := p.hot[lid]
-			off := len(a.tids)
-			for _, id := range p.tids[h.off : h.off+h.n] {
-				a.tids = append(a.tids, remap[id])
-			}
-			a.hot = append(a.hot, wordHot{off: int32(off), n: h.n, stop: h.stop})
-			a.list = append(a.list, info)
-			a.cache(info)
-			ids[lid] = info.id
-		}
-		for _, words := range p.docWords {
-			for j, w := range words {
-				words[j] = ids[w]
-			}
-			a.docWords = append(a.docWords, words)
-		}
-	}
-}
 
 // cached returns the cached analysis of raw, or nil.
 func (a *nodmixAnalyzer) cached(raw string) *wordInfo {
@@ -241,9 +182,11 @@ func (a *nodmixAnalyzer) cache(info *wordInfo) {
 
 // postings fills r's postings from the documents' cells, each range of documents on a
 // goroutine of its own when there are several: a term's postings are counted by range,
-// and each range fills its place in them. doc sets document i's norm and, outside classic
-// BM25, the normalization den of each of its fields, which weighs its cells.
-func (r *Ranker) postings(cells [][]termCell, ranges [][2]int, specs []fieldSpec, classic bool,
+// and each range fills its place in them. counts, when not nil, are those counts, which
+// the analysis made: counts[k][t] is how many documents of range k have term t. doc sets
+// document i's norm and, outside classic BM25, the normalization den of each of its
+// fields, which weighs its cells.
+func (r *Ranker) postings(cells [][]termCell, ranges [][2]int, counts [][]int32, specs []fieldSpec, classic bool,
 	doc func(i int) (den [maxFields]float64)) {
 	run := func(each func(k int)) {
 		if len(ranges) == 1 {
@@ -258,18 +201,21 @@ func (r *Ranker) postings(cells [][]termCell, ranges [][2]int, specs []fieldSpec
 	}
 	nt := r.terms.len()
 	// next[k][t] counts the postings of term t in range k, then is where the next goes.
-	next := make([][]int32, len(ranges))
-	run(func(k int) {
-		n := make([]int32, nt)
-		for _, cells := range cells[ranges[k][0]:ranges[k][1]] {
-			for j, c := range cells {
-				if j == 0 || cells[j-1].term() != c.term() {
-					n[c.term()]++
+	next := counts
+	if next == nil {
+		next = make([][]int32, len(ranges))
+		run(func(k int) {
+			n := make([]int32, nt)
+			for _, cells := range cells[ranges[k][0]:ranges[k][1]] {
+				for j, c := range cells {
+					if j == 0 || cells[j-1].term() != c.term() {
+						n[c.term()]++
+					}
 				}
 			}
-		}
-		next[k] = n
-	})
+			next[k] = n
+		})
+	}
 	r.start = make([]int32, nt+1)
 	for t := range nt {
 		at := r.start[t]

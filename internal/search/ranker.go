@@ -351,8 +351,9 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32, worke
 	default:
 		r.exact = newExactIndex(docs, tails)
 	}
+	var counts [][]int32
 	if len(parts) > 1 {
-		r.terms = analyzeParallel(docs, an, parts, cells, lens, nf)
+		r.terms, counts = analyzeParallel(docs, an, parts, cells, lens, nf)
 	} else {
 		if prev != nil {
 			r.terms = prev.terms.clone()
@@ -403,7 +404,7 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32, worke
 			ranges = append(ranges, [2]int{p.lo, p.hi})
 		}
 	}
-	r.postings(cells, ranges, specs, classic, func(i int) (den [maxFields]float64) {
+	r.postings(cells, ranges, counts, specs, classic, func(i int) (den [maxFields]float64) {
 		if classic {
 			b := specs[0].b
 			r.norm[i] = r.k1 * ((1 - b) + float64(b*normalized(i, 0)))

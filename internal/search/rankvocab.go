@@ -1,8 +1,10 @@
 package search
 
 import (
+	"cmp"
 	"hash/maphash"
 	"slices"
+	"strings"
 )
 
 // vocabSet is the set of words and parts a frozen ranker's corpus uses, which query words
@@ -81,14 +83,35 @@ func (s *vocabSet) add(w string) {
 	}
 }
 
-// sorted returns the words of the set in byte order.
+// sorted returns the words of the set in byte order. They are sorted by their first eight
+// bytes, held next to them, and then by their bytes: most comparisons read no string.
 func (s *vocabSet) sorted() []string {
-	out := make([]string, 0, s.n)
+	type keyed struct {
+		prefix uint64 // the first eight bytes, big-endian, zeros past the end
+		word   string
+	}
+	ks := make([]keyed, 0, s.n)
 	for _, slot := range s.slots {
 		if slot.used {
-			out = append(out, slot.word)
+			var p uint64
+			for i := range 8 {
+				p <<= 8
+				if i < len(slot.word) {
+					p |= uint64(slot.word[i])
+				}
+			}
+			ks = append(ks, keyed{p, slot.word})
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if a.prefix != b.prefix {
+			return cmp.Compare(a.prefix, b.prefix)
+		}
+		return strings.Compare(a.word, b.word)
+	})
+	out := make([]string, len(ks))
+	for i := range ks {
+		out[i] = ks[i].word
+	}
 	return out
 }

@@ -91,7 +91,13 @@ func utf16Len(s string) int {
 }
 
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 { // eight bytes at a time: words and parts are checked often
+		if read64(s, i)&swarHigh != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}

@@ -341,7 +341,11 @@ func (t *termTable) find(term string) (int32, bool) {
 
 // intern returns the id of term, adding it when it is new; added reports that.
 func (t *termTable) intern(term string) (id int32, added bool) {
-	h := uint32(maphash.String(t.seed, term))
+	return t.internHash(term, uint32(maphash.String(t.seed, term)))
+}
+
+// internHash is intern of a term whose hash under the table's seed is h.
+func (t *termTable) internHash(term string, h uint32) (id int32, added bool) {
 	mask := uint32(len(t.slots) - 1)
 	i := h & mask
 	for ; t.slots[i].id != 0; i = (i + 1) & mask {

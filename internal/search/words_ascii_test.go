@@ -29,6 +29,23 @@ func FuzzSplitWordsASCII(f *testing.F) {
 	})
 }
 
+// TestIsNodmixStopWord: the packed set answers as the map does, for the stop words and for
+// words next to them (longer, shorter, in capitals, with a byte past ASCII).
+func TestIsNodmixStopWord(t *testing.T) {
+	for w := range nodmixStopWords {
+		for _, v := range []string{w, w + "s", w[1:], w[:len(w)-1], strings.ToUpper(w), w + "\xff", "\xc3\xa9" + w, w + w} {
+			if got, want := isNodmixStopWord(v), nodmixStopWords[v]; got != want {
+				t.Errorf("isNodmixStopWord(%q) = %v, want %v", v, got, want)
+			}
+		}
+	}
+	for _, v := range []string{"", "yourselvesx", "\x00", "abcdefghij", "the\x00"} {
+		if isNodmixStopWord(v) {
+			t.Errorf("isNodmixStopWord(%q) = true", v)
+		}
+	}
+}
+
 func TestMaxStopWordLen(t *testing.T) {
 	n := 0
 	for w := range nodmixStopWords {
