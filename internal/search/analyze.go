@@ -257,9 +257,9 @@ func (a *nodmixAnalyzer) word(raw string, t *termSink) *wordInfo {
 		return info
 	}
 	parts := splitWords(nil, raw, &t.buf)
-	info := &wordInfo{id: -1, raw: raw, lower: parts[0], stop: nodmixStopWords[parts[0]], parts: parts}
+	info := &wordInfo{id: -1, raw: raw, lower: parts[0], stop: isNodmixStopWord(parts[0]), parts: parts}
 	for _, w := range parts {
-		if !nodmixStopWords[w] {
+		if !isNodmixStopWord(w) {
 			info.terms = appendStemVariants(info.terms, w)
 		}
 	}
@@ -426,7 +426,7 @@ func (a *nodmixAnalyzer) queryTerms(query string) []weightedTerm {
 	for _, raw := range t.raws { // fieldTerms split the query into t.raws
 		info := a.word(raw, &t)
 		for _, w := range info.parts {
-			if !nodmixStopWords[w] {
+			if !isNodmixStopWord(w) {
 				triggers[normalizeTrigger(w)] = true
 				triggers[stem(w)] = true
 			}
@@ -447,7 +447,7 @@ func (a *nodmixAnalyzer) queryTerms(query string) []weightedTerm {
 // split into corpus words (smartwatch: smart, watch) and the few corpus words that
 // share its longest prefix of at least four letters (financial: finance).
 func (a *nodmixAnalyzer) unknownWordTerms(w string, set func(string, float64)) {
-	if len(w) < 5 || a.vocab.has(w) || nodmixStopWords[w] || !isASCII(w) || strings.Contains(w, "_") {
+	if len(w) < 5 || a.vocab.has(w) || isNodmixStopWord(w) || !isASCII(w) || strings.Contains(w, "_") {
 		return
 	}
 	for _, p := range a.splitCompound(w) {

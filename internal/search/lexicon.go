@@ -30,23 +30,7 @@ const maxStopWordLen = 10
 // isNodmixStopWord is nodmixStopWords[w]: a build asks it of every new word and part, and a
 // probe of stopSlots by the word's packed bytes costs far less than a map lookup.
 func isNodmixStopWord(w string) bool {
-	if len(w) == 0 || len(w) > maxStopWordLen || stopSieve[stopSieveSlot(w)/64]&(1<<(stopSieveSlot(w)%64)) == 0 {
-		return false
-	}
-	return isStopKey(packStopWord(w))
-}
-
-// stopSieve has the bit of every stop word's first byte, last byte and length: most words
-// that are not stop words are told so by this one bit, before their bytes are packed.
-var stopSieve = func() (t [16]uint64) {
-	for w := range nodmixStopWords {
-		t[stopSieveSlot(w)/64] |= 1 << (stopSieveSlot(w) % 64)
-	}
-	return t
-}()
-
-func stopSieveSlot(w string) uint {
-	return (uint(w[0])*37 + uint(w[len(w)-1])*11 + uint(len(w))*101) % 1024
+	return len(w) > 0 && len(w) <= maxStopWordLen && isStopKey(packStopWord(w, false))
 }
 
 // isStopKey reports whether key, a word of 1 to maxStopWordLen bytes packed as packStopWord
@@ -66,7 +50,7 @@ func isStopKey(key [2]uint64) bool {
 // The set is fixed, so its longest run of full slots is too: no text makes a probe longer.
 var stopSlots = func() (t [512][2]uint64) {
 	for w := range nodmixStopWords {
-		k := packStopWord(w)
+		k := packStopWord(w, false)
 		i := stopHome(k)
 		for t[i] != ([2]uint64{}) {
 			i = (i + 1) % len(t)
@@ -76,10 +60,15 @@ var stopSlots = func() (t [512][2]uint64) {
 	return t
 }()
 
-// packStopWord packs the bytes of a word of 1 to 16 bytes and its length: never zero.
-func packStopWord(w string) (k [2]uint64) {
+// packStopWord packs the bytes of a word of 1 to maxStopWordLen bytes and its length: never
+// zero. With fold, ASCII capitals are packed as small letters.
+func packStopWord(w string, fold bool) (k [2]uint64) {
 	for i := 0; i < len(w); i++ {
-		k[i>>3] |= uint64(w[i]) << (8 * (i & 7))
+		b := w[i]
+		if fold && 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		k[i>>3] |= uint64(b) << (8 * (i & 7))
 	}
 	k[1] |= uint64(len(w)) << 56
 	return k

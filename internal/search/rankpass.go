@@ -357,16 +357,7 @@ func isStopRaw(raw string, t *termSink) bool {
 	if len(raw) > maxStopWordLen {
 		return false
 	}
-	var key [2]uint64 // packStopWord of raw lowercased
-	for i := 0; i < len(raw); i++ {
-		b := raw[i]
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		key[i>>3] |= uint64(b) << (8 * (i & 7))
-	}
-	key[1] |= uint64(len(raw)) << 56
-	return isStopKey(key)
+	return isStopKey(packStopWord(raw, true))
 }
 
 // analyzeWords analyzes the build's words lo to hi, as newWord does, and appends the hashes
