@@ -324,16 +324,7 @@ func TestBM25SearchAllocations(t *testing.T) {
 // TestIndexWorkersAgree: an index built on 1, 2 or 4 goroutines, over all of a corpus or
 // a subset, is the same index.
 func TestIndexWorkersAgree(t *testing.T) {
-	base := seedDocs(readTools(t, sealtoolsTools))
-	var docs []Doc
-	for copyN := 0; len(docs) < 4*minDocsPerWorker+100; copyN++ {
-		for _, d := range base {
-			if copyN > 0 {
-				d.Name += "V" + strconv.Itoa(copyN)
-			}
-			docs = append(docs, d)
-		}
-	}
+	docs := workerDocs(t, false)
 	c := NewCorpus(docs)
 	var subset []int
 	for i := len(docs) - 1; i >= 0; i-- {

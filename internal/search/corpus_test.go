@@ -10,17 +10,7 @@ import (
 // TestCorpusWorkersAgree: a corpus built on 1, 2 or 4 goroutines, fresh or as an update
 // of an older corpus, is the same corpus, down to its term ids.
 func TestCorpusWorkersAgree(t *testing.T) {
-	base := seedDocs(readTools(t, sealtoolsTools))
-	var docs []Doc
-	for copyN := 0; len(docs) < 4*minDocsPerWorker+100; copyN++ {
-		for _, d := range base {
-			if copyN > 0 {
-				d.Name += "V" + strconv.Itoa(copyN)
-				d.Summary += " copy " + strconv.Itoa(copyN)
-			}
-			docs = append(docs, d)
-		}
-	}
+	docs := workerDocs(t, true)
 	old := (&Corpus{}).update(docs[:len(docs)/3], 1)
 	changed := slices.Clone(docs)
 	for i := 0; i < len(changed); i += 7 {

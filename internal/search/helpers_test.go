@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -265,4 +266,23 @@ func fmtHits(hits []Hit, names func(int) string) string {
 		parts[i] = fmt.Sprintf("%s %.6f", names(h.Index), h.Score)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// workerDocs is the Seal-Tools seed documents repeated, each copy renamed (and its summary
+// changed too with summaries), until there are enough for four workers.
+func workerDocs(t testing.TB, summaries bool) []Doc {
+	base := seedDocs(readTools(t, sealtoolsTools))
+	var docs []Doc
+	for copyN := 0; len(docs) < 4*minDocsPerWorker+100; copyN++ {
+		for _, d := range base {
+			if copyN > 0 {
+				d.Name += "V" + strconv.Itoa(copyN)
+				if summaries {
+					d.Summary += " copy " + strconv.Itoa(copyN)
+				}
+			}
+			docs = append(docs, d)
+		}
+	}
+	return docs
 }
