@@ -225,17 +225,23 @@ func TestStreamConnCloseEndsRead(t *testing.T) {
 	_ = r.Close() // ends the read goroutine
 }
 
-// TestStreamConnCloseEndsPipeRead: Close ends a read of an OS pipe that Read waits in itself,
-// with the end of the stream, whether the read is in progress or comes after, and while the
-// pipe's writer still holds it open.
-func TestStreamConnCloseEndsPipeRead(t *testing.T) {
+// pipeConn is a stream connection that reads an OS pipe, which Read reads itself, and the
+// pipe's writer; the test's cleanup closes both ends.
+func pipeConn(t *testing.T) (*streamConn, *os.File) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	defer w.Close()
-	c := newStreamConn(r, io.Discard, closerFunc(func() error { return nil }))
+	t.Cleanup(func() { _ = r.Close(); _ = w.Close() })
+	return newStreamConn(r, io.Discard, closerFunc(func() error { return nil })), w
+}
+
+// TestStreamConnCloseEndsPipeRead: Close ends a read of an OS pipe that Read waits in itself,
+// with the end of the stream, whether the read is in progress or comes after, and while the
+// pipe's writer still holds it open.
+func TestStreamConnCloseEndsPipeRead(t *testing.T) {
+	c, w := pipeConn(t)
 	if _, err := io.WriteString(w, `{"jsonrpc":"2.0","method":"a"}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -260,13 +266,7 @@ func TestStreamConnCloseEndsPipeRead(t *testing.T) {
 // TestStreamConnPipeReadWithContext: a Read that its context may end, on a pipe that Read
 // would otherwise read itself, ends with the context and loses nothing from the stream.
 func TestStreamConnPipeReadWithContext(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	c := newStreamConn(r, io.Discard, closerFunc(func() error { return nil }))
+	c, w := pipeConn(t)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 	defer cancel()
