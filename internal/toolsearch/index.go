@@ -293,13 +293,24 @@ func (ix *Index) matches(s string) []int {
 }
 
 // IndexCache keeps the indexes of the last few snapshots so that runs on an unchanged catalog
-// share one. It is safe for concurrent use.
+// share one. It is safe for concurrent use: callers that ask for a snapshot whose index is being
+// built wait for that build rather than starting their own, so sessions that all open on a new
+// catalog version (or the gateway's build ahead and a first search) pay for one build.
 type IndexCache struct {
 	rank   RankerFactory
 	policy dispatch.Policy
 
-	mu    sync.Mutex
-	items []*Index // most recent first
+	mu       sync.Mutex
+	items    []*Index // most recent first
+	building map[[32]byte]*pendingIndex
+}
+
+// pendingIndex is an index build in flight; done is closed once ix or err is set.
+type pendingIndex struct {
+	done    chan struct{}
+	ix      *Index
+	err     error
+	waiters int // callers waiting on done; under the cache's mu
 }
 
 // indexCacheSize is how many catalog versions stay indexed: the current one and a few that
@@ -310,7 +321,7 @@ const indexCacheSize = 4
 // passes snapshots that are already filtered). The policy must always answer the same for a
 // tool: the index of a snapshot is reused without asking it again.
 func NewIndexCache(policy dispatch.Policy, rank RankerFactory) *IndexCache {
-	return &IndexCache{rank: rank, policy: policy}
+	return &IndexCache{rank: rank, policy: policy, building: map[[32]byte]*pendingIndex{}}
 }
 
 // Index returns the index of snap, building it when the snapshot's version or tool set is new.
@@ -324,28 +335,54 @@ func (c *IndexCache) Index(snap *catalog.Snapshot) (*Index, error) {
 	// filtered entry list, which is far cheaper than an index build.
 	entries := served(snap, c.policy)
 	key := indexKey(snap.Version(), entries)
-	if ix := c.lookup(func(ix *Index) bool { return ix.key == key }); ix != nil {
+	c.mu.Lock()
+	if ix := c.lookupLocked(func(ix *Index) bool { return ix.key == key }); ix != nil {
+		c.mu.Unlock()
 		return ix, nil
 	}
+	if p, ok := c.building[key]; ok {
+		p.waiters++
+		c.mu.Unlock()
+		<-p.done
+		return p.ix, p.err
+	}
+	p := &pendingIndex{done: make(chan struct{})}
+	c.building[key] = p
 	// The latest index is the likeliest to share most tools with the new snapshot: a server that
 	// reconnects changes its own tools only.
-	ix, err := newIndex(snap, entries, c.rank, c.latest())
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items = append([]*Index{ix}, c.items...)
-	if len(c.items) > indexCacheSize {
-		c.items = c.items[:indexCacheSize]
-	}
-	return ix, nil
+	prev := c.latestLocked()
+	c.mu.Unlock()
+
+	c.build(p, key, func() (*Index, error) { return newIndex(snap, entries, c.rank, prev) })
+	return p.ix, p.err
 }
 
-// latest returns the index built or used last, or nil.
-func (c *IndexCache) latest() *Index {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// build runs the build of p, caches its index and releases its waiters, even when the build
+// panics: the panic goes on up, and the waiters see an error rather than wait forever.
+func (c *IndexCache) build(p *pendingIndex, key [32]byte, run func() (*Index, error)) {
+	defer func() {
+		if p.ix == nil && p.err == nil {
+			p.err = errIndexBuild
+		}
+		c.mu.Lock()
+		delete(c.building, key)
+		if p.err == nil {
+			c.items = append([]*Index{p.ix}, c.items...)
+			if len(c.items) > indexCacheSize {
+				c.items = c.items[:indexCacheSize]
+			}
+		}
+		c.mu.Unlock()
+		close(p.done)
+	}()
+	p.ix, p.err = run()
+}
+
+// errIndexBuild is what the waiters of a build that panicked get.
+var errIndexBuild = errors.New("toolsearch: index build failed")
+
+// latestLocked returns the index built or used last, or nil. c.mu is held.
+func (c *IndexCache) latestLocked() *Index {
 	if len(c.items) == 0 {
 		return nil
 	}
@@ -356,6 +393,11 @@ func (c *IndexCache) latest() *Index {
 func (c *IndexCache) lookup(match func(*Index) bool) *Index {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.lookupLocked(match)
+}
+
+// lookupLocked is lookup with c.mu held.
+func (c *IndexCache) lookupLocked(match func(*Index) bool) *Index {
 	for i, ix := range c.items {
 		if match(ix) {
 			copy(c.items[1:i+1], c.items[:i])
