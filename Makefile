@@ -49,7 +49,7 @@ CPUS2 := sed 's/^\(Benchmark[^ 	]*\)-2\([ 	]\)/\1@2cpus\2/'
 bench-compare: build
 	@{ \
 	$(GO) test -run='^$$' -cpu 1 -benchtime=$(BENCHTIME) -benchmem -bench='^Benchmark(Index10000|IndexUpdate10000|Search10000)$$' ./internal/toolsearch; \
-	$(GO) test -run='^$$' -cpu 2 -benchtime=$(BENCHTIME) -benchmem -bench='^BenchmarkIndex10000$$' ./internal/toolsearch | $(CPUS2); \
+	$(GO) test -run='^$$' -cpu 2 -benchtime=$(BENCHTIME) -benchmem -bench='^Benchmark(Index10000|IndexFirstUse10000)$$' ./internal/toolsearch | $(CPUS2); \
 	$(GO) test -run='^$$' -cpu 1 -benchtime=$(BENCHTIME) -benchmem -bench='^Benchmark(BM25Build|CorpusIndex|BM25Search)$$/^10000$$' ./internal/search; \
 	$(GO) test -run='^$$' -cpu 2 -benchtime=$(BENCHTIME) -benchmem -bench='^BenchmarkBM25Build$$/^10000$$' ./internal/search | $(CPUS2); \
 	$(GO) test -run='^$$' -cpu 1 -benchtime=$(BENCHTIME) -benchmem -bench='^Benchmark(Index10000|IndexUpdate10000)$$' ./internal/discovery | sed 's/^Benchmark/Benchmarkdiscovery./'; \

@@ -43,6 +43,9 @@ type Options struct {
 	Code bool
 	// SandboxCommand starts a sandbox child; nil re-executes this binary (tests set their own).
 	SandboxCommand []string
+	// IndexAhead builds the search index of every new catalog snapshot in the background, for
+	// a long-running face: its first search finds the index built.
+	IndexAhead bool
 }
 
 // App is an assembled nodmix. Fields are set by New and read-only afterwards.

@@ -64,6 +64,9 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 		a.Engine.Ready = a.serversListed // the engine bounds each wait
 		a.Engine.ToolMeta = a.toolMeta
 	}
+	if opts.IndexAhead {
+		a.startIndexAhead()
+	}
 }
 
 // reconsiderAuto re-resolves discovery mode auto for a new snapshot: above 40 tools discovery

@@ -41,7 +41,7 @@ func (g *globals) openServing(c *cobra.Command, mode string) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Mode: m})
+	return app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Mode: m, IndexAhead: true})
 }
 
 // note tells the user of a one-shot command, on stderr, what holds it up.

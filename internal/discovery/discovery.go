@@ -146,6 +146,30 @@ func (s *Service) inCorpus(sel map[string]bool) func(*catalog.Tool) bool {
 	return func(t *catalog.Tool) bool { return rules.Hidden(t) && !sel[t.ID] }
 }
 
+// corpusOf returns the positions in entries of the corpus of a session with selection sel.
+func (s *Service) corpusOf(entries []*catalog.Entry, sel map[string]bool) []int {
+	inCorpus := s.inCorpus(sel)
+	var corpus []int
+	for i, e := range entries {
+		if inCorpus(&e.Tool) {
+			corpus = append(corpus, i)
+		}
+	}
+	return corpus
+}
+
+// Prepare does ahead of time what the first search over snap would: it tokenizes the snapshot's
+// tools and indexes the corpus of a session that has activated nothing yet, as every new session
+// has. It is for a long-running face to call when the catalog changes; searches do the same work
+// themselves when it has not been done.
+func (s *Service) Prepare(snap *catalog.Snapshot) error {
+	if !s.Rules().Enabled() {
+		return nil
+	}
+	_, err := s.index(snap, s.corpusOf(snap.Entries(), nil))
+	return err
+}
+
 // ParseLimit reads the limit argument: absent or null means DefaultLimit; anything but a positive
 // integer is ErrBadLimit.
 func ParseLimit(raw json.RawMessage) (int, error) {
@@ -177,13 +201,7 @@ func (s *Service) Search(ctx context.Context, snap *catalog.Snapshot, sess, quer
 		return nil, err
 	}
 	entries := snap.Entries()
-	inCorpus := s.inCorpus(sel)
-	var corpus []int // positions in entries
-	for i, e := range entries {
-		if inCorpus(&e.Tool) {
-			corpus = append(corpus, i)
-		}
-	}
+	corpus := s.corpusOf(entries, sel)
 	ix, err := s.index(snap, corpus)
 	if err != nil {
 		return nil, err

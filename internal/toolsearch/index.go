@@ -357,6 +357,15 @@ func (c *IndexCache) Index(snap *catalog.Snapshot) (*Index, error) {
 	return p.ix, p.err
 }
 
+// Cached reports whether the index of snap is built and kept, without building it.
+func (c *IndexCache) Cached(snap *catalog.Snapshot) bool {
+	if c.lookup(func(ix *Index) bool { return ix.snap == snap }) != nil {
+		return true
+	}
+	key := indexKey(snap.Version(), served(snap, c.policy))
+	return c.lookup(func(ix *Index) bool { return ix.key == key }) != nil
+}
+
 // build runs the build of p, caches its index and releases its waiters, even when the build
 // panics: the panic goes on up, and the waiters see an error rather than wait forever.
 func (c *IndexCache) build(p *pendingIndex, key [32]byte, run func() (*Index, error)) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodmix/nodmix/internal/benchtest"
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/search"
 )
@@ -133,7 +134,7 @@ func BenchmarkIndexFirstUse10000(b *testing.B) {
 		b.Fatal(err)
 	}
 	rank := SearchRanker(search.RankerOptions{})
-	for b.Loop() {
+	benchtest.LoopCPU(b, func() {
 		c := NewIndexCache(nil, rank)
 		var wg sync.WaitGroup
 		for range 8 {
@@ -144,5 +145,28 @@ func BenchmarkIndexFirstUse10000(b *testing.B) {
 			})
 		}
 		wg.Wait()
+	})
+}
+
+// TestIndexCacheCached: Cached tells a built index from one that is not, and builds nothing.
+func TestIndexCacheCached(t *testing.T) {
+	h := newHeldRanker()
+	close(h.release)
+	c := NewIndexCache(nil, h.factory)
+	snap, _ := catalog.NewSnapshot(1, goldenEntries())
+	if c.Cached(snap) {
+		t.Error("an index that was never built is cached")
+	}
+	if _, err := c.Index(snap); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Cached(snap) || !c.Cached(snap.Filter(func(*catalog.Tool) bool { return true })) {
+		t.Error("the built index is not cached, for the snapshot or an equal one")
+	}
+	if next, _ := catalog.NewSnapshot(2, goldenEntries()); c.Cached(next) {
+		t.Error("a new catalog version is cached")
+	}
+	if n := h.builds.Load(); n != 1 {
+		t.Errorf("%d builds, want 1", n)
 	}
 }
