@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/catalog"
@@ -117,11 +118,32 @@ type resolvedModel struct {
 	model agent.Model
 	prov  *provider.Provider // nil for the scripted model
 	patch llm.Patch
+	// Under /fast auto, the model calls that start before fastUntil send fast instead of
+	// patch; fastUntil is the run's start plus fastWindow, set by startRun.
+	fast       *llm.Patch
+	fastWindow time.Duration
+	fastUntil  time.Time
+	now        func() time.Time
+}
+
+// startRun marks the start of the turn's run, from which /fast auto counts its window.
+func (rm *resolvedModel) startRun() {
+	if rm.fast != nil {
+		rm.fastUntil = rm.now().Add(rm.fastWindow)
+	}
+}
+
+// callPatch is the patch of a model call that starts now.
+func (rm *resolvedModel) callPatch() llm.Patch {
+	if rm.fast != nil && rm.now().Before(rm.fastUntil) {
+		return *rm.fast
+	}
+	return rm.patch
 }
 
 func (a *App) resolveModel(ref string) (*resolvedModel, error) {
 	if id, ok := strings.CutPrefix(ref, ScriptedProvider+"/"); ok {
-		return &resolvedModel{ref: ref, id: id, model: scripted.Model{}}, nil
+		return &resolvedModel{ref: ref, id: id, model: scripted.Model{}, now: a.clock()}, nil
 	}
 	reg, err := a.Providers()
 	if err != nil {
@@ -131,19 +153,16 @@ func (a *App) resolveModel(ref string) (*resolvedModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	rm := &resolvedModel{ref: ref, id: id, prov: p}
-	rm.model = providerModel{p: p, patch: &rm.patch}
+	rm := &resolvedModel{ref: ref, id: id, prov: p, now: a.clock()}
+	rm.model = providerModel{rm}
 	return rm, nil
 }
 
-// providerModel streams from a provider with the turn's patch.
-type providerModel struct {
-	p     *provider.Provider
-	patch *llm.Patch
-}
+// providerModel streams from a provider with the patch of the turn's call.
+type providerModel struct{ rm *resolvedModel }
 
 func (m providerModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	return m.p.Stream(ctx, req, *m.patch)
+	return m.rm.prov.Stream(ctx, req, m.rm.callPatch())
 }
 
 // agentTools is the exposure engine as the turn loop sees it: calls come from surface "agent".
@@ -249,11 +268,14 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 			t.Input = in
 		}
 	}
-	levels, patch, err := a.levelsFor(l, tgt)
+	levels, patch, fast, err := a.levelsFor(l, tgt)
 	if err != nil {
 		return nil, nil, err
 	}
-	rm.patch = patch
+	rm.patch, rm.fast = patch, fast
+	if fast != nil {
+		rm.fastWindow = thinking.FastAutoWindow(a.Config.Agents.Default.ModelParams[rm.ref])
+	}
 	if req.Heartbeat {
 		levels.Reasoning = "off"
 		if a.heartbeatReasoning(agentID) {
@@ -287,6 +309,7 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	if t.Observe != nil {
 		t.Observe = vt.observe
 	}
+	p.rm.startRun()
 	res, err := r.Run(ctx, t)
 	out := &TurnResult{Levels: p.levels, Notice: p.notice}
 	if res != nil {
@@ -381,7 +404,8 @@ func (a *App) Prepare(ctx context.Context, req TurnRequest) (dr *DryRun, reply s
 	tools = append(tools, t.ClientTools...)
 	lr := &llm.Request{Model: t.ModelID, System: t.System, Messages: append(history, t.Input...), Tools: tools,
 		ToolChoice: t.ToolChoice, MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream, Extra: t.Extra}
-	pr, err := p.rm.prov.Prepare(lr, p.rm.patch)
+	p.rm.startRun() // the request a run starting now would send first
+	pr, err := p.rm.prov.Prepare(lr, p.rm.callPatch())
 	if err != nil {
 		return nil, "", err
 	}

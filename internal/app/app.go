@@ -71,6 +71,16 @@ type App struct {
 	agents     agentState
 
 	closers []func() error
+	// now, when set (by tests), is the clock of /fast auto's window; nil is time.Now.
+	now func() time.Time
+}
+
+// clock is the app's clock.
+func (a *App) clock() func() time.Time {
+	if a.now != nil {
+		return a.now
+	}
+	return time.Now
 }
 
 // New assembles the app. On error everything already started is closed.

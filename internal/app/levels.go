@@ -92,14 +92,21 @@ func withBody(m llm.Message, body string) llm.Message {
 	return out
 }
 
-// levelsFor resolves a turn's levels and the request patch they make.
-func (a *App) levelsFor(l directive.Layers, t thinking.Target) (directive.Resolved, llm.Patch, error) {
-	r := directive.Resolve(l)
-	patch, err := thinking.Map(t, r.Think, r.Fast == thinking.FastOn)
-	if err != nil {
-		return r, llm.Patch{}, fmt.Errorf("model %q: %w", l.Model, err)
+// levelsFor resolves a turn's levels and the request patches they make: patch for its model
+// calls, and under /fast auto fast for the calls that start within the window of
+// thinking.FastAutoWindow (nil otherwise).
+func (a *App) levelsFor(l directive.Layers, t thinking.Target) (r directive.Resolved, patch llm.Patch, fast *llm.Patch, err error) {
+	r = directive.Resolve(l)
+	patch, err = thinking.Map(t, r.Think, r.Fast == thinking.FastOn)
+	if err == nil && r.Fast == thinking.FastAuto {
+		var p llm.Patch
+		p, err = thinking.Map(t, r.Think, true)
+		fast = &p
 	}
-	return r, patch, nil
+	if err != nil {
+		return r, llm.Patch{}, nil, fmt.Errorf("model %q: %w", l.Model, err)
+	}
+	return r, patch, fast, nil
 }
 
 // ToolProgressDetail is agents.list[].toolProgressDetail, else agents.defaults', else "explain".

@@ -310,6 +310,10 @@ func (d *decoder) agentSettings(p string, n *json5.Node, defaults bool) AgentSet
 	return s
 }
 
+// fastAutoKeys are the params that set how long /fast auto keeps a run's model calls fast, as
+// thinking.FastAutoWindow reads them.
+var fastAutoKeys = [...]string{"fastAutoOnSeconds", "fast_auto_on_seconds", "fastSeconds", "fast_seconds"}
+
 // modelParams decodes agents.defaults.models: "<provider>/<model>" → {params: {…}}.
 func (d *decoder) modelParams(p string, n *json5.Node) map[string]map[string]any {
 	out := map[string]map[string]any{}
@@ -336,6 +340,14 @@ func (d *decoder) modelParams(p string, n *json5.Node) map[string]map[string]any
 				if _, isBool := fm.(bool); !isBool {
 					d.fail(join(p, "fastMode"), "must be a boolean")
 					return
+				}
+			}
+			for _, k := range fastAutoKeys {
+				if v, ok := params[k]; ok {
+					if f, isNum := v.(float64); !isNum || f < 0 {
+						d.fail(join(p, k), "must be a number of seconds, 0 or more")
+						return
+					}
 				}
 			}
 			out[ref] = params

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodmix/nodmix/internal/thinking"
 )
 
 // secretCmp compares Secrets by what they hold.
@@ -110,6 +112,8 @@ func TestValidationRules(t *testing.T) {
 		{"agents list id", `{agents: {list: [{model: "openai/gpt-5"}]}}`, []string{"agents.list[0].id: is required"}},
 		{"agents list dup", `{agents: {list: [{id: "a"}, {id: "a"}]}}`, []string{"agents.list[1].id: duplicate agent id a"}},
 		{"agents params fastMode", `{agents: {defaults: {models: {"openai/gpt-5": {params: {fastMode: "yes"}}}}}}`, []string{`agents.defaults.models.openai/gpt-5.params.fastMode: must be a boolean`}},
+		{"agents params fastAutoOnSeconds", `{agents: {defaults: {models: {"openai/gpt-5": {params: {fastAutoOnSeconds: "60"}}}}}}`, []string{`agents.defaults.models.openai/gpt-5.params.fastAutoOnSeconds: must be a number of seconds, 0 or more`}},
+		{"agents params fast_seconds", `{agents: {defaults: {models: {"openai/gpt-5": {params: {fast_seconds: -1}}}}}}`, []string{`agents.defaults.models.openai/gpt-5.params.fast_seconds: must be a number of seconds, 0 or more`}},
 		{"agents params key", `{agents: {defaults: {models: {"gpt-5": {params: {}}}}}}`, []string{`agents.defaults.models.gpt-5: key must be "<provider>/<model>" (for example openai/gpt-5.2)`}},
 		{"models providers", `{models: {providers: []}}`, []string{"models.providers: must be an object"}},
 		{"models provider api", `{models: {providers: {x: {api: "openai"}}}}`, []string{"models.providers.x.api: must be one of openai-completions, openai-responses, anthropic-messages, google-generative-ai, ollama"}},
@@ -315,5 +319,12 @@ func TestErrorsHelper(t *testing.T) {
 	}
 	if got := (&Error{Rule: "must be an object"}).Error(); got != "(root): must be an object" {
 		t.Errorf("root error = %q", got)
+	}
+}
+
+// TestFastAutoKeys: config checks the params thinking reads for the window of /fast auto.
+func TestFastAutoKeys(t *testing.T) {
+	if diff := cmp.Diff(thinking.FastAutoKeys(), fastAutoKeys[:]); diff != "" {
+		t.Errorf("config and thinking disagree on the /fast auto keys (-thinking +config):\n%s", diff)
 	}
 }

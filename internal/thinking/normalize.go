@@ -1,7 +1,10 @@
 package thinking
 
 import (
+	"math"
+	"slices"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -87,6 +90,34 @@ const (
 	FastOn   FastMode = "on"
 	FastAuto FastMode = "auto"
 )
+
+// DefaultFastAutoWindow is how long after a run starts /fast auto keeps starting model calls fast.
+const DefaultFastAutoWindow = 60 * time.Second
+
+// fastAutoKeys are the model params that set the window of /fast auto, in seconds; the first
+// present wins.
+var fastAutoKeys = [...]string{"fastAutoOnSeconds", "fast_auto_on_seconds", "fastSeconds", "fast_seconds"}
+
+// FastAutoKeys returns the model params that set the window of /fast auto, in the order they are
+// read.
+func FastAutoKeys() []string { return slices.Clone(fastAutoKeys[:]) }
+
+// FastAutoWindow is the window of /fast auto that model params set: the calls of a run that start
+// within it of the run's start are fast, later calls are not. Without a (non-negative number)
+// entry it is DefaultFastAutoWindow.
+func FastAutoWindow(params map[string]any) time.Duration {
+	for _, k := range fastAutoKeys {
+		v, ok := params[k].(float64)
+		if !ok || !(v >= 0) {
+			continue
+		}
+		if v > 1e9 { // over thirty years: longer than any run, and no overflow
+			return math.MaxInt64
+		}
+		return time.Duration(v * float64(time.Second))
+	}
+	return DefaultFastAutoWindow
+}
 
 // NormalizeFast maps a word of a /fast directive to its setting: off, false, no, 0, disable,
 // disabled, normal → off; on, true, yes, 1, enable, enabled, fast → on; auto, automatic → auto.

@@ -1,7 +1,9 @@
 package thinking
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -172,5 +174,30 @@ func TestNormalizeWords(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+func TestFastAutoWindow(t *testing.T) {
+	tests := []struct {
+		name   string
+		params map[string]any
+		want   time.Duration
+	}{
+		{"no params", nil, DefaultFastAutoWindow},
+		{"no window", map[string]any{"fastMode": true}, DefaultFastAutoWindow},
+		{"seconds", map[string]any{"fastAutoOnSeconds": 5.0}, 5 * time.Second},
+		{"a fraction", map[string]any{"fast_seconds": 0.25}, 250 * time.Millisecond},
+		{"zero", map[string]any{"fastSeconds": 0.0}, 0},
+		{"the first key wins", map[string]any{"fast_seconds": 3.0, "fastAutoOnSeconds": 9.0}, 9 * time.Second},
+		{"snake case before the short forms", map[string]any{"fastSeconds": 3.0, "fast_auto_on_seconds": 7.0}, 7 * time.Second},
+		{"not a number", map[string]any{"fastAutoOnSeconds": "60"}, DefaultFastAutoWindow},
+		{"negative", map[string]any{"fastAutoOnSeconds": -1.0}, DefaultFastAutoWindow},
+		{"NaN", map[string]any{"fastAutoOnSeconds": math.NaN()}, DefaultFastAutoWindow},
+		{"beyond any run", map[string]any{"fastAutoOnSeconds": 1e300}, math.MaxInt64},
+	}
+	for _, tc := range tests {
+		if got := FastAutoWindow(tc.params); got != tc.want {
+			t.Errorf("%s: FastAutoWindow(%v) = %v, want %v", tc.name, tc.params, got, tc.want)
+		}
 	}
 }
