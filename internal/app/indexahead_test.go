@@ -9,6 +9,7 @@ import (
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/exposure"
 	"github.com/nodmix/nodmix/internal/leaktest"
+	"github.com/nodmix/nodmix/internal/toolsearch"
 )
 
 // awaitIndexed returns once the Tool Search index of the app's current allowed catalog is built.
@@ -82,5 +83,49 @@ func TestIndexAheadDiscovery(t *testing.T) {
 	}
 	if got, want := a.Engine.Allowed().Len(), 320; got != want {
 		t.Errorf("%d tools after the additions, want %d", got, want)
+	}
+}
+
+// TestIdleSessionsDoNotPinOldIndexes: a session's Tool Search runtime is bound to the index of
+// the catalog version it last ran on; once the cache lets that index go, the runtime goes too, so
+// sessions left idle across catalog changes do not keep an index per change in memory.
+func TestIdleSessionsDoNotPinOldIndexes(t *testing.T) {
+	a, err := New(context.Background(), Options{Getenv: testEnv(t), Tools: fakeTools(60), Mode: exposure.ToolSearchTools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	const versions = 12
+	for i := range versions {
+		if _, err := a.ToolSearch(fmt.Sprintf("idle-%02d", i)); err != nil {
+			t.Fatal(err)
+		}
+		extra := fakeTools(1)[0]
+		extra.MCPToolName = fmt.Sprintf("late_tool_%02d", i)
+		extra.ID, extra.Name = catalog.ID(catalog.SourceMCP, "late", extra.MCPToolName), "mcp__late__"+extra.MCPToolName
+		a.Catalog.Add(catalog.Static([]catalog.Entry{{Tool: extra, Exec: noExecutor{}}}))
+	}
+	current, err := a.ToolSearch("active")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &a.toolSearch
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pinned := map[*toolsearch.Index]bool{}
+	for sess, rt := range s.runs {
+		if !s.indexes.Holds(rt.Index()) {
+			t.Errorf("session %s keeps an index the cache let go of", sess)
+		}
+		pinned[rt.Index()] = true
+	}
+	if len(pinned) > 4 || !pinned[current.Index()] {
+		t.Errorf("runtimes hold %d indexes (want at most the cache's 4, the current among them)", len(pinned))
+	}
+	if len(s.runs) != len(s.order) {
+		t.Errorf("%d runtimes but %d sessions in order", len(s.runs), len(s.order))
+	}
+	if len(s.runs) >= versions {
+		t.Errorf("all %d sessions kept their runtimes across %d catalog versions", len(s.runs), versions)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/config"
@@ -25,6 +26,9 @@ type toolSearchState struct {
 	mu    sync.Mutex
 	runs  map[string]*toolsearch.Runtime
 	order []string
+	// last is the index the newest runtime was made for: when it changes, runtimes bound to
+	// indexes the cache has let go of are dropped. It is weak so as not to keep that index itself.
+	last weak.Pointer[toolsearch.Index]
 }
 
 // toolSearchOptions converts the resolved config.
@@ -90,6 +94,10 @@ func (a *App) toolSearchRuntime(snap *catalog.Snapshot, session string) (*toolse
 	if s.runs == nil {
 		s.runs = map[string]*toolsearch.Runtime{}
 	}
+	if s.last.Value() != ix {
+		s.last = weak.Make(ix)
+		s.dropStale()
+	}
 	if _, ok := s.runs[session]; !ok {
 		s.order = append(s.order, session)
 		if len(s.order) > maxRuns {
@@ -99,6 +107,23 @@ func (a *App) toolSearchRuntime(snap *catalog.Snapshot, session string) (*toolse
 	}
 	s.runs[session] = rt
 	return rt, nil
+}
+
+// dropStale drops the runtimes of indexes the cache no longer keeps. A session's runtime is made
+// anew for each index anyway, so an idle session's old one only kept its index, and the catalog
+// version under it, in memory: one per catalog change. A run in flight keeps what it holds.
+// s.mu is held.
+func (s *toolSearchState) dropStale() {
+	kept := s.order[:0]
+	for _, sess := range s.order {
+		if s.indexes.Holds(s.runs[sess].Index()) {
+			kept = append(kept, sess)
+		} else {
+			delete(s.runs, sess)
+		}
+	}
+	clear(s.order[len(kept):])
+	s.order = kept
 }
 
 // toolSearchControls is the exposure engine's Controls: the mode's control tools bound to the

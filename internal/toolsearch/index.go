@@ -366,6 +366,14 @@ func (c *IndexCache) Cached(snap *catalog.Snapshot) bool {
 	return c.lookup(func(ix *Index) bool { return ix.key == key }) != nil
 }
 
+// Holds reports whether ix is one of the indexes the cache keeps: one it has let go of is
+// reachable only from whoever still holds it.
+func (c *IndexCache) Holds(ix *Index) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.items, ix)
+}
+
 // build runs the build of p, caches its index and releases its waiters, even when the build
 // panics: the panic goes on up, and the waiters see an error rather than wait forever.
 func (c *IndexCache) build(p *pendingIndex, key [32]byte, run func() (*Index, error)) {

@@ -148,7 +148,8 @@ func BenchmarkIndexFirstUse10000(b *testing.B) {
 	})
 }
 
-// TestIndexCacheCached: Cached tells a built index from one that is not, and builds nothing.
+// TestIndexCacheCached: Cached and Holds tell a kept index from one never built or let go of,
+// and build nothing.
 func TestIndexCacheCached(t *testing.T) {
 	h := newHeldRanker()
 	close(h.release)
@@ -157,8 +158,12 @@ func TestIndexCacheCached(t *testing.T) {
 	if c.Cached(snap) {
 		t.Error("an index that was never built is cached")
 	}
-	if _, err := c.Index(snap); err != nil {
+	first, err := c.Index(snap)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !c.Holds(first) {
+		t.Error("the cache does not hold the index it just built")
 	}
 	if !c.Cached(snap) || !c.Cached(snap.Filter(func(*catalog.Tool) bool { return true })) {
 		t.Error("the built index is not cached, for the snapshot or an equal one")
@@ -168,5 +173,14 @@ func TestIndexCacheCached(t *testing.T) {
 	}
 	if n := h.builds.Load(); n != 1 {
 		t.Errorf("%d builds, want 1", n)
+	}
+	for v := range uint64(indexCacheSize) {
+		next, _ := catalog.NewSnapshot(v+2, goldenEntries())
+		if _, err := c.Index(next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Holds(first) || c.Cached(snap) {
+		t.Errorf("the cache still holds the first index after %d newer ones", indexCacheSize)
 	}
 }
