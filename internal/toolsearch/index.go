@@ -357,13 +357,13 @@ func (c *IndexCache) Index(snap *catalog.Snapshot) (*Index, error) {
 	return p.ix, p.err
 }
 
-// Cached reports whether the index of snap is built and kept, without building it.
+// Cached reports whether the index of snap is built and kept, without building it or counting
+// as a use of it.
 func (c *IndexCache) Cached(snap *catalog.Snapshot) bool {
-	if c.lookup(func(ix *Index) bool { return ix.snap == snap }) != nil {
-		return true
-	}
 	key := indexKey(snap.Version(), served(snap, c.policy))
-	return c.lookup(func(ix *Index) bool { return ix.key == key }) != nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.ContainsFunc(c.items, func(ix *Index) bool { return ix.snap == snap || ix.key == key })
 }
 
 // Holds reports whether ix is one of the indexes the cache keeps: one it has let go of is
