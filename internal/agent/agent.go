@@ -392,8 +392,18 @@ func (r *Runner) runCalls(ctx context.Context, t Turn, calls []llm.Part) ([]llm.
 	return out, runs
 }
 
-// callTool turns every failure into a result the model reads.
-func (r *Runner) callTool(ctx context.Context, sess string, c llm.Part) *catalog.Result {
+// callTool turns every failure into a result the model reads. A tool that panics does too: it
+// runs on a goroutine of runCalls, where a panic would end the whole process, every session
+// with it.
+func (r *Runner) callTool(ctx context.Context, sess string, c llm.Part) (out *catalog.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			if r.Logger != nil {
+				r.Logger.Error("tool call panicked", "session", sess, "tool", c.Name, "panic", fmt.Sprint(p))
+			}
+			out = catalog.ErrorResult(fmt.Sprintf("Tool %q failed: it crashed.", c.Name))
+		}
+	}()
 	if ctx.Err() != nil {
 		return catalog.ErrorResult("The turn was cancelled before this tool call ran.")
 	}
