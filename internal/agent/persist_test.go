@@ -202,3 +202,59 @@ func TestFailedTurnLeavesASendableTranscript(t *testing.T) {
 		})
 	}
 }
+
+// A tool result that answers no open call (a client retrying a request the gateway already
+// ran, a result arriving after its call was closed) would make every later request of the
+// session one that providers refuse: it is not stored.
+func TestStaleToolResultsAreNotStored(t *testing.T) {
+	ctx := context.Background()
+	ct := []llm.Tool{{Name: "get_weather"}}
+	result := func(id, text string) llm.Message {
+		return llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: id, Text: text}}}
+	}
+	for _, c := range []struct {
+		name    string
+		answer  []llm.Message // the client's answer to the call k, the turn after the call
+		stale   []llm.Message // what the client sends next
+		wantErr bool          // the stale input is refused (nothing in it is new)
+	}{
+		{name: "a retried answer", answer: []llm.Message{result("k", "sunny")}, stale: []llm.Message{result("k", "sunny")}, wantErr: true},
+		{name: "an answer after the call was closed", answer: []llm.Message{user("never mind")}, stale: []llm.Message{result("k", "late")}, wantErr: true},
+		{name: "an unknown call with a new message", answer: []llm.Message{result("k", "sunny")},
+			stale: []llm.Message{result("zz", "what?"), user("and tomorrow?")}},
+		{name: "an answer after a new message", answer: nil, stale: []llm.Message{user("hm"), result("k", "late")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := openStore(t)
+			r, _ := newRunner(st, &tools{})
+			m := &script{steps: []func(*llm.Request) (*llm.Message, error){calls(llm.Part{CallID: "k", Name: "get_weather", Args: json.RawMessage(`{}`)})}}
+			if _, err := r.Run(ctx, agent.Turn{Session: "s", Model: m, ClientTools: ct, Input: []llm.Message{user("weather?")}}); err != nil {
+				t.Fatal(err)
+			}
+			if c.answer != nil {
+				if _, err := r.Run(ctx, agent.Turn{Session: "s", Model: strictModel(), ClientTools: ct, Input: c.answer}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, _ := st.Transcript(ctx, "s")
+			_, err := r.Run(ctx, agent.Turn{Session: "s", Model: strictModel(), ClientTools: ct, Input: c.stale})
+			if c.wantErr {
+				if !errors.Is(err, agent.ErrBusy) {
+					t.Errorf("stale input: err = %v, want ErrBusy", err)
+				}
+				if after, _ := st.Transcript(ctx, "s"); !cmp.Equal(before, after) {
+					t.Errorf("refused input changed the transcript from %d to %d messages", len(before), len(after))
+				}
+			} else if err != nil {
+				t.Errorf("input with something new: %v", err)
+			}
+			if _, err := r.Run(ctx, agent.Turn{Session: "s", Model: strictModel(), ClientTools: ct, Input: []llm.Message{user("next")}}); err != nil {
+				t.Errorf("the next turn: %v", err)
+			}
+			tr, _ := st.Transcript(ctx, "s")
+			if err := sendable(tr); err != nil {
+				t.Errorf("stored transcript: %v", err)
+			}
+		})
+	}
+}
