@@ -172,6 +172,11 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 		return nil, fmt.Errorf("session %q: %w", t.Session, err)
 	}
 	base := len(history)
+	if len(t.Input) > 0 {
+		if t.Input = dropStale(history, t.Input); len(t.Input) == 0 {
+			return nil, fmt.Errorf("session %q: %w: the tool results sent answer no open tool call", t.Session, ErrBusy)
+		}
+	}
 	if closing := unanswered(history, t.Input); len(closing) > 0 {
 		// A new message after client tool calls the client never answered: every provider
 		// refuses a call without its result, so the calls are closed first.
@@ -392,8 +397,18 @@ func (r *Runner) runCalls(ctx context.Context, t Turn, calls []llm.Part) ([]llm.
 	return out, runs
 }
 
-// callTool turns every failure into a result the model reads.
-func (r *Runner) callTool(ctx context.Context, sess string, c llm.Part) *catalog.Result {
+// callTool turns every failure into a result the model reads. A tool that panics does too: it
+// runs on a goroutine of runCalls, where a panic would end the whole process, every session
+// with it.
+func (r *Runner) callTool(ctx context.Context, sess string, c llm.Part) (out *catalog.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			if r.Logger != nil {
+				r.Logger.Error("tool call panicked", "session", sess, "tool", c.Name, "panic", fmt.Sprint(p))
+			}
+			out = catalog.ErrorResult(fmt.Sprintf("Tool %q failed: it crashed.", c.Name))
+		}
+	}()
 	if ctx.Err() != nil {
 		return catalog.ErrorResult("The turn was cancelled before this tool call ran.")
 	}
@@ -572,6 +587,57 @@ func unanswered(history, input []llm.Message) []llm.Message {
 		if !answered[c.CallID] {
 			out = append(out, llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: c.CallID, Name: c.Name,
 				Text: "No result: the client did not answer this call.", IsError: true}}})
+		}
+	}
+	return out
+}
+
+// dropStale returns input without the tool results that answer no open call: a call of the
+// assistant message they follow (with only tool messages between) that has no result yet. A
+// client retrying a request that already ran, or answering a call that was closed, sends such
+// results; stored, they would make every later request of the session one that providers
+// refuse. Tool messages left empty go too.
+func dropStale(history, input []llm.Message) []llm.Message {
+	var open map[string]bool
+	track := func(m *llm.Message) {
+		switch m.Role {
+		case llm.RoleAssistant:
+			open = map[string]bool{}
+			for _, c := range m.ToolCalls() {
+				open[c.CallID] = true
+			}
+		case llm.RoleTool:
+			for _, p := range m.Parts {
+				if p.Kind == llm.KindToolResult {
+					delete(open, p.CallID)
+				}
+			}
+		default:
+			open = nil
+		}
+	}
+	for i := range history {
+		track(&history[i])
+	}
+	out := make([]llm.Message, 0, len(input))
+	for _, m := range input {
+		if m.Role != llm.RoleTool {
+			track(&m)
+			out = append(out, m)
+			continue
+		}
+		var parts []llm.Part
+		for _, p := range m.Parts {
+			if p.Kind == llm.KindToolResult {
+				if !open[p.CallID] {
+					continue
+				}
+				delete(open, p.CallID)
+			}
+			parts = append(parts, p)
+		}
+		if len(parts) > 0 {
+			out = append(out, llm.Message{Role: m.Role, Parts: parts})
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nodmix/nodmix/internal/session"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -121,7 +122,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// Write transactions begin IMMEDIATE: they take the write lock at once, waiting up to the busy
 	// timeout, instead of failing with SQLITE_BUSY when a read must become a write (which the
 	// busy timeout does not cover). Read-only transactions stay deferred and run alongside.
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	dsn := "file:" + uriPath(path) + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("state store %s: %w", path, err)
@@ -131,6 +132,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("state store %s: schema: %w", path, err)
 	}
 	return &Store{db: db, maxBlobs: MaxBlobBytes, writeSem: make(chan struct{}, 1)}, nil
+}
+
+// uriPath is path as the file name of a SQLite URI, which decodes %XX and ends at '?' or '#':
+// unescaped, a directory named "a#b" would put the sessions in a file named "a", without WAL.
+// Clean folds a leading "//", which would read as a host.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.Clean(path))
 }
 
 // Selected implements session.Store.
