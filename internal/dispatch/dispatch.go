@@ -146,7 +146,7 @@ func (p *Pipeline) Call(ctx context.Context, snap *catalog.Snapshot, req Request
 		}
 	}
 
-	res, err := e.Exec.Execute(ctx, call)
+	res, err := p.execute(ctx, e.Exec, call)
 	if err != nil {
 		p.log().Warn("tool call failed", "tool", t.ID, "err", err)
 		res = catalog.ErrorResult(fmt.Sprintf("Tool %q failed: %v", t.ID, err))
@@ -164,6 +164,22 @@ func (p *Pipeline) Call(ctx context.Context, snap *catalog.Snapshot, req Request
 	ev.ResultBytes = resultBytes(res)
 	p.observe(ev, start)
 	return res, nil
+}
+
+// errCrashed is the error of an executor that panicked.
+var errCrashed = errors.New("it crashed")
+
+// execute runs the executor of a call. A panic in it becomes the call's error, logged: calls run on
+// goroutines of their face (an agent step, an MCP session) where nothing else would catch it,
+// and one tool's bug must not end the gateway and every session in it.
+func (p *Pipeline) execute(ctx context.Context, ex catalog.Executor, call catalog.Call) (res *catalog.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log().Error("tool executor panicked", "tool", call.Tool.ID, "panic", fmt.Sprint(r))
+			res, err = nil, errCrashed
+		}
+	}()
+	return ex.Execute(ctx, call)
 }
 
 // process runs one middleware and fails open: on an error or a panic the raw result goes through.

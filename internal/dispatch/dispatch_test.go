@@ -37,7 +37,13 @@ func snapshot(t *testing.T) *catalog.Snapshot {
 	broken := catalog.ExecutorFunc(func(context.Context, catalog.Call) (*catalog.Result, error) {
 		return nil, errors.New("connection reset")
 	})
+	crashing := catalog.ExecutorFunc(func(context.Context, catalog.Call) (*catalog.Result, error) {
+		var m map[string]any
+		m["x"] = 1 // a nil map: a panic
+		return nil, nil
+	})
 	s, err := catalog.NewSnapshot(1, []catalog.Entry{
+		{Tool: catalog.Tool{ID: "nodmix:core:crash", Name: "crash", Source: catalog.SourceBuiltin}, Exec: crashing},
 		{Tool: catalog.Tool{ID: "nodmix:core:echo", Name: "echo", Source: catalog.SourceBuiltin}, Exec: echo},
 		{Tool: catalog.Tool{ID: "mcp:s:secret", Name: "secret", Source: catalog.SourceMCP}, Exec: echo},
 		{Tool: catalog.Tool{ID: "mcp:s:broken", Name: "broken", Source: catalog.SourceMCP}, Exec: broken},
@@ -76,6 +82,7 @@ func TestPipeline(t *testing.T) {
 		{"echo", `[1]`, nil, `Invalid arguments for tool "nodmix:core:echo": arguments must be a JSON object`, true, "invalid"},
 		{"echo", `{"block":true}`, nil, `Tool "nodmix:core:echo" was blocked before execution: hook said no`, true, "blocked"},
 		{"broken", `{}`, nil, `Tool "mcp:s:broken" failed: connection reset`, true, "error"},
+		{"crash", `{}`, nil, `Tool "nodmix:core:crash" failed: it crashed`, true, "error"},
 	}
 	for _, tt := range tests {
 		res, err := p.Call(ctx, snap, dispatch.Request{Target: tt.target, Args: json.RawMessage(tt.args), Session: "s"})
