@@ -168,6 +168,10 @@ func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, erro
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			var re *redirectError
+			if errors.As(err, &re) {
+				return nil, &Error{Provider: p.ID, Message: "redirected to " + re.to, Hint: "nodmix sends the key only to models.providers." + p.ID + ".baseUrl: set it to the new address if it is the provider's"}
+			}
 			return nil, &Error{Provider: p.ID, Message: "cannot reach " + redactURL(p.BaseURL) + ": " + netReason(err), Hint: "check the network and models.providers." + p.ID + ".baseUrl", Retries: attempt - 1, Err: err}
 		}
 		if resp.StatusCode/100 == 2 {
@@ -280,3 +284,30 @@ func netReason(err error) string {
 	}
 	return err.Error()
 }
+
+// sameOriginRedirects returns a copy of c that follows a redirect only within the origin of the
+// first request. net/http forwards every header but Authorization and cookies to whatever host
+// a redirect names, and keys also travel as x-api-key, x-goog-api-key or configured headers; the
+// Referer it adds would carry the base URL there too.
+func sameOriginRedirects(c *http.Client) *http.Client {
+	cc := *c
+	next := c.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if o := via[0].URL; req.URL.Scheme != o.Scheme || req.URL.Host != o.Host {
+			return &redirectError{to: req.URL.Scheme + "://" + req.URL.Host}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cc
+}
+
+// redirectError is a redirect to another origin, which is not followed.
+type redirectError struct{ to string }
+
+func (e *redirectError) Error() string { return "redirected to another host (" + e.to + ")" }

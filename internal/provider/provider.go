@@ -71,6 +71,7 @@ func New(cfg *config.Config, opts Options) (*Registry, error) {
 	if opts.HTTP == nil {
 		opts.HTTP = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
+	opts.HTTP = sameOriginRedirects(opts.HTTP)
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = func(string) (string, bool) { return "", false }
 	}
