@@ -196,10 +196,18 @@ func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, erro
 // longer than maxRetryWait.
 func retryWait(h http.Header, attempt int) (time.Duration, bool) {
 	d := time.Duration(attempt) * time.Second
+	// A wait past the bound is compared as a number first: converting a huge one (or +Inf) to
+	// a Duration overflows into a negative wait, an immediate retry.
 	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms >= 0 {
+		if ms > float64(maxRetryWait/time.Millisecond) {
+			return 0, false
+		}
 		d = time.Duration(ms * float64(time.Millisecond))
 	} else if v := h.Get("Retry-After"); v != "" {
 		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+			if s > maxRetryWait.Seconds() {
+				return 0, false
+			}
 			d = time.Duration(s * float64(time.Second))
 		} else if t, err := http.ParseTime(v); err == nil {
 			d = max(time.Until(t), 0)

@@ -175,6 +175,12 @@ func TestStatusErrors(t *testing.T) {
 			`provider "p": 500 Internal Server Error: upstream down (after 2 retries) — the provider is failing: try again later`, []time.Duration{time.Second, 2 * time.Second}, 3},
 		{"a long retry-after is not waited for", []int{429}, map[string]string{"Retry-After": "120"}, `{"error":{"message":"slow down"}}`,
 			`provider "p": 429 Too Many Requests: slow down — rate limited: wait and try again, or use another model`, nil, 1},
+		{"an absurd retry-after is not waited for", []int{503}, map[string]string{"Retry-After": "10000000000"}, `{"error":{"message":"down"}}`,
+			`provider "p": 503 Service Unavailable: down — the provider is failing: try again later`, nil, 1},
+		{"an absurd retry-after-ms is not waited for", []int{429}, map[string]string{"Retry-After-Ms": "1e300"}, `{"error":{"message":"slow down"}}`,
+			`provider "p": 429 Too Many Requests: slow down — rate limited: wait and try again, or use another model`, nil, 1},
+		{"an infinite retry-after is not waited for", []int{429}, map[string]string{"Retry-After": "Inf"}, `{"error":{"message":"slow down"}}`,
+			`provider "p": 429 Too Many Requests: slow down — rate limited: wait and try again, or use another model`, nil, 1},
 		{"retry-after-ms", []int{529, 200}, map[string]string{"Retry-After-Ms": "250"}, "", "", []time.Duration{250 * time.Millisecond}, 2},
 		{"400 is not retried", []int{400, 200}, nil, `{"error":{"message":"bad field"}}`, `provider "p": 400 Bad Request: bad field — the provider refused the request`, nil, 1},
 	}
