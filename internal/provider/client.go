@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -19,12 +20,16 @@ import (
 type Prepared struct {
 	Provider string
 	Model    string // the model id sent (after a patch's rename)
-	URL      string
-	Method   string
-	Header   http.Header // with credentials: never print it, print MaskedHeader
-	Body     []byte
+	// URL is where the request goes, for printing: a password and the query's values that the
+	// base URL carries read "********". Stream sends to the real one.
+	URL    string
+	Method string
+	Header http.Header // with credentials: never print it, print MaskedHeader
+	Body   []byte
 
+	target        string // URL as sent
 	secretHeaders []string
+	urlSecrets    []string // the base URL's password and query values, as written and decoded
 }
 
 // MaskedHeader is Header with credentials and configured secret headers replaced by "********".
@@ -49,7 +54,10 @@ func (p *Provider) Prepare(req *llm.Request, patch llm.Patch) (*Prepared, error)
 	if err != nil {
 		return nil, err
 	}
-	pr := &Prepared{Provider: p.ID, Model: req.Model, URL: p.BaseURL + enc.Path, Method: http.MethodPost, Header: http.Header{}, Body: enc.Body}
+	pr := &Prepared{Provider: p.ID, Model: req.Model, Method: http.MethodPost, Header: http.Header{}, Body: enc.Body}
+	pr.target = joinURL(p.BaseURL, enc.Path)
+	masked, secrets := maskURL(p.BaseURL)
+	pr.URL, pr.urlSecrets = joinURL(masked, enc.Path), secrets
 	if patch.Model != "" {
 		pr.Model = patch.Model
 	}
@@ -158,7 +166,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 // send posts pr, retrying rate limits and server errors.
 func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
-		hreq, err := http.NewRequestWithContext(ctx, pr.Method, pr.URL, bytes.NewReader(pr.Body))
+		hreq, err := http.NewRequestWithContext(ctx, pr.Method, pr.target, bytes.NewReader(pr.Body))
 		if err != nil {
 			return nil, &Error{Provider: p.ID, Message: "bad base URL " + redactURL(p.BaseURL), Hint: "check models.providers." + p.ID + ".baseUrl"}
 		}
@@ -171,6 +179,11 @@ func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, erro
 			var re *redirectError
 			if errors.As(err, &re) {
 				return nil, &Error{Provider: p.ID, Message: "redirected to " + re.to, Hint: "nodmix sends the key only to models.providers." + p.ID + ".baseUrl: set it to the new address if it is the provider's"}
+			}
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				// It quotes the URL with its query; whoever prints the chain must not see it.
+				err = &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: ue.Err}
 			}
 			return nil, &Error{Provider: p.ID, Message: "cannot reach " + redactURL(p.BaseURL) + ": " + netReason(err), Hint: "check the network and models.providers." + p.ID + ".baseUrl", Retries: attempt - 1, Err: err}
 		}
@@ -257,7 +270,8 @@ func (p *Provider) streamError(ctx context.Context, err error, pr *Prepared) err
 	return e
 }
 
-// scrub removes the credential from provider text, which sometimes echoes part of a key back.
+// scrub removes the credentials from provider text, which sometimes echoes a key or the
+// request line back.
 func (p *Provider) scrub(s string, pr *Prepared) string {
 	for _, k := range pr.secretHeaders {
 		v := pr.Header.Get(k)
@@ -266,7 +280,66 @@ func (p *Provider) scrub(s string, pr *Prepared) string {
 			s = strings.ReplaceAll(s, v, "********")
 		}
 	}
+	for _, v := range pr.urlSecrets {
+		if len(v) >= 8 {
+			s = strings.ReplaceAll(s, v, "********")
+		}
+	}
 	return s
+}
+
+// joinURL appends a dialect's path, which may carry a query of its own (Gemini's ?alt=sse), to
+// the base URL's path: a base URL's query (an api-version, a key for a proxy) goes after both.
+func joinURL(base, path string) string {
+	b, bq, _ := strings.Cut(base, "?")
+	pp, pq, _ := strings.Cut(path, "?")
+	u := strings.TrimRight(b, "/") + pp
+	switch {
+	case bq != "" && pq != "":
+		return u + "?" + bq + "&" + pq
+	case bq != "":
+		return u + "?" + bq
+	case pq != "":
+		return u + "?" + pq
+	}
+	return u
+}
+
+// maskURL is a base URL with its password and the values of its query replaced by "********",
+// and those secrets (as written and decoded) for scrubbing provider text. A URL that does not parse
+// is masked whole past its scheme and host, which is where a credential could be.
+func maskURL(u string) (string, []string) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return redactURL(u), nil
+	}
+	var secrets []string
+	pw, hasPW := pu.User.Password()
+	if hasPW {
+		secrets = append(secrets, pw, url.PathEscape(pw), url.QueryEscape(pw))
+		pu.User = url.User(pu.User.Username())
+	}
+	if pu.RawQuery != "" {
+		params := strings.Split(pu.RawQuery, "&")
+		for i, kv := range params {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || v == "" {
+				continue
+			}
+			secrets = append(secrets, v)
+			if dv, err := url.QueryUnescape(v); err == nil && dv != v {
+				secrets = append(secrets, dv)
+			}
+			params[i] = k + "=********"
+		}
+		pu.RawQuery = strings.Join(params, "&")
+	}
+	masked := pu.String()
+	if hasPW { // set by hand: url.URL would escape the asterisks
+		name := pu.User.String()
+		masked = strings.Replace(masked, "://"+name+"@", "://"+name+":********@", 1)
+	}
+	return masked, secrets
 }
 
 // redactURL drops userinfo and the query, which may carry credentials.

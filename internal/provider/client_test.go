@@ -1,11 +1,15 @@
 package provider_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"testing"
+
+	"github.com/nodmix/nodmix/internal/llm"
 )
 
 const anthropicOK = `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`
@@ -57,5 +61,71 @@ func TestRedirectsKeepTheKeyAtHome(t *testing.T) {
 				t.Errorf("the other host was called with %v", elsewhere)
 			}
 		})
+	}
+}
+
+// TestBaseURLWithCredentialsAndQuery: a base URL may carry a password and a query (an api-key
+// or api-version parameter). The request goes to the base path plus the dialect's, with the
+// query after it; the dry run, the errors, and what the provider echoes of the request never
+// show the password or the query's values.
+func TestBaseURLWithCredentialsAndQuery(t *testing.T) {
+	const pass, qkey = "pass-word-123", "query-key-456"
+	var gotPath, gotQuery string
+	url := server(t, func(w http.ResponseWriter, r *http.Request) {
+		gotPath, gotQuery = r.URL.Path, r.URL.RawQuery
+		// As OpenAI answers a path it does not serve: the request line echoed.
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, `{"error":{"message":"Invalid URL (POST %s)","type":"invalid_request_error"}}`, r.URL.RequestURI())
+	})
+	base := strings.Replace(url, "http://", "http://user:"+pass+"@", 1) + "/v1?api-key=" + qkey
+	for _, api := range []string{"openai-completions", "google-generative-ai"} {
+		t.Run(api, func(t *testing.T) {
+			r := registry(t, fmt.Sprintf(`{models: {providers: {p: {api: %q, baseUrl: %q}}}}`, api, base), nil, nil)
+			p, _, _ := r.Resolve("p/m")
+			rq := req()
+			rq.Stream = true
+			pr, err := p.Prepare(rq, llm.Patch{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = collect(p, rq)
+			wantPath, wantQuery := "/v1/chat/completions", "api-key="+qkey
+			if api == "google-generative-ai" {
+				wantPath, wantQuery = "/v1/models/m:streamGenerateContent", "api-key="+qkey+"&alt=sse"
+			}
+			if gotPath != wantPath || gotQuery != wantQuery {
+				t.Errorf("sent to %s?%s, want %s?%s", gotPath, gotQuery, wantPath, wantQuery)
+			}
+			wantURL := strings.Replace(url, "http://", "http://user:********@", 1) + wantPath + "?" + strings.ReplaceAll(wantQuery, qkey, "********")
+			if pr.URL != wantURL {
+				t.Errorf("dry-run URL = %s\nwant %s", pr.URL, wantURL)
+			}
+			var ue *neturl.Error
+			if err == nil || errors.As(err, &ue) {
+				t.Fatalf("err = %v", err)
+			}
+			for _, s := range []string{pass, qkey} {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("%q leaked into the error: %v", s, err)
+				}
+			}
+		})
+	}
+}
+
+// TestTransportErrorsHideTheURL: net/http's own errors (a *url.Error) quote the request URL with
+// its query; the error chain a caller may print holds it without.
+func TestTransportErrorsHideTheURL(t *testing.T) {
+	r := registry(t, `{models: {providers: {p: {baseUrl: "http://127.0.0.1:1/v1?api-key=query-key-456"}}}}`, nil, nil)
+	p, _, _ := r.Resolve("p/m")
+	_, err := collect(p, req())
+	var ue *neturl.Error
+	if !errors.As(err, &ue) {
+		t.Fatalf("err = %v, want a *url.Error in its chain", err)
+	}
+	for e := error(err); e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), "query-key-456") {
+			t.Errorf("the query leaked into %T: %v", e, e)
+		}
 	}
 }
