@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/provider"
 )
 
 const anthropicOK = `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`
@@ -126,6 +127,44 @@ func TestTransportErrorsHideTheURL(t *testing.T) {
 	for e := error(err); e != nil; e = errors.Unwrap(e) {
 		if strings.Contains(e.Error(), "query-key-456") {
 			t.Errorf("the query leaked into %T: %v", e, e)
+		}
+	}
+}
+
+var dialectAPIs = []string{"openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "ollama"}
+
+// outcome is how a call ended: "done: <text>" or "error: <message>".
+func outcome(p *provider.Provider, r *llm.Request) string {
+	text, err := collect(p, r)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return "done: " + text
+}
+
+// TestA200ThatIsNotAnAnswer: a 200 whose body is an error in a shape the dialect does not
+// expect, or no answer at all, is an error that says what the provider said; never an empty
+// answer, never an error without the provider's words.
+func TestA200ThatIsNotAnAnswer(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"error as a string", `{"error":"quota exceeded for this key"}`, `error: provider "p": provider error: quota exceeded for this key`},
+		{"error without a message", `{"error":{"code":"quota_exceeded"}}`, `quota_exceeded`},
+		{"an empty object", `{}`, `error: provider "p": `},
+		{"null", `null`, `error: provider "p": `},
+	} {
+		for _, api := range dialectAPIs {
+			t.Run(c.name+"/"+api, func(t *testing.T) {
+				url := server(t, func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, c.body)
+				})
+				r := registry(t, fmt.Sprintf(`{models: {providers: {p: {api: %q, baseUrl: %q}}}}`, api, url), nil, nil)
+				p, _, _ := r.Resolve("p/m")
+				got := outcome(p, req())
+				if !strings.Contains(got, c.want) || !strings.HasPrefix(got, "error: ") {
+					t.Errorf("got %s\nwant one with %s", got, c.want)
+				}
+			})
 		}
 	}
 }
