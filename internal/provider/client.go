@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/ollama"
 )
 
 // Prepared is a request ready to send: what `nodmix agent --dry-run` prints and what Stream sends.
@@ -150,8 +152,19 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 			return
 		}
 		defer resp.Body.Close()
+		body := bufio.NewReader(resp.Body)
+		stream := req.Stream
+		switch bodyKind(body) {
+		case '<':
+			yield(llm.Event{}, &Error{Provider: p.ID, Message: "answered with an HTML page, not the API's response", Hint: "check models.providers." + p.ID + ".baseUrl"})
+			return
+		case '{':
+			// One JSON document where events were asked for: an error, or the answer of a
+			// server that does not stream. Read as a stream, it would look cut short.
+			stream = stream && p.dialect.Name() == ollama.Name // whose stream is JSON lines
+		}
 		// Dialects bound what they read themselves (llm.MaxDocument, llm.MaxLine).
-		for ev, err := range p.dialect.Decode(resp.Body, req.Stream) {
+		for ev, err := range p.dialect.Decode(body, stream) {
 			if err != nil {
 				yield(llm.Event{}, p.streamError(ctx, err, pr))
 				return
@@ -161,6 +174,21 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 			}
 		}
 	}
+}
+
+// bodyKind is the first byte of a response body past a byte order mark and white space, as far
+// as it has arrived: '{' for a JSON document, '<' for a markup page, 0 when it cannot tell. It
+// waits only for the first read, as decoding would.
+func bodyKind(r *bufio.Reader) byte {
+	if _, err := r.Peek(1); err != nil {
+		return 0
+	}
+	b, _ := r.Peek(r.Buffered())
+	b = bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF")), " \t\r\n")
+	if len(b) == 0 || b[0] != '{' && b[0] != '<' {
+		return 0
+	}
+	return b[0]
 }
 
 // send posts pr, retrying rate limits and server errors.

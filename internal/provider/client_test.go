@@ -168,3 +168,39 @@ func TestA200ThatIsNotAnAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestAStreamAnsweredWithADocument: a 200 to a streamed request whose body is one JSON document
+// (an error, or an answer from a server that does not stream) or an HTML page is not read as
+// a stream that ended early ("try again"): the call reports what the body says.
+func TestAStreamAnsweredWithADocument(t *testing.T) {
+	for _, c := range []struct {
+		name, ct, body string
+		apis           []string
+		want           string
+	}{
+		{"a JSON error", "application/json", "\n" + `{"error":{"message":"model m does not exist","type":"invalid_request_error"}}`, dialectAPIs,
+			`error: provider "p": provider error`},
+		{"an HTML page", "text/html", "<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>", dialectAPIs,
+			`error: provider "p": answered with an HTML page, not the API's response — check models.providers.p.baseUrl`},
+		{"a whole completion", "application/json", okBody, []string{"openai-completions"}, "done: hello"},
+	} {
+		for _, api := range c.apis {
+			t.Run(c.name+"/"+api, func(t *testing.T) {
+				url := server(t, func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", c.ct)
+					io.WriteString(w, c.body)
+				})
+				r := registry(t, fmt.Sprintf(`{models: {providers: {p: {api: %q, baseUrl: %q}}}}`, api, url), nil, nil)
+				p, _, _ := r.Resolve("p/m")
+				for _, stream := range []bool{true, false} {
+					rq := req()
+					rq.Stream = stream
+					got := outcome(p, rq)
+					if !strings.HasPrefix(got, c.want) || c.name == "a JSON error" && !strings.Contains(got, "model m does not exist") {
+						t.Errorf("stream %v: got %s\nwant %s…", stream, got, c.want)
+					}
+				}
+			})
+		}
+	}
+}
