@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/llm/ollama"
@@ -271,10 +272,24 @@ func (p *Provider) statusError(status int, body []byte, retries int, pr *Prepare
 	case status == http.StatusBadRequest:
 		e.Hint = "the provider refused the request"
 	}
-	if len(e.Message) > 500 {
-		e.Message = e.Message[:500] + "…"
-	}
+	e.Message = cut(e.Message)
 	return e
+}
+
+// maxMessage bounds the provider's words in an error: a provider may put a whole request (or
+// anything) there, and the error ends up in sessions, logs and answers.
+const maxMessage = 500
+
+// cut is s bounded to maxMessage bytes, on a character boundary.
+func cut(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	n := maxMessage
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func (p *Provider) streamError(ctx context.Context, err error, pr *Prepared) error {
@@ -288,12 +303,14 @@ func (p *Provider) streamError(ctx context.Context, err error, pr *Prepared) err
 		e.Message = "the response stream ended before it was complete"
 		e.Hint = "try again"
 	case errors.As(err, &se):
-		e.Message = p.scrub(se.Error(), pr)
+		// The chain keeps a scrubbed copy: callers may look for the StreamError.
+		se = &llm.StreamError{Type: p.scrub(se.Type, pr), Message: cut(p.scrub(se.Message, pr))}
+		e.Message, e.Err = se.Error(), se
 		if strings.Contains(se.Type, "overloaded") || strings.Contains(se.Type, "rate") {
 			e.Hint = "the provider is busy: try again later"
 		}
 	default:
-		e.Message = p.scrub(err.Error(), pr)
+		e.Message = cut(p.scrub(err.Error(), pr))
 	}
 	return e
 }

@@ -8,6 +8,7 @@ import (
 	neturl "net/url"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/provider"
@@ -201,6 +202,38 @@ func TestAStreamAnsweredWithADocument(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestStreamErrorsAreScrubbedAndBounded: an error event inside a stream that echoes the key,
+// at any length, reads without the key anywhere in the error chain, and at a bounded length
+// cut on a character boundary.
+func TestStreamErrorsAreScrubbedAndBounded(t *testing.T) {
+	long := strings.Repeat("é", 50<<10)
+	url := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hel\"}}]}\n\n")
+		fmt.Fprintf(w, "event: error\ndata: {\"error\":{\"message\":\"Invalid key %s: %s\",\"type\":\"auth\"}}\n\n", key, long)
+	})
+	r := registry(t, custom(url), map[string]string{"P_KEY": key}, nil)
+	p, _, _ := r.Resolve("p/m")
+	rq := req()
+	rq.Stream = true
+	_, err := collect(p, rq)
+	if err == nil || !strings.HasPrefix(err.Error(), `provider "p": provider error (auth): Invalid key ********: é`) {
+		t.Fatalf("err = %.200v", err)
+	}
+	if n := len(err.Error()); n > 1000 || !utf8.ValidString(err.Error()) {
+		t.Errorf("the error is %d bytes, valid UTF-8: %v", n, utf8.ValidString(err.Error()))
+	}
+	var se *llm.StreamError
+	if !errors.As(err, &se) {
+		t.Fatalf("no *llm.StreamError in %v", err)
+	}
+	for e := error(err); e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), key) {
+			t.Errorf("the key is in %T of the chain", e)
 		}
 	}
 }
