@@ -387,13 +387,18 @@ func maskURL(u string) (string, []string) {
 	return masked, secrets
 }
 
-// redactURL drops userinfo and the query, which may carry credentials.
+// redactURL drops userinfo and the query, which may carry credentials. A URL net/url cannot
+// read loses everything up to its last @ as well, wherever it is.
 func redactURL(u string) string {
+	if pu, err := url.Parse(u); err == nil {
+		pu.User, pu.RawQuery, pu.ForceQuery, pu.Fragment, pu.RawFragment = nil, "", false, "", ""
+		return pu.String()
+	}
 	if i := strings.Index(u, "?"); i >= 0 {
 		u = u[:i]
 	}
-	if i := strings.Index(u, "@"); i >= 0 {
-		if j := strings.Index(u, "://"); j >= 0 && j < i {
+	if j := strings.Index(u, "://"); j >= 0 {
+		if i := strings.LastIndex(u, "@"); i > j {
 			u = u[:j+3] + u[i+1:]
 		}
 	}

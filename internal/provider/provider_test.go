@@ -240,11 +240,17 @@ func TestCutStream(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	r := registry(t, `{models: {providers: {p: {baseUrl: "http://user:pw@127.0.0.1:1/v1?token=abc"}}}}`, nil, nil)
-	p, _, _ := r.Resolve("p/m")
-	_, err := collect(p, req())
-	if err == nil || !strings.Contains(err.Error(), `provider "p": cannot reach http://127.0.0.1:1/v1`) || strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "abc") {
-		t.Errorf("err = %v", err)
+	for _, base := range []string{
+		"http://user:pw@127.0.0.1:1/v1?token=abc",
+		// A raw @ in the password: net/url splits at the last one.
+		"http://user:pw@abc@127.0.0.1:1/v1",
+	} {
+		r := registry(t, fmt.Sprintf(`{models: {providers: {p: {baseUrl: %q}}}}`, base), nil, nil)
+		p, _, _ := r.Resolve("p/m")
+		_, err := collect(p, req())
+		if err == nil || !strings.Contains(err.Error(), `provider "p": cannot reach http://127.0.0.1:1/v1`) || strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "abc") {
+			t.Errorf("%s: err = %v", base, err)
+		}
 	}
 }
 
