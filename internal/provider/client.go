@@ -153,7 +153,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 			return
 		}
 		defer resp.Body.Close()
-		body := bufio.NewReader(resp.Body)
+		body := bufio.NewReader(&boundedBody{r: resp.Body, left: p.maxResp})
 		stream := req.Stream
 		switch bodyKind(body) {
 		case '<':
@@ -175,6 +175,27 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 			}
 		}
 	}
+}
+
+// errTooLarge ends the reading of a response past the provider's bound.
+var errTooLarge = errors.New("response too large")
+
+// boundedBody reads r until left bytes have been read, then fails with errTooLarge.
+type boundedBody struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // bodyKind is the first byte of a response body past a byte order mark and white space, as far
@@ -299,6 +320,9 @@ func (p *Provider) streamError(ctx context.Context, err error, pr *Prepared) err
 	e := &Error{Provider: p.ID, Err: err}
 	var se *llm.StreamError
 	switch {
+	case errors.Is(err, errTooLarge):
+		e.Message = fmt.Sprintf("the response grew past %d bytes, more than any answer", p.maxResp)
+		e.Hint = "check models.providers." + p.ID + ".baseUrl"
 	case errors.Is(err, llm.ErrTruncated):
 		e.Message = "the response stream ended before it was complete"
 		e.Hint = "try again"

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/nodmix/nodmix/internal/config"
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/provider"
 )
@@ -235,5 +236,44 @@ func TestStreamErrorsAreScrubbedAndBounded(t *testing.T) {
 		if strings.Contains(e.Error(), key) {
 			t.Errorf("the key is in %T of the chain", e)
 		}
+	}
+}
+
+// TestAStreamThatNeverEnds: a provider that streams text without end (broken, or hostile)
+// cannot make nodmix hold more than the bound of one response: the call ends with an error
+// that says so, and the connection is dropped.
+func TestAStreamThatNeverEnds(t *testing.T) {
+	const bound = 1 << 20
+	sent := make(chan int, 1)
+	url := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("x", 1000) + "\"}}]}\n\n")
+		n := 0
+		for n < 64*bound {
+			m, err := w.Write(chunk)
+			n += m
+			if err != nil {
+				break
+			}
+		}
+		sent <- n
+	})
+	cfg, err := config.Parse([]byte(custom(url)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := provider.New(cfg, provider.Options{MaxResponse: bound, LookupEnv: func(string) (string, bool) { return key, true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, _ := r.Resolve("p/m")
+	rq := req()
+	rq.Stream = true
+	_, err = collect(p, rq)
+	if err == nil || err.Error() != `provider "p": the response grew past 1048576 bytes, more than any answer — check models.providers.p.baseUrl` {
+		t.Errorf("err = %v", err)
+	}
+	if n := <-sent; n >= 64*bound {
+		t.Errorf("the server wrote all of its %d bytes: the connection was not dropped", n)
 	}
 }
