@@ -301,8 +301,16 @@ func (p *Provider) statusError(status int, body []byte, retries int, pr *Prepare
 // anything) there, and the error ends up in sessions, logs and answers.
 const maxMessage = 500
 
-// cut is s bounded to maxMessage bytes, on a character boundary.
+// cut is the provider's words s as one line of plain text, bounded to maxMessage bytes on a
+// character boundary: control characters (an escape sequence would drive the terminal that
+// prints the error) read as spaces.
 func cut(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || 0x7f <= r && r < 0xa0 {
+			return ' '
+		}
+		return r
+	}, s)
 	if len(s) <= maxMessage {
 		return s
 	}
@@ -328,7 +336,7 @@ func (p *Provider) streamError(ctx context.Context, err error, pr *Prepared) err
 		e.Hint = "try again"
 	case errors.As(err, &se):
 		// The chain keeps a scrubbed copy: callers may look for the StreamError.
-		se = &llm.StreamError{Type: p.scrub(se.Type, pr), Message: cut(p.scrub(se.Message, pr))}
+		se = &llm.StreamError{Type: cut(p.scrub(se.Type, pr)), Message: cut(p.scrub(se.Message, pr))}
 		e.Message, e.Err = se.Error(), se
 		if strings.Contains(se.Type, "overloaded") || strings.Contains(se.Type, "rate") {
 			e.Hint = "the provider is busy: try again later"

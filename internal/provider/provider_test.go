@@ -182,6 +182,8 @@ func TestStatusErrors(t *testing.T) {
 		{"an infinite retry-after is not waited for", []int{429}, map[string]string{"Retry-After": "Inf"}, `{"error":{"message":"slow down"}}`,
 			`provider "p": 429 Too Many Requests: slow down — rate limited: wait and try again, or use another model`, nil, 1},
 		{"retry-after-ms", []int{529, 200}, map[string]string{"Retry-After-Ms": "250"}, "", "", []time.Duration{250 * time.Millisecond}, 2},
+		{"control characters read as spaces", []int{400}, nil, `{"error":{"message":"bad\u001b]52;c;aGk=\u0007 field\r\nnext\u009b2J\u007f"}}`,
+			`provider "p": 400 Bad Request: bad ]52;c;aGk=  field  next 2J  — the provider refused the request`, nil, 1},
 		{"400 is not retried", []int{400, 200}, nil, `{"error":{"message":"bad field"}}`, `provider "p": 400 Bad Request: bad field — the provider refused the request`, nil, 1},
 	}
 	for _, c := range cases {
