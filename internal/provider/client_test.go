@@ -1,12 +1,14 @@
 package provider_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	neturl "net/url"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -276,4 +278,62 @@ func TestAStreamThatNeverEnds(t *testing.T) {
 	if n := <-sent; n >= 64*bound {
 		t.Errorf("the server wrote all of its %d bytes: the connection was not dropped", n)
 	}
+}
+
+// TestRetriesStop: a stream that has begun is never sent again, whatever happens to it; and a
+// context cancelled while a retry waits ends the call at once, without another attempt.
+func TestRetriesStop(t *testing.T) {
+	t.Run("a begun stream", func(t *testing.T) {
+		var mu sync.Mutex
+		n := 0
+		url := server(t, func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			n++
+			mu.Unlock()
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hel\"}}]}\n\n")
+		})
+		r := registry(t, custom(url), map[string]string{"P_KEY": key}, nil)
+		p, _, _ := r.Resolve("p/m")
+		rq := req()
+		rq.Stream = true
+		if _, err := collect(p, rq); !errors.Is(err, llm.ErrTruncated) {
+			t.Errorf("err = %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+	t.Run("a cancel while waiting", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var mu sync.Mutex
+		n := 0
+		url := server(t, func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			n++
+			mu.Unlock()
+			w.Header().Set("Retry-After", "19")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			cancel() // the client reads this answer and waits 19 s, or would
+		})
+		cfg, _ := config.Parse([]byte(custom(url)))
+		r, err := provider.New(cfg, provider.Options{LookupEnv: func(string) (string, bool) { return key, true }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _, _ := r.Resolve("p/m")
+		for _, err := range p.Stream(ctx, req(), llm.Patch{}) {
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v", err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
 }
