@@ -449,14 +449,16 @@ func netReason(err error) string {
 }
 
 // sameOriginRedirects returns a copy of c that follows a redirect only within the origin of the
-// first request. net/http forwards every header but Authorization and cookies to whatever host
+// first request (or from http to https on its host). net/http forwards every header but Authorization and cookies to whatever host
 // a redirect names, and keys also travel as x-api-key, x-goog-api-key or configured headers; the
 // Referer it adds would carry the base URL there too.
 func sameOriginRedirects(c *http.Client) *http.Client {
 	cc := *c
 	next := c.CheckRedirect
 	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if o := via[0].URL; req.URL.Scheme != o.Scheme || req.URL.Host != o.Host {
+		o := via[0].URL
+		upgrade := o.Scheme == "http" && req.URL.Scheme == "https" // the key went in clear already
+		if req.URL.Host != o.Host || req.URL.Scheme != o.Scheme && !upgrade {
 			return &redirectError{to: req.URL.Scheme + "://" + req.URL.Host}
 		}
 		if next != nil {
