@@ -3,6 +3,7 @@ package provider
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -153,7 +154,17 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 			return
 		}
 		defer resp.Body.Close()
-		body := bufio.NewReader(&boundedBody{r: resp.Body, left: p.maxResp})
+		content, err := decodedBody(resp)
+		if err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			} else {
+				err = &Error{Provider: p.ID, Message: cut(err.Error()), Hint: "remove Accept-Encoding from models.providers." + p.ID + ".headers", Err: err}
+			}
+			yield(llm.Event{}, err)
+			return
+		}
+		body := bufio.NewReader(&boundedBody{r: content, left: p.maxResp})
 		stream := req.Stream
 		switch bodyKind(body) {
 		case '<':
@@ -174,6 +185,26 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 				return
 			}
 		}
+	}
+}
+
+// decodedBody is resp's body as the provider meant it: net/http undoes the gzip it asked for
+// itself, not one that a configured Accept-Encoding header asked for.
+func decodedBody(resp *http.Response) (io.Reader, error) {
+	if resp.Uncompressed {
+		return resp.Body, nil
+	}
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		return resp.Body, nil
+	case "gzip", "x-gzip":
+		z, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("answered with a gzip body that does not read: %w", err)
+		}
+		return z, nil
+	default:
+		return nil, fmt.Errorf("answered in content encoding %q, which nodmix does not read", enc)
 	}
 }
 
@@ -240,7 +271,10 @@ func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, erro
 		if resp.StatusCode/100 == 2 {
 			return resp, nil
 		}
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		var raw []byte
+		if content, err := decodedBody(resp); err == nil {
+			raw, _ = io.ReadAll(io.LimitReader(content, maxErrorBody))
+		}
 		resp.Body.Close()
 		wait, ok := retryWait(resp.Header, attempt)
 		if retryable(resp.StatusCode) && attempt < maxAttempts && ok {

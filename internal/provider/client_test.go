@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -336,4 +337,47 @@ func TestRetriesStop(t *testing.T) {
 			t.Errorf("%d requests, want 1", n)
 		}
 	})
+}
+
+// TestCompressedAnswers: net/http undoes the gzip it asks for itself, not one a configured
+// Accept-Encoding header asked for; either way the answer (and an error's words) read as sent,
+// and an encoding nodmix cannot read says so.
+func TestCompressedAnswers(t *testing.T) {
+	url := server(t, func(w http.ResponseWriter, r *http.Request) {
+		enc := r.URL.Query().Get("enc")
+		w.Header().Set("Content-Encoding", enc)
+		var body io.Writer = w
+		if enc == "gzip" {
+			z := gzip.NewWriter(w)
+			defer z.Close()
+			body = z
+		}
+		if r.URL.Query().Get("fail") != "" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(body, `{"error":{"message":"bad field"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(body, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\ndata: [DONE]\n\n")
+	})
+	for _, c := range []struct{ query, header, want string }{
+		{"enc=gzip", "", "done: hello"},
+		{"enc=gzip", "gzip", "done: hello"},
+		{"enc=gzip&fail=1", "gzip", `error: provider "p": 400 Bad Request: bad field — the provider refused the request`},
+		{"enc=br", "br", `error: provider "p": answered in content encoding "br", which nodmix does not read — remove Accept-Encoding from models.providers.p.headers`},
+	} {
+		t.Run(c.query+"/"+c.header, func(t *testing.T) {
+			headers := ""
+			if c.header != "" {
+				headers = fmt.Sprintf(`, headers: {"Accept-Encoding": %q}`, c.header)
+			}
+			r := registry(t, fmt.Sprintf(`{models: {providers: {p: {baseUrl: %q%s}}}}`, url+"/v1?"+c.query, headers), nil, nil)
+			p, _, _ := r.Resolve("p/m")
+			rq := req()
+			rq.Stream = true
+			if got := outcome(p, rq); got != c.want {
+				t.Errorf("got %s\nwant %s", got, c.want)
+			}
+		})
+	}
 }
