@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // member is one key of a JSON object, in document order: the key decoded, for matching, and
@@ -234,6 +235,29 @@ func ErrorMessage(body []byte) string {
 		return s
 	}
 	return ""
+}
+
+// ErrorDocument is a whole response body's error member as a StreamError, for a body a dialect
+// could not read as an answer ({"error": "…"}, an error object of another shape): the
+// provider's message where ErrorMessage finds one, else the member itself, cut to 300 bytes.
+// It is nil for a body without an error member.
+func ErrorDocument(body []byte) *StreamError {
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil || len(v.Error) == 0 || string(v.Error) == "null" {
+		return nil
+	}
+	msg := ErrorMessage(body)
+	if msg == "" {
+		var c bytes.Buffer
+		_ = json.Compact(&c, v.Error) // it was just parsed
+		msg = c.String()
+		if len(msg) > 300 {
+			msg = strings.ToValidUTF8(msg[:300], "") + "…"
+		}
+	}
+	return &StreamError{Message: msg}
 }
 
 // scanner checks JSON as it skips over it: merge patches run over whole request bodies on

@@ -1,30 +1,39 @@
 package provider
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/llm/ollama"
 )
 
 // Prepared is a request ready to send: what `nodmix agent --dry-run` prints and what Stream sends.
 type Prepared struct {
 	Provider string
 	Model    string // the model id sent (after a patch's rename)
-	URL      string
-	Method   string
-	Header   http.Header // with credentials: never print it, print MaskedHeader
-	Body     []byte
+	// URL is where the request goes, for printing: a password and the query's values that the
+	// base URL carries read "********". Stream sends to the real one.
+	URL    string
+	Method string
+	Header http.Header // with credentials: never print it, print MaskedHeader
+	Body   []byte
 
+	target        string // URL as sent
 	secretHeaders []string
+	urlSecrets    []string // the base URL's password and query values, as written and decoded
 }
 
 // MaskedHeader is Header with credentials and configured secret headers replaced by "********".
@@ -49,7 +58,10 @@ func (p *Provider) Prepare(req *llm.Request, patch llm.Patch) (*Prepared, error)
 	if err != nil {
 		return nil, err
 	}
-	pr := &Prepared{Provider: p.ID, Model: req.Model, URL: p.BaseURL + enc.Path, Method: http.MethodPost, Header: http.Header{}, Body: enc.Body}
+	pr := &Prepared{Provider: p.ID, Model: req.Model, Method: http.MethodPost, Header: http.Header{}, Body: enc.Body}
+	pr.target = joinURL(p.BaseURL, enc.Path)
+	masked, secrets := maskURL(p.BaseURL)
+	pr.URL, pr.urlSecrets = joinURL(masked, enc.Path), secrets
 	if patch.Model != "" {
 		pr.Model = patch.Model
 	}
@@ -142,8 +154,29 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 			return
 		}
 		defer resp.Body.Close()
+		content, err := decodedBody(resp)
+		if err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			} else {
+				err = &Error{Provider: p.ID, Message: cut(err.Error()), Hint: "remove Accept-Encoding from models.providers." + p.ID + ".headers", Err: err}
+			}
+			yield(llm.Event{}, err)
+			return
+		}
+		body := bufio.NewReader(&boundedBody{r: content, left: p.maxResp})
+		stream := req.Stream
+		switch bodyKind(body) {
+		case '<':
+			yield(llm.Event{}, &Error{Provider: p.ID, Message: "answered with an HTML page, not the API's response", Hint: "check models.providers." + p.ID + ".baseUrl"})
+			return
+		case '{':
+			// One JSON document where events were asked for: an error, or the answer of a
+			// server that does not stream. Read as a stream, it would look cut short.
+			stream = stream && p.dialect.Name() == ollama.Name // whose stream is JSON lines
+		}
 		// Dialects bound what they read themselves (llm.MaxDocument, llm.MaxLine).
-		for ev, err := range p.dialect.Decode(resp.Body, req.Stream) {
+		for ev, err := range p.dialect.Decode(body, stream) {
 			if err != nil {
 				yield(llm.Event{}, p.streamError(ctx, err, pr))
 				return
@@ -155,10 +188,66 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 	}
 }
 
+// decodedBody is resp's body as the provider meant it: net/http undoes the gzip it asked for
+// itself, not one that a configured Accept-Encoding header asked for.
+func decodedBody(resp *http.Response) (io.Reader, error) {
+	if resp.Uncompressed {
+		return resp.Body, nil
+	}
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		return resp.Body, nil
+	case "gzip", "x-gzip":
+		z, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("answered with a gzip body that does not read: %w", err)
+		}
+		return z, nil
+	default:
+		return nil, fmt.Errorf("answered in content encoding %q, which nodmix does not read", enc)
+	}
+}
+
+// errTooLarge ends the reading of a response past the provider's bound.
+var errTooLarge = errors.New("response too large")
+
+// boundedBody reads r until left bytes have been read, then fails with errTooLarge.
+type boundedBody struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// bodyKind is the first byte of a response body past a byte order mark and white space, as far
+// as it has arrived: '{' for a JSON document, '<' for a markup page, 0 when it cannot tell. It
+// waits only for the first read, as decoding would.
+func bodyKind(r *bufio.Reader) byte {
+	if _, err := r.Peek(1); err != nil {
+		return 0
+	}
+	b, _ := r.Peek(r.Buffered())
+	b = bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF")), " \t\r\n")
+	if len(b) == 0 || b[0] != '{' && b[0] != '<' {
+		return 0
+	}
+	return b[0]
+}
+
 // send posts pr, retrying rate limits and server errors.
 func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
-		hreq, err := http.NewRequestWithContext(ctx, pr.Method, pr.URL, bytes.NewReader(pr.Body))
+		hreq, err := http.NewRequestWithContext(ctx, pr.Method, pr.target, bytes.NewReader(pr.Body))
 		if err != nil {
 			return nil, &Error{Provider: p.ID, Message: "bad base URL " + redactURL(p.BaseURL), Hint: "check models.providers." + p.ID + ".baseUrl"}
 		}
@@ -168,12 +257,24 @@ func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, erro
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			var re *redirectError
+			if errors.As(err, &re) {
+				return nil, &Error{Provider: p.ID, Message: "redirected to " + re.to, Hint: "nodmix sends the key only to models.providers." + p.ID + ".baseUrl: set it to the new address if it is the provider's"}
+			}
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				// It quotes the URL with its query; whoever prints the chain must not see it.
+				err = &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: ue.Err}
+			}
 			return nil, &Error{Provider: p.ID, Message: "cannot reach " + redactURL(p.BaseURL) + ": " + netReason(err), Hint: "check the network and models.providers." + p.ID + ".baseUrl", Retries: attempt - 1, Err: err}
 		}
 		if resp.StatusCode/100 == 2 {
 			return resp, nil
 		}
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		var raw []byte
+		if content, err := decodedBody(resp); err == nil {
+			raw, _ = io.ReadAll(io.LimitReader(content, maxErrorBody))
+		}
 		resp.Body.Close()
 		wait, ok := retryWait(resp.Header, attempt)
 		if retryable(resp.StatusCode) && attempt < maxAttempts && ok {
@@ -192,10 +293,18 @@ func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, erro
 // longer than maxRetryWait.
 func retryWait(h http.Header, attempt int) (time.Duration, bool) {
 	d := time.Duration(attempt) * time.Second
+	// A wait past the bound is compared as a number first: converting a huge one (or +Inf) to
+	// a Duration overflows into a negative wait, an immediate retry.
 	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms >= 0 {
+		if ms > float64(maxRetryWait/time.Millisecond) {
+			return 0, false
+		}
 		d = time.Duration(ms * float64(time.Millisecond))
 	} else if v := h.Get("Retry-After"); v != "" {
 		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+			if s > maxRetryWait.Seconds() {
+				return 0, false
+			}
 			d = time.Duration(s * float64(time.Second))
 		} else if t, err := http.ParseTime(v); err == nil {
 			d = max(time.Until(t), 0)
@@ -218,10 +327,32 @@ func (p *Provider) statusError(status int, body []byte, retries int, pr *Prepare
 	case status == http.StatusBadRequest:
 		e.Hint = "the provider refused the request"
 	}
-	if len(e.Message) > 500 {
-		e.Message = e.Message[:500] + "…"
-	}
+	e.Message = cut(e.Message)
 	return e
+}
+
+// maxMessage bounds the provider's words in an error: a provider may put a whole request (or
+// anything) there, and the error ends up in sessions, logs and answers.
+const maxMessage = 500
+
+// cut is the provider's words s as one line of plain text, bounded to maxMessage bytes on a
+// character boundary: control characters (an escape sequence would drive the terminal that
+// prints the error) read as spaces.
+func cut(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || 0x7f <= r && r < 0xa0 {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) <= maxMessage {
+		return s
+	}
+	n := maxMessage
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func (p *Provider) streamError(ctx context.Context, err error, pr *Prepared) error {
@@ -231,21 +362,27 @@ func (p *Provider) streamError(ctx context.Context, err error, pr *Prepared) err
 	e := &Error{Provider: p.ID, Err: err}
 	var se *llm.StreamError
 	switch {
+	case errors.Is(err, errTooLarge):
+		e.Message = fmt.Sprintf("the response grew past %d bytes, more than any answer", p.maxResp)
+		e.Hint = "check models.providers." + p.ID + ".baseUrl"
 	case errors.Is(err, llm.ErrTruncated):
 		e.Message = "the response stream ended before it was complete"
 		e.Hint = "try again"
 	case errors.As(err, &se):
-		e.Message = p.scrub(se.Error(), pr)
+		// The chain keeps a scrubbed copy: callers may look for the StreamError.
+		se = &llm.StreamError{Type: cut(p.scrub(se.Type, pr)), Message: cut(p.scrub(se.Message, pr))}
+		e.Message, e.Err = se.Error(), se
 		if strings.Contains(se.Type, "overloaded") || strings.Contains(se.Type, "rate") {
 			e.Hint = "the provider is busy: try again later"
 		}
 	default:
-		e.Message = p.scrub(err.Error(), pr)
+		e.Message = cut(p.scrub(err.Error(), pr))
 	}
 	return e
 }
 
-// scrub removes the credential from provider text, which sometimes echoes part of a key back.
+// scrub removes the credentials from provider text, which sometimes echoes a key or the
+// request line back.
 func (p *Provider) scrub(s string, pr *Prepared) string {
 	for _, k := range pr.secretHeaders {
 		v := pr.Header.Get(k)
@@ -254,16 +391,80 @@ func (p *Provider) scrub(s string, pr *Prepared) string {
 			s = strings.ReplaceAll(s, v, "********")
 		}
 	}
+	for _, v := range pr.urlSecrets {
+		if len(v) >= 8 {
+			s = strings.ReplaceAll(s, v, "********")
+		}
+	}
 	return s
 }
 
-// redactURL drops userinfo and the query, which may carry credentials.
+// joinURL appends a dialect's path, which may carry a query of its own (Gemini's ?alt=sse), to
+// the base URL's path: a base URL's query (an api-version, a key for a proxy) goes after both.
+func joinURL(base, path string) string {
+	b, bq, _ := strings.Cut(base, "?")
+	pp, pq, _ := strings.Cut(path, "?")
+	u := strings.TrimRight(b, "/") + pp
+	switch {
+	case bq != "" && pq != "":
+		return u + "?" + bq + "&" + pq
+	case bq != "":
+		return u + "?" + bq
+	case pq != "":
+		return u + "?" + pq
+	}
+	return u
+}
+
+// maskURL is a base URL with its password and the values of its query replaced by "********",
+// and those secrets (as written and decoded) for scrubbing provider text. A URL that does not parse
+// is masked whole past its scheme and host, which is where a credential could be.
+func maskURL(u string) (string, []string) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return redactURL(u), nil
+	}
+	var secrets []string
+	pw, hasPW := pu.User.Password()
+	if hasPW {
+		secrets = append(secrets, pw, url.PathEscape(pw), url.QueryEscape(pw))
+		pu.User = url.User(pu.User.Username())
+	}
+	if pu.RawQuery != "" {
+		params := strings.Split(pu.RawQuery, "&")
+		for i, kv := range params {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || v == "" {
+				continue
+			}
+			secrets = append(secrets, v)
+			if dv, err := url.QueryUnescape(v); err == nil && dv != v {
+				secrets = append(secrets, dv)
+			}
+			params[i] = k + "=********"
+		}
+		pu.RawQuery = strings.Join(params, "&")
+	}
+	masked := pu.String()
+	if hasPW { // set by hand: url.URL would escape the asterisks
+		name := pu.User.String()
+		masked = strings.Replace(masked, "://"+name+"@", "://"+name+":********@", 1)
+	}
+	return masked, secrets
+}
+
+// redactURL drops userinfo and the query, which may carry credentials. A URL net/url cannot
+// read loses everything up to its last @ as well, wherever it is.
 func redactURL(u string) string {
+	if pu, err := url.Parse(u); err == nil {
+		pu.User, pu.RawQuery, pu.ForceQuery, pu.Fragment, pu.RawFragment = nil, "", false, "", ""
+		return pu.String()
+	}
 	if i := strings.Index(u, "?"); i >= 0 {
 		u = u[:i]
 	}
-	if i := strings.Index(u, "@"); i >= 0 {
-		if j := strings.Index(u, "://"); j >= 0 && j < i {
+	if j := strings.Index(u, "://"); j >= 0 {
+		if i := strings.LastIndex(u, "@"); i > j {
 			u = u[:j+3] + u[i+1:]
 		}
 	}
@@ -280,3 +481,32 @@ func netReason(err error) string {
 	}
 	return err.Error()
 }
+
+// sameOriginRedirects returns a copy of c that follows a redirect only within the origin of the
+// first request (or from http to https on its host). net/http forwards every header but Authorization and cookies to whatever host
+// a redirect names, and keys also travel as x-api-key, x-goog-api-key or configured headers; the
+// Referer it adds would carry the base URL there too.
+func sameOriginRedirects(c *http.Client) *http.Client {
+	cc := *c
+	next := c.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		o := via[0].URL
+		upgrade := o.Scheme == "http" && req.URL.Scheme == "https" // the key went in clear already
+		if req.URL.Host != o.Host || req.URL.Scheme != o.Scheme && !upgrade {
+			return &redirectError{to: req.URL.Scheme + "://" + req.URL.Host}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cc
+}
+
+// redirectError is a redirect to another origin, which is not followed.
+type redirectError struct{ to string }
+
+func (e *redirectError) Error() string { return "redirected to another host (" + e.to + ")" }

@@ -33,7 +33,14 @@ type Options struct {
 	Dialect func(api, provider string) (llm.Dialect, error)
 	// Sleep waits between retries; nil waits for real (tests pass a recorder).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxResponse bounds the bytes of one response body, streamed or not; 0 is DefaultMaxResponse.
+	MaxResponse int64
 }
+
+// DefaultMaxResponse bounds one response: a stream's deltas add up in memory into its message,
+// and a provider that never stops (broken, or hostile) must not be able to grow that without
+// end. 256 MiB is far above the wire size of the longest answer a model gives.
+const DefaultMaxResponse = 256 << 20
 
 // Registry holds every provider by id. It is read-only after New and safe for concurrent use.
 type Registry struct {
@@ -63,6 +70,7 @@ type Provider struct {
 	http       *http.Client
 	log        *slog.Logger
 	sleep      func(ctx context.Context, d time.Duration) error
+	maxResp    int64
 }
 
 // New builds the registry from the config: every built-in provider, overridden and extended by
@@ -71,6 +79,7 @@ func New(cfg *config.Config, opts Options) (*Registry, error) {
 	if opts.HTTP == nil {
 		opts.HTTP = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
+	opts.HTTP = sameOriginRedirects(opts.HTTP)
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = func(string) (string, bool) { return "", false }
 	}
@@ -79,6 +88,9 @@ func New(cfg *config.Config, opts Options) (*Registry, error) {
 	}
 	if opts.Sleep == nil {
 		opts.Sleep = sleepCtx
+	}
+	if opts.MaxResponse <= 0 {
+		opts.MaxResponse = DefaultMaxResponse
 	}
 	if opts.Dialect == nil {
 		opts.Dialect = Dialect
@@ -98,7 +110,7 @@ func New(cfg *config.Config, opts Options) (*Registry, error) {
 			ID: id, API: b.api, BaseURL: b.baseURL, keyEnv: b.keyEnv, needsKey: b.keyEnv != "",
 			authHeader: b.authHeader, authPrefix: b.authPrefix,
 			key: c.APIKey, headers: c.Headers, Models: c.Models,
-			lookupEnv: opts.LookupEnv, http: opts.HTTP, log: opts.Log, sleep: opts.Sleep,
+			lookupEnv: opts.LookupEnv, http: opts.HTTP, log: opts.Log, sleep: opts.Sleep, maxResp: opts.MaxResponse,
 		}
 		if c.API != "" {
 			p.API = c.API

@@ -175,7 +175,15 @@ func TestStatusErrors(t *testing.T) {
 			`provider "p": 500 Internal Server Error: upstream down (after 2 retries) — the provider is failing: try again later`, []time.Duration{time.Second, 2 * time.Second}, 3},
 		{"a long retry-after is not waited for", []int{429}, map[string]string{"Retry-After": "120"}, `{"error":{"message":"slow down"}}`,
 			`provider "p": 429 Too Many Requests: slow down — rate limited: wait and try again, or use another model`, nil, 1},
+		{"an absurd retry-after is not waited for", []int{503}, map[string]string{"Retry-After": "10000000000"}, `{"error":{"message":"down"}}`,
+			`provider "p": 503 Service Unavailable: down — the provider is failing: try again later`, nil, 1},
+		{"an absurd retry-after-ms is not waited for", []int{429}, map[string]string{"Retry-After-Ms": "1e300"}, `{"error":{"message":"slow down"}}`,
+			`provider "p": 429 Too Many Requests: slow down — rate limited: wait and try again, or use another model`, nil, 1},
+		{"an infinite retry-after is not waited for", []int{429}, map[string]string{"Retry-After": "Inf"}, `{"error":{"message":"slow down"}}`,
+			`provider "p": 429 Too Many Requests: slow down — rate limited: wait and try again, or use another model`, nil, 1},
 		{"retry-after-ms", []int{529, 200}, map[string]string{"Retry-After-Ms": "250"}, "", "", []time.Duration{250 * time.Millisecond}, 2},
+		{"control characters read as spaces", []int{400}, nil, `{"error":{"message":"bad\u001b]52;c;aGk=\u0007 field\r\nnext\u009b2J\u007f"}}`,
+			`provider "p": 400 Bad Request: bad ]52;c;aGk=  field  next 2J  — the provider refused the request`, nil, 1},
 		{"400 is not retried", []int{400, 200}, nil, `{"error":{"message":"bad field"}}`, `provider "p": 400 Bad Request: bad field — the provider refused the request`, nil, 1},
 	}
 	for _, c := range cases {
@@ -234,11 +242,17 @@ func TestCutStream(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	r := registry(t, `{models: {providers: {p: {baseUrl: "http://user:pw@127.0.0.1:1/v1?token=abc"}}}}`, nil, nil)
-	p, _, _ := r.Resolve("p/m")
-	_, err := collect(p, req())
-	if err == nil || !strings.Contains(err.Error(), `provider "p": cannot reach http://127.0.0.1:1/v1`) || strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "abc") {
-		t.Errorf("err = %v", err)
+	for _, base := range []string{
+		"http://user:pw@127.0.0.1:1/v1?token=abc",
+		// A raw @ in the password: net/url splits at the last one.
+		"http://user:pw@abc@127.0.0.1:1/v1",
+	} {
+		r := registry(t, fmt.Sprintf(`{models: {providers: {p: {baseUrl: %q}}}}`, base), nil, nil)
+		p, _, _ := r.Resolve("p/m")
+		_, err := collect(p, req())
+		if err == nil || !strings.Contains(err.Error(), `provider "p": cannot reach http://127.0.0.1:1/v1`) || strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "abc") {
+			t.Errorf("%s: err = %v", base, err)
+		}
 	}
 }
 

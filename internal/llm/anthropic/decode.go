@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -137,11 +138,22 @@ func (d *dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 
 func decodeDocument(r io.Reader) (llm.Event, error) {
 	var w wireResponse
-	if _, err := llm.ReadDocument(r, &w, false); err != nil {
+	b, err := llm.ReadDocument(r, &w, false)
+	if err != nil {
+		if e := llm.ErrorDocument(b); e != nil && !errors.Is(err, llm.ErrTruncated) {
+			return llm.Event{}, e // an error member of another shape
+		}
 		return llm.Event{}, fmt.Errorf("anthropic: %w", err)
 	}
 	if w.Type == "error" || w.Error != nil {
-		return llm.Event{}, w.Error.err()
+		se := w.Error.err()
+		if e := llm.ErrorDocument(b); se.Message == "" && e != nil {
+			se.Message = e.Message
+		}
+		return llm.Event{}, se
+	}
+	if w.Type == "" && w.Content == nil {
+		return llm.Event{}, errors.New("anthropic: decode response: not a message (no type, no content)")
 	}
 	msg := &llm.Message{Role: llm.RoleAssistant, Parts: make([]llm.Part, 0, len(w.Content))}
 	for i, raw := range w.Content {

@@ -261,11 +261,20 @@ func tools(in []llm.Tool) ([]wireTool, error) {
 			schema = json.RawMessage(`{"type":"object"}`)
 		} else if !json.Valid(schema) {
 			return nil, fmt.Errorf("anthropic: tool %q: parameters are not JSON", t.Name)
+		} else if schema[0] == '{' && !bytes.Contains(schema, []byte(`"type"`)) {
+			// The API refuses an input_schema without its type; a schema that names none
+			// (an OpenAI client's "parameters": {}) is an object schema.
+			var err error
+			if schema, err = llm.AddMissing(schema, objectType); err != nil {
+				return nil, fmt.Errorf("anthropic: tool %q: %w", t.Name, err)
+			}
 		}
 		out[i] = wireTool{Name: t.Name, Description: t.Description, InputSchema: schema}
 	}
 	return out, nil
 }
+
+var objectType = map[string]json.RawMessage{"type": json.RawMessage(`"object"`)}
 
 func toolChoice(c string) (*wireToolChoice, error) {
 	switch c {

@@ -385,3 +385,24 @@ func TestEncodeHeaders(t *testing.T) {
 		t.Errorf("path = %q", enc.Path)
 	}
 }
+
+// TestToolSchemasAreObjects: the Messages API refuses an input_schema without its type
+// ("input_schema.type: Field required"); a schema that names none (an OpenAI client's
+// "parameters": {} for a tool without arguments) goes as an object schema.
+func TestToolSchemasAreObjects(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{``, `{"type":"object"}`},
+		{`{}`, `{"type":"object"}`},
+		{` { } `, `{"type":"object"}`},
+		{`{"properties":{}}`, `{"properties":{},"type":"object"}`},
+		{`{"type":"object","properties":{"a":{"type":"string"}}}`, `{"type":"object","properties":{"a":{"type":"string"}}}`},
+	} {
+		got, err := tools([]llm.Tool{{Name: "t", Parameters: json.RawMessage(c.in)}})
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		if string(got[0].InputSchema) != c.want {
+			t.Errorf("%s: input_schema %s, want %s", c.in, got[0].InputSchema, c.want)
+		}
+	}
+}

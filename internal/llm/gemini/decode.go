@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -20,8 +21,17 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 		a := assembler{yield: yield}
 		if !stream {
 			var resp response
-			if _, err := llm.ReadDocument(r, &resp, false); err != nil {
+			b, err := llm.ReadDocument(r, &resp, false)
+			if err != nil {
+				if e := llm.ErrorDocument(b); e != nil && !errors.Is(err, llm.ErrTruncated) {
+					yield(llm.Event{}, e) // an error member of another shape
+					return
+				}
 				yield(llm.Event{}, fmt.Errorf("gemini: %w", err))
+				return
+			}
+			if resp.Error == nil && resp.Candidates == nil && resp.PromptFeedback == nil {
+				yield(llm.Event{}, errors.New("gemini: decode response: no candidates"))
 				return
 			}
 			if a.add(&resp) {

@@ -99,7 +99,8 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
-	if b, err = llm.AddMissing(b, req.Extra); err != nil {
+	extra, _, _ := llm.PassThrough(req.Extra, owned[:], "", nil) // no member to merge: cannot fail
+	if b, err = llm.AddMissing(b, extra); err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
 	if b, err = llm.MergePatch(b, p.Body); err != nil {
@@ -117,6 +118,12 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	p.SetHeaders(h)
 	return &llm.Encoded{Path: "/chat/completions", Header: h, Body: b}, nil
 }
+
+// owned are the fields Encode decides even when it leaves them out: an Extra `stream` on a
+// request nodmix reads as one document, `tools` beside (or instead of) the run's own, or the
+// token cap under the name this provider does not take would break the call. tool_choice is
+// not among them: a named function is only expressible through Extra.
+var owned = [...]string{"model", "messages", "tools", "max_tokens", "max_completion_tokens", "temperature", "stream", "stream_options", "tool_stream"}
 
 // autoToolChoice applies Quirks.AutoToolChoiceWhenThinking to the final body.
 func autoToolChoice(b []byte) ([]byte, error) {

@@ -107,6 +107,9 @@ func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
 		a.usage = c.Usage
 	}
 	if len(c.Choices) == 0 {
+		if e := llm.ErrorDocument(b); e != nil {
+			return llm.Event{}, e
+		}
 		return llm.Event{}, errors.New("decode response: no choices")
 	}
 	return a.done(), nil
@@ -126,6 +129,12 @@ func streamError(e *apiError, data []byte) error {
 		e = &flat
 	}
 	se := &llm.StreamError{Type: e.Type, Message: e.Message}
+	if se.Message == "" {
+		// An error member of another shape ({"error": "…"}) decodes to an empty one.
+		if de := llm.ErrorDocument(data); de != nil {
+			se.Message = de.Message
+		}
+	}
 	if se.Type == "" && len(e.Code) > 0 && string(e.Code) != "null" {
 		var s string
 		if json.Unmarshal(e.Code, &s) != nil {

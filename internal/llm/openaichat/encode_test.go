@@ -164,3 +164,28 @@ func TestEncodeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestExtraNeverDecidesWhatNodmixDecides: pass-through fields nodmix decides even when it
+// leaves them out (a stream on a call read as one document, tools the run does not have, the
+// other name of the token cap) do not reach the body; the others do.
+func TestExtraNeverDecidesWhatNodmixDecides(t *testing.T) {
+	req := llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "hi"}}}}, MaxTokens: 100,
+		Extra: map[string]json.RawMessage{
+			"stream":         json.RawMessage(`true`),
+			"stream_options": json.RawMessage(`{"include_usage":true}`),
+			"tools":          json.RawMessage(`[{"type":"function","function":{"name":"rm_rf"}}]`),
+			"max_tokens":     json.RawMessage(`5`),
+			"tool_stream":    json.RawMessage(`true`),
+			"temperature":    json.RawMessage(`2`),
+			"messages":       json.RawMessage(`[]`),
+			"seed":           json.RawMessage(`7`),
+		}}
+	enc, err := New(Quirks{MaxTokensField: "max_completion_tokens"}).Encode(&req, llm.Patch{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":100,"seed":7}`
+	if string(enc.Body) != want {
+		t.Errorf("body %s\nwant %s", enc.Body, want)
+	}
+}

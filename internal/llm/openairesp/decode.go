@@ -2,6 +2,7 @@ package openairesp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -66,8 +67,19 @@ func (dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 
 func decodeWhole(r io.Reader) (llm.Event, error) {
 	var resp responseObject
-	if _, err := llm.ReadDocument(r, &resp, true); err != nil {
+	b, err := llm.ReadDocument(r, &resp, true)
+	if err != nil {
 		return llm.Event{}, err
+	}
+	if resp.Status == "" && len(resp.Output) == 0 {
+		// Not a Response object: an error of another shape, or nothing, is no empty answer.
+		if e := resp.Error; e != nil && (e.Message != "" || len(e.Code) > 0) {
+			return llm.Event{}, streamError(e)
+		}
+		if e := llm.ErrorDocument(b); e != nil {
+			return llm.Event{}, e
+		}
+		return llm.Event{}, errors.New("decode response: not a Response object (no status, no output)")
 	}
 	var a assembler
 	ev, err := a.finish(&resp)

@@ -73,7 +73,8 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
-	if b, err = llm.AddMissing(b, req.Extra); err != nil {
+	extra, _, _ := llm.PassThrough(req.Extra, owned[:], "", nil) // no member to merge: cannot fail
+	if b, err = llm.AddMissing(b, extra); err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
 	if b, err = llm.MergePatch(b, p.Body); err != nil {
@@ -86,6 +87,12 @@ func (dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	p.SetHeaders(h)
 	return &llm.Encoded{Path: "/responses", Header: h, Body: b}, nil
 }
+
+// owned are the fields Encode decides even when it leaves them out: an Extra `stream` on a
+// request nodmix reads as one document, `tools` beside (or instead of) the run's own, or
+// instructions in place of the agent's would break the call. tool_choice is not among them: a
+// named function is only expressible through Extra.
+var owned = [...]string{"model", "instructions", "input", "tools", "max_output_tokens", "temperature", "stream"}
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
