@@ -35,6 +35,47 @@ var _ Agent = (*app.App)(nil)
 type API struct {
 	Agent Agent
 	Log   *slog.Logger // nil: quiet
+
+	mu      sync.Mutex
+	running map[string]bool // kept sessions with a turn in progress here
+}
+
+// claim marks a kept session as running a turn; false when one already runs on it. The store
+// only notices two turns at once when the later one writes, which lets a second turn's message
+// land in the middle of the first and the first fail after its model call: a turn that comes
+// while another runs on its session is refused before anything of it is written instead.
+func (api *API) claim(key string) bool {
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if api.running[key] {
+		return false
+	}
+	if api.running == nil {
+		api.running = map[string]bool{}
+	}
+	api.running[key] = true
+	return true
+}
+
+func (api *API) release(key string) {
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	delete(api.running, key)
+}
+
+// startTurn picks the request's session and claims it when it is kept; release gives it back. A
+// busy session is answered 409 here and ok is false.
+func (api *API) startTurn(w http.ResponseWriter, r *http.Request, user string) (key string, kept bool, release func(), ok bool) {
+	key, kept = sessionFor(r, user)
+	if !kept {
+		return key, false, func() {}, true
+	}
+	if !api.claim(key) {
+		writeTurnError(w, fmt.Errorf("session %q: %w", key, agent.ErrBusy))
+		return key, kept, nil, false
+	}
+	w.Header().Set(SessionHeader, key)
+	return key, true, func() { api.release(key) }, true
 }
 
 // maxBody bounds a request body: a transcript with a few images fits, a runaway client does not.

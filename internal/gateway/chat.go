@@ -249,11 +249,12 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		writeTurnError(w, err)
 		return
 	}
-	key, kept := sessionFor(r, cr.User)
-	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
-	if kept {
-		w.Header().Set(SessionHeader, key)
+	key, kept, release, ok := api.startTurn(w, r, cr.User)
+	if !ok {
+		return
 	}
+	defer release()
+	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	id := "chatcmpl-" + randomID()
 	created := time.Now().Unix()
 	if !cr.Stream {

@@ -218,11 +218,12 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		writeTurnError(w, err)
 		return
 	}
-	key, kept := sessionFor(r, rr.User)
-	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
-	if kept {
-		w.Header().Set(SessionHeader, key)
+	key, kept, release, ok := api.startTurn(w, r, rr.User)
+	if !ok {
+		return
 	}
+	defer release()
+	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	id := "resp_" + randomID()
 	msgID := "msg_" + randomID()
 	created := time.Now().Unix()

@@ -1,0 +1,135 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/gateway"
+)
+
+// heldStack is a real persistent app behind the API whose OpenAI-compatible provider answers
+// every request with `answer <n>` (n counts requests from 1), holding the first one until
+// release is closed. arrived receives once per provider request.
+func heldStack(t *testing.T) (a *app.App, gw *httptest.Server, arrived chan int, release chan struct{}) {
+	t.Helper()
+	arrived, release = make(chan int, 16), make(chan struct{})
+	var mu sync.Mutex
+	n := 0
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		arrived <- k
+		if k == 1 {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"answer %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, k)
+	}))
+	t.Cleanup(provider.Close)
+	home := t.TempDir()
+	cfg := fmt.Sprintf(`{models: {providers: {p: {baseUrl: %q, api: "openai-completions", apiKey: "sk-test", models: [{id: "m"}]}}}, agents: {defaults: {model: "p/m"}}, tools: {deny: ["*"]}}`, provider.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"NODMIX_HOME": home, "HOME": home}
+	a, err := app.New(context.Background(), app.Options{Getenv: func(k string) string { return env[k] }, Persistent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw = httptest.NewServer(gateway.WithAPI(http.NotFoundHandler(), &gateway.API{Agent: a}))
+	t.Cleanup(func() { gw.Close(); a.Close() })
+	return a, gw, arrived, release
+}
+
+type reply struct {
+	status int
+	body   string
+}
+
+func turnOn(gw *httptest.Server, path, body, session string) reply {
+	req, _ := http.NewRequest("POST", gw.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if session != "" {
+		req.Header.Set(gateway.SessionHeader, session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return reply{0, err.Error()}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return reply{resp.StatusCode, string(b)}
+}
+
+// transcriptText is a session's transcript as "role: text" lines.
+func transcriptText(t *testing.T, a *app.App, key string) []string {
+	t.Helper()
+	tr, err := a.Store.Transcript(context.Background(), key)
+	if err != nil {
+		t.Fatalf("transcript %q: %v", key, err)
+	}
+	var out []string
+	for _, m := range tr {
+		out = append(out, string(m.Role)+": "+m.Text())
+	}
+	return out
+}
+
+// TestSecondTurnOnABusySessionIsRefused: while a turn runs on a session, a second one on the
+// same session is refused with 409 before anything of it is written, and the first turn ends
+// as if alone (the documented "refused rather than interleaved").
+func TestSecondTurnOnABusySessionIsRefused(t *testing.T) {
+	for _, path := range []string{"/v1/chat/completions", "/v1/responses"} {
+		t.Run(path, func(t *testing.T) {
+			a, gw, arrived, release := heldStack(t)
+			body := func(text string) string {
+				if path == "/v1/responses" {
+					return fmt.Sprintf(`{"input":%q}`, text)
+				}
+				return fmt.Sprintf(`{"messages":[{"role":"user","content":%q}]}`, text)
+			}
+			first := make(chan reply, 1)
+			go func() { first <- turnOn(gw, path, body("first"), "s") }()
+			<-arrived // the first turn is with the model
+			for _, stream := range []string{"", `,"stream":true`} {
+				second := turnOn(gw, path, strings.TrimSuffix(body("second"), "}")+stream+"}", "s")
+				if second.status != http.StatusConflict || !strings.Contains(second.body, `"code":"session_busy"`) {
+					t.Errorf("second turn (stream %q) = %d %s, want 409 session_busy", stream, second.status, second.body)
+				}
+			}
+			// Another session is not held up.
+			if other := turnOn(gw, path, body("elsewhere"), "other"); other.status != http.StatusOK {
+				t.Errorf("turn on another session = %d %s", other.status, other.body)
+			}
+			close(release)
+			if r := <-first; r.status != http.StatusOK || !strings.Contains(r.body, "answer 1") {
+				t.Errorf("first turn = %d %s", r.status, r.body)
+			}
+			want := []string{"user: first", "assistant: answer 1"}
+			if diff := cmp.Diff(want, transcriptText(t, a, "s")); diff != "" {
+				t.Errorf("transcript (-want +got):\n%s", diff)
+			}
+			// Once the first turn is over the session takes turns again.
+			if r := turnOn(gw, path, body("third"), "s"); r.status != http.StatusOK {
+				t.Errorf("turn after the first = %d %s", r.status, r.body)
+			}
+		})
+	}
+}
