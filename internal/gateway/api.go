@@ -70,6 +70,16 @@ func (api *API) startTurn(w http.ResponseWriter, r *http.Request, user string) (
 	if !kept {
 		return key, false, func() {}, true
 	}
+	if strings.ContainsFunc(key, isControl) {
+		// The key goes back in the session header, where a control character breaks the
+		// response (or is turned into a space, naming another session).
+		field := "user"
+		if strings.TrimSpace(r.Header.Get(SessionHeader)) != "" {
+			field = SessionHeader
+		}
+		writeTurnError(w, bad(field, "must not hold control characters: it names the session, sent back in the %s header", SessionHeader))
+		return key, kept, nil, false
+	}
 	if !api.claim(key) {
 		writeTurnError(w, fmt.Errorf("session %q: %w", key, agent.ErrBusy))
 		return key, kept, nil, false
@@ -249,6 +259,8 @@ func sessionFor(r *http.Request, user string) (key string, kept bool) {
 	}
 	return "gw-" + randomID(), false
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func randomID() string {
 	b := make([]byte, 12)

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -131,5 +132,40 @@ func TestSecondTurnOnABusySessionIsRefused(t *testing.T) {
 				t.Errorf("turn after the first = %d %s", r.status, r.body)
 			}
 		})
+	}
+}
+
+// TestSessionKeyWithControlCharacters: a `user` that cannot be sent back in the session header
+// is refused naming the field; it neither breaks the response nor starts a session that the
+// header the client is given would not find.
+func TestSessionKeyWithControlCharacters(t *testing.T) {
+	a, gw, _, release := heldStack(t)
+	close(release)
+	for _, path := range []string{"/v1/chat/completions", "/v1/responses"} {
+		for _, user := range []string{"a\x00b", "line\r\nX-Injected: 1", "bell\x07", "del\x7f"} {
+			u, _ := json.Marshal(user)
+			body := fmt.Sprintf(`{"user":%s,"messages":[{"role":"user","content":"hi"}]}`, u)
+			if path == "/v1/responses" {
+				body = fmt.Sprintf(`{"user":%s,"input":"hi"}`, u)
+			}
+			r := turnOn(gw, path, body, "")
+			var e struct {
+				Error struct {
+					Message string  `json:"message"`
+					Param   *string `json:"param"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(r.body), &e); err != nil || r.status != http.StatusBadRequest || e.Error.Param == nil || *e.Error.Param != "user" {
+				t.Errorf("%s user %q = %d %s, want 400 naming user", path, user, r.status, r.body)
+			}
+		}
+	}
+	// A tab is a valid header value, but no more a part of a session's name.
+	if r := turnOn(gw, "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`, "a\tb"); r.status != http.StatusBadRequest || !strings.Contains(r.body, `"param":"X-Nodmix-Session"`) {
+		t.Errorf("header with a tab = %d %s, want 400 naming the header", r.status, r.body)
+	}
+	rows, err := a.Store.Sessions(context.Background())
+	if err != nil || len(rows) != 0 {
+		t.Errorf("sessions = %v, %v; want none", rows, err)
 	}
 }
