@@ -30,6 +30,10 @@ type chatRequest struct {
 	MaxCompletionTokens int      `json:"max_completion_tokens"`
 	Temperature         *float64 `json:"temperature"`
 	User                string   `json:"user"`
+
+	// loose names the first tool result that no earlier message of the request calls for:
+	// in a kept session it may answer the calls the last turn ended with, elsewhere nothing.
+	loose string
 }
 
 // known are the request keys nodmix models; the rest pass through.
@@ -102,16 +106,20 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 		if !validToolName(t.Function.Name) {
 			return nil, tr, bad(fmt.Sprintf("tools[%d].function.name", i), "must match ^[A-Za-z0-9_-]{1,64}$")
 		}
-		params := t.Function.Parameters
-		if len(params) == 0 || string(params) == "null" {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		params, err := toolParams(fmt.Sprintf("tools[%d].function.parameters", i), t.Function.Parameters)
+		if err != nil {
+			return nil, tr, err
 		}
 		tr.ClientTools = append(tr.ClientTools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
 	}
 	var sys []string
+	var calls callIDs
 	for i, m := range cr.Messages {
 		msg, system, err := chatToCanonical(i, m)
 		if err != nil {
+			return nil, tr, err
+		}
+		if err := calls.see(msg, fmt.Sprintf("messages[%d].tool_call_id", i), &cr.loose); err != nil {
 			return nil, tr, err
 		}
 		if system != "" {
@@ -160,6 +168,12 @@ func chatToCanonical(i int, m chatMessage) (msg llm.Message, system string, err 
 			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindText, Text: text})
 		}
 		for j, tc := range m.ToolCalls {
+			if tc.ID == "" {
+				return msg, "", bad(fmt.Sprintf("%s.tool_calls[%d].id", field, j), "is required")
+			}
+			if tc.Function.Name == "" {
+				return msg, "", bad(fmt.Sprintf("%s.tool_calls[%d].function.name", field, j), "is required")
+			}
 			args := json.RawMessage(tc.Function.Arguments)
 			if tc.Function.Arguments == "" {
 				args = json.RawMessage(`{}`)
@@ -223,6 +237,61 @@ func contentText(field string, raw json.RawMessage, images bool) (string, []llm.
 	return text, parts, nil
 }
 
+// toolParams is a declared tool's parameters: a JSON Schema object, or none.
+func toolParams(field string, raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage(`{"type":"object","properties":{}}`), nil
+	}
+	if raw[0] != '{' {
+		return nil, bad(field, "must be a JSON Schema object")
+	}
+	return raw, nil
+}
+
+// callIDs are the tool calls the messages of a request have made so far, to pair its tool
+// results with: providers refuse a result that answers no call, in this turn and every later
+// one of the session it would be stored in.
+type callIDs struct {
+	ids       map[string]bool
+	assistant bool // an assistant message came: the results after it answer its calls
+}
+
+// see takes the next message; a tool result that answers no call is an error naming field,
+// unless no assistant message came before it, when field goes to *loose (the first only).
+func (c *callIDs) see(m llm.Message, field string, loose *string) error {
+	for _, p := range m.Parts {
+		switch p.Kind {
+		case llm.KindToolCall:
+			if c.ids == nil {
+				c.ids = map[string]bool{}
+			}
+			c.ids[p.CallID] = true
+		case llm.KindToolResult:
+			switch {
+			case c.ids[p.CallID]:
+			case c.assistant:
+				return bad(field, "answers no tool call: no earlier message calls %q", p.CallID)
+			case *loose == "":
+				*loose = field
+			}
+		}
+	}
+	if m.Role == llm.RoleAssistant {
+		c.assistant = true
+	}
+	return nil
+}
+
+// looseResult refuses a request whose tool result answers no call when there is no session
+// whose calls it could answer.
+func looseResult(field string, kept bool) error {
+	if field == "" || kept {
+		return nil
+	}
+	return bad(field, "answers no tool call: no earlier message calls it, and without %s or user there is no session whose calls it could answer", SessionHeader)
+}
+
 func toolChoice(raw json.RawMessage) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -254,6 +323,10 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if err := looseResult(cr.loose, kept); err != nil {
+		writeTurnError(w, err)
+		return
+	}
 	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	id := "chatcmpl-" + randomID()
 	created := time.Now().Unix()

@@ -25,6 +25,8 @@ type respRequest struct {
 	MaxOutputTokens int             `json:"max_output_tokens"`
 	Temperature     *float64        `json:"temperature"`
 	User            string          `json:"user"`
+
+	loose string // as chatRequest.loose
 }
 
 var respKnown = map[string]bool{"model": true, "input": true, "instructions": true, "tools": true, "tool_choice": true,
@@ -55,6 +57,9 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		return nil, tr, err
 	}
 	tr.Model, tr.Stream, tr.Temperature, tr.MaxTokens, tr.System = rr.Model, rr.Stream, rr.Temperature, rr.MaxOutputTokens, rr.Instructions
+	if tr.MaxTokens < 0 {
+		return nil, tr, bad("max_output_tokens", "must be positive")
+	}
 	tc, err := toolChoice(rr.ToolChoice)
 	if err != nil {
 		return nil, tr, err
@@ -67,9 +72,9 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		if !validToolName(t.Name) {
 			return nil, tr, bad(fmt.Sprintf("tools[%d].name", i), "must match ^[A-Za-z0-9_-]{1,64}$")
 		}
-		params := t.Parameters
-		if len(params) == 0 || string(params) == "null" {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		params, err := toolParams(fmt.Sprintf("tools[%d].parameters", i), t.Parameters)
+		if err != nil {
+			return nil, tr, err
 		}
 		tr.ClientTools = append(tr.ClientTools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: params})
 	}
@@ -90,10 +95,17 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		if tr.System != "" {
 			sys = append(sys, tr.System)
 		}
+		var calls callIDs
 		for i, it := range items {
 			field := fmt.Sprintf("input[%d]", i)
 			switch {
 			case it.Type == "function_call":
+				if it.CallID == "" {
+					return nil, tr, bad(field+".call_id", "is required")
+				}
+				if it.Name == "" {
+					return nil, tr, bad(field+".name", "is required")
+				}
 				args := json.RawMessage(it.Arguments)
 				if it.Arguments == "" {
 					args = json.RawMessage(`{}`)
@@ -101,7 +113,9 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 				if !json.Valid(args) {
 					return nil, tr, bad(field+".arguments", "must be a JSON string")
 				}
-				tr.Input = appendAssistant(tr.Input, llm.Part{Kind: llm.KindToolCall, CallID: it.CallID, Name: it.Name, Args: args})
+				p := llm.Part{Kind: llm.KindToolCall, CallID: it.CallID, Name: it.Name, Args: args}
+				_ = calls.see(llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{p}}, "", &rr.loose)
+				tr.Input = appendAssistant(tr.Input, p)
 			case it.Type == "function_call_output":
 				if it.CallID == "" {
 					return nil, tr, bad(field+".call_id", "is required")
@@ -110,7 +124,11 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 				if err != nil {
 					return nil, tr, err
 				}
-				tr.Input = append(tr.Input, llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: it.CallID, Text: text}}})
+				m := llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: it.CallID, Text: text}}}
+				if err := calls.see(m, field+".call_id", &rr.loose); err != nil {
+					return nil, tr, err
+				}
+				tr.Input = append(tr.Input, m)
 			case it.Type == "reasoning":
 				// Reasoning items of another provider's run are not sent on.
 			case it.Type == "" || it.Type == "message":
@@ -123,6 +141,7 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 					sys = append(sys, system)
 					continue
 				}
+				_ = calls.see(msg, "", &rr.loose)
 				tr.Input = append(tr.Input, msg)
 			default:
 				return nil, tr, bad(field+".type", "must be message, function_call or function_call_output")
@@ -223,6 +242,10 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if err := looseResult(rr.loose, kept); err != nil {
+		writeTurnError(w, err)
+		return
+	}
 	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	id := "resp_" + randomID()
 	msgID := "msg_" + randomID()

@@ -1,0 +1,79 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// apiErr is OpenAI's error object as the tests read it.
+type apiErr struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    string  `json:"code"`
+	} `json:"error"`
+}
+
+// TestMalformedToolTurnsAreRefused: tool calls without an id or a name, tool results that answer
+// no call and tool schemas that are not objects would each be stored in the session and sent to
+// the provider, which refuses them on every later turn too: they are refused up front, naming
+// the field, and nothing runs.
+func TestMalformedToolTurnsAreRefused(t *testing.T) {
+	const user = `{"role":"user","content":"hi"}`
+	const call = `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`
+	tests := []struct {
+		name, path, body, param, msg string
+	}{
+		{"null tool call", "/v1/chat/completions", `{"messages":[` + user + `,{"role":"assistant","tool_calls":[null]}]}`, "messages[1].tool_calls[0].id", "is required"},
+		{"tool call without a name", "/v1/chat/completions", `{"messages":[` + user + `,{"role":"assistant","tool_calls":[{"id":"c1","function":{"arguments":"{}"}}]}]}`, "messages[1].tool_calls[0].function.name", "is required"},
+		{"result without a call", "/v1/chat/completions", `{"messages":[` + user + `,{"role":"tool","tool_call_id":"nope","content":"x"}]}`, "messages[1].tool_call_id", "answers no tool call"},
+		{"result for another call", "/v1/chat/completions", `{"user":"u","messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c2","content":"x"}]}`, "messages[2].tool_call_id", "answers no tool call"},
+		{"schema not an object", "/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f","parameters":5}}]}`, "tools[0].function.parameters", "must be a JSON Schema object"},
+		{"schema a string", "/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f","parameters":"{}"}}]}`, "tools[0].function.parameters", "must be a JSON Schema object"},
+		{"responses: output without a call", "/v1/responses", `{"input":[{"type":"function_call_output","call_id":"nope","output":"x"}]}`, "input[0].call_id", "answers no tool call"},
+		{"responses: call without an id", "/v1/responses", `{"input":[{"role":"user","content":"hi"},{"type":"function_call","name":"f","arguments":"{}"}]}`, "input[1].call_id", "is required"},
+		{"responses: call without a name", "/v1/responses", `{"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","arguments":"{}"}]}`, "input[1].name", "is required"},
+		{"responses: schema not an object", "/v1/responses", `{"input":"hi","tools":[{"type":"function","name":"f","parameters":[]}]}`, "tools[0].parameters", "must be a JSON Schema object"},
+		{"responses: negative max_output_tokens", "/v1/responses", `{"input":"hi","max_output_tokens":-1}`, "max_output_tokens", "must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeAgent{result: answer("x")}
+			srv := serve(t, f)
+			resp, b := post(t, srv.URL+tt.path, tt.body)
+			var e apiErr
+			if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusBadRequest || e.Error.Type != "invalid_request_error" {
+				t.Fatalf("status %d body %s, want 400 invalid_request_error", resp.StatusCode, b)
+			}
+			if e.Error.Param == nil || *e.Error.Param != tt.param || !strings.Contains(e.Error.Message, tt.msg) {
+				t.Errorf("error = %s, want param %q and %q", b, tt.param, tt.msg)
+			}
+			if len(f.turns) != 0 {
+				t.Errorf("a refused request ran a turn: %+v", f.turns)
+			}
+		})
+	}
+}
+
+// TestToolResultsThatMayAnswerStoredCalls: in a kept session a request may hold only the
+// client's results, answering the calls the session's last turn ended with.
+func TestToolResultsThatMayAnswerStoredCalls(t *testing.T) {
+	for _, c := range []struct{ path, body, header string }{
+		{"/v1/chat/completions", `{"user":"u","messages":[{"role":"tool","tool_call_id":"c1","content":"x"}]}`, ""},
+		{"/v1/chat/completions", `{"messages":[{"role":"tool","tool_call_id":"c1","content":"x"}]}`, "s"},
+		{"/v1/responses", `{"input":[{"type":"function_call_output","call_id":"c1","output":"x"}]}`, "s"},
+	} {
+		f := &fakeAgent{result: answer("x")}
+		srv := serve(t, f)
+		var h []string
+		if c.header != "" {
+			h = []string{"X-Nodmix-Session", c.header}
+		}
+		if resp, b := post(t, srv.URL+c.path, c.body, h...); resp.StatusCode != http.StatusOK || len(f.turns) != 1 {
+			t.Errorf("%s %s = %d %s, want a turn", c.path, c.body, resp.StatusCode, b)
+		}
+	}
+}
