@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -339,19 +340,100 @@ func textMessage(role llm.Role, text string) llm.Message {
 
 // strictTypes decodes body into v; a value of the wrong type is an error naming its field.
 func strictTypes(body []byte, v any) error {
-	err := json.Unmarshal(body, v)
+	return strictAt("", body, v)
+}
+
+// strictAt decodes raw, the value of field, into v; a value of the wrong type is an error
+// naming it with the indices of the arrays it is in (messages[3].tool_calls[0].id), which
+// json's own Field leaves out.
+func strictAt(field string, raw []byte, v any) error {
+	err := json.Unmarshal(raw, v)
 	var te *json.UnmarshalTypeError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
+		p := pathAt(raw, te.Offset)
+		switch {
+		case field == "" && p == "":
 			field = "(body)"
+		case field == "" || strings.HasPrefix(p, "["):
+			field += p
+		case p != "":
+			field += "." + p
 		}
 		return bad(field, "must be %s", jsonKind(te.Type.Kind().String()))
 	}
-	return bad("", "request body: %v", err)
+	return bad(field, "request body: %v", err)
+}
+
+// pathAt is the path of the innermost value of the JSON text raw that starts before byte off:
+// the value a decoding error at off is about.
+func pathAt(raw []byte, off int64) string {
+	type level struct {
+		array bool
+		n     int    // array: index of the next element
+		key   string // object: key of the next value
+		inKey bool   // object: the next token is a key
+	}
+	var stack []level
+	next := func() { // a value ended: move its container on
+		if n := len(stack); n > 0 {
+			if stack[n-1].array {
+				stack[n-1].n++
+			} else {
+				stack[n-1].inKey = true
+			}
+		}
+	}
+	path := func() string {
+		var b strings.Builder
+		for _, l := range stack {
+			if l.array {
+				fmt.Fprintf(&b, "[%d]", l.n)
+			} else {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(l.key)
+			}
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // a number no float64 holds is a token all the same
+	found := ""
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil || start >= off {
+			return found
+		}
+		d, delim := tok.(json.Delim)
+		if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].inKey {
+			if delim { // '}'
+				stack = stack[:n-1]
+				next()
+				continue
+			}
+			stack[n-1].key, stack[n-1].inKey = fmt.Sprint(tok), false
+			continue
+		}
+		if delim && d == ']' {
+			stack = stack[:len(stack)-1]
+			next()
+			continue
+		}
+		found = path()
+		switch {
+		case delim && d == '{':
+			stack = append(stack, level{inKey: true})
+		case delim && d == '[':
+			stack = append(stack, level{array: true})
+		default:
+			next()
+		}
+	}
 }
 
 func jsonKind(goKind string) string {

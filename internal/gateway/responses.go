@@ -87,9 +87,12 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		_ = json.Unmarshal(in, &s)
 		tr.Input = []llm.Message{textMessage(llm.RoleUser, s)}
 	default:
-		var items []respItem
-		if err := json.Unmarshal(in, &items); err != nil {
+		if in[0] != '[' {
 			return nil, tr, bad("input", "must be a string or an array of input items")
+		}
+		var items []respItem
+		if err := strictAt("input", in, &items); err != nil {
+			return nil, tr, err
 		}
 		var sys []string
 		if tr.System != "" {

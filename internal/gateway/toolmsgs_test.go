@@ -77,3 +77,35 @@ func TestToolResultsThatMayAnswerStoredCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongTypesNameTheElement: a value of the wrong type inside an array is named with its
+// index, so a client can find it in a long conversation.
+func TestWrongTypesNameTheElement(t *testing.T) {
+	const user = `{"role":"user","content":"hi"}`
+	tests := []struct{ path, body, param, msg string }{
+		{"/v1/chat/completions", `{"messages":[` + user + `,{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}"}},{"id":"b","function":{"name":"f","arguments":{"x":1}}}]}]}`,
+			"messages[1].tool_calls[1].function.arguments", "must be a string"},
+		{"/v1/chat/completions", `{"messages":[` + user + `,5]}`, "messages[1]", "must be an object"},
+		{"/v1/chat/completions", `{"messages":[` + user + `,{"role":"tool","tool_call_id":7,"content":"x"}]}`, "messages[1].tool_call_id", "must be a string"},
+		{"/v1/chat/completions", `{"messages":[` + user + `,{"role":"assistant","tool_calls":{}}]}`, "messages[1].tool_calls", "must be an array"},
+		{"/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":["f"]}}]}`, "tools[1].function.name", "must be a string"},
+		{"/v1/responses", `{"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"f","arguments":{"a":1}}]}`, "input[1].arguments", "must be a string"},
+		{"/v1/responses", `{"input":[{"role":"user","content":"hi"},5]}`, "input[1]", "must be an object"},
+		{"/v1/responses", `{"input":"hi","tools":[{"type":"function","name":5}]}`, "tools[0].name", "must be a string"},
+		{"/v1/chat/completions", `{"messages":[` + user + `],"max_tokens":1e400}`, "max_tokens", "must be a number"},
+		{"/v1/chat/completions", `{"messages":[` + user + `],"temperature":-1e999}`, "temperature", "must be a number"},
+		{"/v1/chat/completions", `[1]`, "(body)", "must be an object"},
+	}
+	srv := serve(t, &fakeAgent{result: answer("x")})
+	for _, tt := range tests {
+		resp, b := post(t, srv.URL+tt.path, tt.body)
+		var e apiErr
+		if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d body %s", tt.body, resp.StatusCode, b)
+			continue
+		}
+		if e.Error.Param == nil || *e.Error.Param != tt.param || !strings.Contains(e.Error.Message, tt.param+": "+tt.msg) {
+			t.Errorf("%s: error = %s, want %q: %q", tt.body, b, tt.param, tt.msg)
+		}
+	}
+}
