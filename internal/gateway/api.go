@@ -188,6 +188,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // badRequest is a request the API refuses before running anything; Field names what is wrong.
 type badRequest struct {
 	Field, Rule string
+	tooLarge    bool // the body is over maxBody: 413
 }
 
 func (e *badRequest) Error() string {
@@ -206,6 +207,8 @@ func turnStatus(err error) (int, string, string) {
 	var br *badRequest
 	var pe *provider.Error
 	switch {
+	case errors.As(err, &br) && br.tooLarge:
+		return http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large"
 	case errors.As(err, &br):
 		return http.StatusBadRequest, "invalid_request_error", "invalid_value"
 	case errors.Is(err, app.ErrNoModel):
@@ -239,7 +242,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, bad("", "request body is larger than %d bytes", maxBody)
+			return nil, &badRequest{Rule: fmt.Sprintf("request body is larger than %d bytes", maxBody), tooLarge: true}
 		}
 		return nil, bad("", "cannot read the request body: %v", err)
 	}

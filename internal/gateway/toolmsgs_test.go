@@ -109,3 +109,22 @@ func TestWrongTypesNameTheElement(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyOverTheLimit: a body over the bound is 413 with OpenAI's error object, on every route
+// that reads one, and runs nothing.
+func TestBodyOverTheLimit(t *testing.T) {
+	f := &fakeAgent{result: answer("x")}
+	srv := serve(t, f)
+	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 33<<20) + `"}]}`
+	for _, path := range []string{"/v1/chat/completions", "/v1/responses"} {
+		resp, b := post(t, srv.URL+path, big)
+		var e apiErr
+		if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge ||
+			e.Error.Type != "invalid_request_error" || e.Error.Code != "request_too_large" || !strings.Contains(e.Error.Message, "larger than") {
+			t.Errorf("%s: %d %.300s, want 413 request_too_large", path, resp.StatusCode, b)
+		}
+	}
+	if len(f.turns) != 0 {
+		t.Errorf("a refused body ran %d turns", len(f.turns))
+	}
+}
