@@ -287,6 +287,14 @@ func newSSE(w http.ResponseWriter) *sseWriter {
 	return &sseWriter{w: w, f: f}
 }
 
+// begun reports whether anything was written: until then a failure can still be answered with
+// its own status.
+func (s *sseWriter) begun() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
 func (s *sseWriter) start() {
 	if s.started {
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -350,10 +351,19 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		return chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: cr.Model,
 			Choices: []chatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}}
 	}
-	sse.event("", chunk(chatOut{Role: "assistant", Content: ptr("")}, nil))
+	// The stream opens once the turn is planned: what it refuses before that (an unknown
+	// model, say) is answered with its status, as OpenAI does.
+	var opened sync.Once
+	open := func() {
+		opened.Do(func() { sse.event("", chunk(chatOut{Role: "assistant", Content: ptr("")}, nil)) })
+	}
 	var showReasoning atomic.Bool
-	tr.Levels = func(l directive.Resolved) { showReasoning.Store(l.Reasoning == "on" || l.Reasoning == "stream") }
+	tr.Levels = func(l directive.Resolved) {
+		showReasoning.Store(l.Reasoning == "on" || l.Reasoning == "stream")
+		open()
+	}
 	tr.Observe = func(ev agent.Event) {
+		open()
 		switch ev.Kind {
 		case agent.EventText:
 			sse.event("", chunk(chatOut{Content: ptr(ev.Text)}, nil))
@@ -368,11 +378,16 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res, err := api.Agent.Turn(r.Context(), tr)
+	if err != nil && !sse.begun() {
+		writeTurnError(w, err)
+		return
+	}
 	if err != nil {
 		_, typ, code := turnStatus(err)
 		sse.event("", newAPIError(typ, code, err.Error()))
 		return
 	}
+	open()
 	if res.Directive && res.Text != "" {
 		// A directive-only message is answered without a model: its reply was not streamed.
 		sse.event("", chunk(chatOut{Content: ptr(res.Text)}, nil))

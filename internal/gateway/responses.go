@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
 )
 
@@ -294,8 +295,15 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		seq++
 		sse.event(typ, fields)
 	}
-	emit("response.created", map[string]any{"response": base})
-	emit("response.in_progress", map[string]any{"response": base})
+	// The stream opens once the turn is planned, as in chat.
+	var started sync.Once
+	start := func() {
+		started.Do(func() {
+			emit("response.created", map[string]any{"response": base})
+			emit("response.in_progress", map[string]any{"response": base})
+		})
+	}
+	tr.Levels = func(directive.Resolved) { start() }
 	var text bytes.Buffer
 	opened := false
 	openMessage := func() {
@@ -307,6 +315,7 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		emit("response.content_part.added", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": respContent{Type: "output_text", Annotations: []any{}}})
 	}
 	tr.Observe = func(ev agent.Event) {
+		start()
 		switch ev.Kind {
 		case agent.EventText:
 			openMessage()
@@ -323,6 +332,10 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res, err := api.Agent.Turn(r.Context(), tr)
+	if err != nil && !sse.begun() {
+		writeTurnError(w, err)
+		return
+	}
 	if err != nil {
 		_, typ, code := turnStatus(err)
 		failed := base
@@ -331,6 +344,7 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		emit("response.failed", map[string]any{"response": failed})
 		return
 	}
+	start()
 	out := finalOutput(&res.Result)
 	if res.Text != "" || len(res.ClientCalls) == 0 {
 		openMessage()

@@ -128,3 +128,36 @@ func TestBodyOverTheLimit(t *testing.T) {
 		t.Errorf("a refused body ran %d turns", len(f.turns))
 	}
 }
+
+// TestStreamRefusedBeforeItStarts: a streamed request the turn refuses before the model is
+// asked (an unknown model, a model reference that is not one) gets the status a plain one gets
+// and OpenAI's error object, as OpenAI answers, not a 200 stream holding an error event.
+func TestStreamRefusedBeforeItStarts(t *testing.T) {
+	srv := sessionsServer(t, "")
+	tests := []struct {
+		model  string
+		status int
+		code   string
+	}{
+		{"nope/x", http.StatusNotFound, "model_not_found"},
+		{"no-slash", http.StatusBadRequest, "invalid_model"},
+	}
+	for _, tt := range tests {
+		for _, path := range []string{"/v1/chat/completions", "/v1/responses"} {
+			body := `{"model":"` + tt.model + `","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+			if path == "/v1/responses" {
+				body = `{"model":"` + tt.model + `","stream":true,"input":"hi"}`
+			}
+			resp, b := post(t, srv.URL+path, body, "X-Nodmix-Session", "s")
+			var e apiErr
+			if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != tt.status || e.Error.Code != tt.code {
+				t.Errorf("%s model %q: %d %q %s, want %d %s", path, tt.model, resp.StatusCode, resp.Header.Get("Content-Type"), b, tt.status, tt.code)
+			}
+		}
+	}
+	// A model that answers still streams.
+	resp, b := post(t, srv.URL+"/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") || !strings.Contains(string(b), "[DONE]") {
+		t.Errorf("streamed turn = %d %s", resp.StatusCode, b)
+	}
+}
