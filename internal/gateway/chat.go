@@ -70,11 +70,22 @@ type chatTool struct {
 }
 
 type contentPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	ImageURL struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
+	Type     string   `json:"type"`
+	Text     string   `json:"text"`
+	ImageURL imageURL `json:"image_url"`
+}
+
+// imageURL is Chat Completions' {"url": "…"} or the Responses API's bare URL string.
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+func (u *imageURL) UnmarshalJSON(b []byte) error {
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &u.URL)
+	}
+	type plain imageURL
+	return json.Unmarshal(b, (*plain)(u))
 }
 
 // parseChat decodes and checks a Chat Completions body into a turn.
@@ -116,7 +127,7 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 	var sys []string
 	var calls callIDs
 	for i, m := range cr.Messages {
-		msg, system, err := chatToCanonical(i, m)
+		msg, system, err := chatToCanonical(fmt.Sprintf("messages[%d]", i), m)
 		if err != nil {
 			return nil, tr, err
 		}
@@ -138,8 +149,8 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 	return &cr, tr, nil
 }
 
-func chatToCanonical(i int, m chatMessage) (msg llm.Message, system string, err error) {
-	field := fmt.Sprintf("messages[%d]", i)
+// chatToCanonical reads one message; field names it in errors.
+func chatToCanonical(field string, m chatMessage) (msg llm.Message, system string, err error) {
 	switch m.Role {
 	case "system", "developer":
 		text, _, err := contentText(field+".content", m.Content, false)
@@ -223,16 +234,20 @@ func contentText(field string, raw json.RawMessage, images bool) (string, []llm.
 		case "text", "input_text", "output_text":
 			text += p.Text
 			parts = append(parts, llm.Part{Kind: llm.KindText, Text: p.Text})
-		case "image_url":
+		case "image_url", "input_image":
 			if !images {
 				return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "images are only accepted in user messages")
 			}
 			if p.ImageURL.URL == "" {
-				return "", nil, bad(fmt.Sprintf("%s[%d].image_url.url", field, j), "is required")
+				name := "image_url.url"
+				if p.Type == "input_image" {
+					name = "image_url"
+				}
+				return "", nil, bad(fmt.Sprintf("%s[%d].%s", field, j, name), "is required")
 			}
 			parts = append(parts, llm.Part{Kind: llm.KindImage, ImageURL: p.ImageURL.URL})
 		default:
-			return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "must be text or image_url")
+			return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "must be text or image_url (input_text or input_image)")
 		}
 	}
 	return text, parts, nil

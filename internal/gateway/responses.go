@@ -137,9 +137,9 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 				// Reasoning items of another provider's run are not sent on.
 			case it.Type == "" || it.Type == "message":
 				m := chatMessage{Role: it.Role, Content: it.Content}
-				msg, system, err := chatToCanonical(i, m)
+				msg, system, err := chatToCanonical(field, m)
 				if err != nil {
-					return nil, tr, bad(field, "%v", err)
+					return nil, tr, err
 				}
 				if system != "" {
 					sys = append(sys, system)

@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nodmix/nodmix/internal/llm"
 )
 
 // apiErr is OpenAI's error object as the tests read it.
@@ -159,5 +162,32 @@ func TestStreamRefusedBeforeItStarts(t *testing.T) {
 	resp, b := post(t, srv.URL+"/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") || !strings.Contains(string(b), "[DONE]") {
 		t.Errorf("streamed turn = %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestResponsesInputImage: the Responses API's image part ({"type": "input_image", "image_url":
+// "<url>"}) reaches the turn as an image; a refused message item is named by its input index.
+func TestResponsesInputImage(t *testing.T) {
+	f := &fakeAgent{result: answer("x")}
+	srv := serve(t, f)
+	resp, b := post(t, srv.URL+"/v1/responses", `{"input":[{"role":"user","content":[{"type":"input_text","text":"look"},{"type":"input_image","image_url":"data:image/png;base64,AAAA","detail":"auto"}]}]}`)
+	if resp.StatusCode != http.StatusOK || len(f.turns) != 1 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	want := []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "look"}, {Kind: llm.KindImage, ImageURL: "data:image/png;base64,AAAA"}}}}
+	if diff := cmp.Diff(want, f.turns[0].Input); diff != "" {
+		t.Errorf("input (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct{ body, param string }{
+		{`{"input":[{"role":"user","content":[{"type":"input_image"}]}]}`, "input[0].content[0].image_url"},
+		{`{"input":[{"role":"user","content":"hi"},{"role":"robot","content":"x"}]}`, "input[1].role"},
+		{`{"input":[{"role":"user","content":[{"type":"input_audio"}]}]}`, "input[0].content[0].type"},
+	} {
+		resp, b := post(t, srv.URL+"/v1/responses", c.body)
+		var e apiErr
+		if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusBadRequest || e.Error.Param == nil || *e.Error.Param != c.param ||
+			!strings.HasPrefix(e.Error.Message, c.param+": ") {
+			t.Errorf("%s = %d %s, want 400 naming %s", c.body, resp.StatusCode, b, c.param)
+		}
 	}
 }
