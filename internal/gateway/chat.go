@@ -265,29 +265,32 @@ func toolParams(field string, raw json.RawMessage) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// callIDs are the tool calls the messages of a request have made so far, to pair its tool
-// results with: providers refuse a result that answers no call, in this turn and every later
-// one of the session it would be stored in.
+// callIDs are the tool calls of a request's latest assistant message, to pair the tool results
+// after it with: providers refuse a result that answers no call of the assistant message before
+// it, in this turn and every later one of the session it would be stored in.
 type callIDs struct {
 	ids       map[string]bool
 	assistant bool // an assistant message came: the results after it answer its calls
+	last      bool // the message before was an assistant message
 }
 
 // see takes the next message; a tool result that answers no call is an error naming field,
 // unless no assistant message came before it, when field goes to *loose (the first only).
 func (c *callIDs) see(m llm.Message, field string, loose *string) error {
+	if m.Role == llm.RoleAssistant && !c.last {
+		// Assistant messages in a row are one (the Responses API gives each call an item).
+		c.ids = map[string]bool{}
+	}
+	c.last = m.Role == llm.RoleAssistant
 	for _, p := range m.Parts {
 		switch p.Kind {
 		case llm.KindToolCall:
-			if c.ids == nil {
-				c.ids = map[string]bool{}
-			}
 			c.ids[p.CallID] = true
 		case llm.KindToolResult:
 			switch {
 			case c.ids[p.CallID]:
 			case c.assistant:
-				return bad(field, "answers no tool call: no earlier message calls %q", p.CallID)
+				return bad(field, "answers no tool call: the assistant message before it does not call %q", p.CallID)
 			case *loose == "":
 				*loose = field
 			}

@@ -34,6 +34,8 @@ func TestMalformedToolTurnsAreRefused(t *testing.T) {
 		{"tool call without a name", "/v1/chat/completions", `{"messages":[` + user + `,{"role":"assistant","tool_calls":[{"id":"c1","function":{"arguments":"{}"}}]}]}`, "messages[1].tool_calls[0].function.name", "is required"},
 		{"result without a call", "/v1/chat/completions", `{"messages":[` + user + `,{"role":"tool","tool_call_id":"nope","content":"x"}]}`, "messages[1].tool_call_id", "answers no tool call"},
 		{"result for another call", "/v1/chat/completions", `{"user":"u","messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c2","content":"x"}]}`, "messages[2].tool_call_id", "answers no tool call"},
+		{"result for an older call", "/v1/chat/completions", `{"messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c1","content":"x"},{"role":"assistant","content":"done"},{"role":"tool","tool_call_id":"c1","content":"again"}]}`, "messages[4].tool_call_id", "answers no tool call"},
+		{"responses: output for an older call", "/v1/responses", `{"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"x"},{"role":"assistant","content":"done"},{"type":"function_call_output","call_id":"c","output":"y"}]}`, "input[4].call_id", "answers no tool call"},
 		{"schema not an object", "/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f","parameters":5}}]}`, "tools[0].function.parameters", "must be a JSON Schema object"},
 		{"schema a string", "/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f","parameters":"{}"}}]}`, "tools[0].function.parameters", "must be a JSON Schema object"},
 		{"responses: output without a call", "/v1/responses", `{"input":[{"type":"function_call_output","call_id":"nope","output":"x"}]}`, "input[0].call_id", "answers no tool call"},
@@ -62,12 +64,16 @@ func TestMalformedToolTurnsAreRefused(t *testing.T) {
 }
 
 // TestToolResultsThatMayAnswerStoredCalls: in a kept session a request may hold only the
-// client's results, answering the calls the session's last turn ended with.
+// client's results, answering the calls the session's last turn ended with; results after the
+// message that made the calls are taken anywhere.
 func TestToolResultsThatMayAnswerStoredCalls(t *testing.T) {
 	for _, c := range []struct{ path, body, header string }{
 		{"/v1/chat/completions", `{"user":"u","messages":[{"role":"tool","tool_call_id":"c1","content":"x"}]}`, ""},
 		{"/v1/chat/completions", `{"messages":[{"role":"tool","tool_call_id":"c1","content":"x"}]}`, "s"},
 		{"/v1/responses", `{"input":[{"type":"function_call_output","call_id":"c1","output":"x"}]}`, "s"},
+		// Parallel calls, answered after the message that made them, with no session.
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"two","tool_calls":[{"id":"a","function":{"name":"f"}},{"id":"b","function":{"name":"f"}}]},{"role":"tool","tool_call_id":"b","content":"x"},{"role":"tool","tool_call_id":"a","content":"y"}]}`, ""},
+		{"/v1/responses", `{"input":[{"role":"user","content":"hi"},{"role":"assistant","content":"two"},{"type":"function_call","call_id":"a","name":"f"},{"type":"function_call","call_id":"b","name":"f"},{"type":"function_call_output","call_id":"b","output":"x"},{"type":"function_call_output","call_id":"a","output":"y"}]}`, ""},
 	} {
 		f := &fakeAgent{result: answer("x")}
 		srv := serve(t, f)
