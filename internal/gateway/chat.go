@@ -134,6 +134,9 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 		if err := calls.see(msg, fmt.Sprintf("messages[%d].tool_call_id", i), &cr.loose); err != nil {
 			return nil, tr, err
 		}
+		if msg.Role == llm.RoleAssistant && len(msg.Parts) == 0 {
+			return nil, tr, emptyAssistant(fmt.Sprintf("messages[%d].content", i))
+		}
 		if system != "" {
 			sys = append(sys, system)
 			continue
@@ -300,6 +303,12 @@ func (c *callIDs) see(m llm.Message, field string, loose *string) error {
 		c.assistant = true
 	}
 	return nil
+}
+
+// emptyAssistant refuses an assistant message with nothing in it: providers refuse it, in
+// this turn and every later one of the session it would be stored in.
+func emptyAssistant(field string) error {
+	return bad(field, "an assistant message needs content or tool_calls")
 }
 
 // looseResult refuses a request whose tool result answers no call when there is no session

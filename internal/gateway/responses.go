@@ -100,8 +100,13 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 			sys = append(sys, tr.System)
 		}
 		var calls callIDs
+		empty := "" // an assistant message item with no text, unless calls follow it
 		for i, it := range items {
 			field := fmt.Sprintf("input[%d]", i)
+			if empty != "" && it.Type != "function_call" {
+				return nil, tr, emptyAssistant(empty)
+			}
+			empty = ""
 			switch {
 			case it.Type == "function_call":
 				if it.CallID == "" {
@@ -146,10 +151,16 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 					continue
 				}
 				_ = calls.see(msg, "", &rr.loose)
+				if msg.Role == llm.RoleAssistant && len(msg.Parts) == 0 {
+					empty = field + ".content"
+				}
 				tr.Input = append(tr.Input, msg)
 			default:
 				return nil, tr, bad(field+".type", "must be message, function_call or function_call_output")
 			}
+		}
+		if empty != "" {
+			return nil, tr, emptyAssistant(empty)
 		}
 		tr.System = strings.Join(sys, "\n\n")
 	}

@@ -36,6 +36,8 @@ func TestMalformedToolTurnsAreRefused(t *testing.T) {
 		{"result for another call", "/v1/chat/completions", `{"user":"u","messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c2","content":"x"}]}`, "messages[2].tool_call_id", "answers no tool call"},
 		{"result for an older call", "/v1/chat/completions", `{"messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c1","content":"x"},{"role":"assistant","content":"done"},{"role":"tool","tool_call_id":"c1","content":"again"}]}`, "messages[4].tool_call_id", "answers no tool call"},
 		{"responses: output for an older call", "/v1/responses", `{"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"x"},{"role":"assistant","content":"done"},{"type":"function_call_output","call_id":"c","output":"y"}]}`, "input[4].call_id", "answers no tool call"},
+		{"empty assistant message", "/v1/chat/completions", `{"user":"u","messages":[` + user + `,{"role":"assistant","content":null},` + user + `]}`, "messages[1].content", "content or tool_calls"},
+		{"responses: empty assistant message", "/v1/responses", `{"input":[{"role":"user","content":"hi"},{"role":"assistant","content":[]}]}`, "input[1].content", "content or tool_calls"},
 		{"schema not an object", "/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f","parameters":5}}]}`, "tools[0].function.parameters", "must be a JSON Schema object"},
 		{"schema a string", "/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f","parameters":"{}"}}]}`, "tools[0].function.parameters", "must be a JSON Schema object"},
 		{"responses: output without a call", "/v1/responses", `{"input":[{"type":"function_call_output","call_id":"nope","output":"x"}]}`, "input[0].call_id", "answers no tool call"},
@@ -74,6 +76,8 @@ func TestToolResultsThatMayAnswerStoredCalls(t *testing.T) {
 		// Parallel calls, answered after the message that made them, with no session.
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"two","tool_calls":[{"id":"a","function":{"name":"f"}},{"id":"b","function":{"name":"f"}}]},{"role":"tool","tool_call_id":"b","content":"x"},{"role":"tool","tool_call_id":"a","content":"y"}]}`, ""},
 		{"/v1/responses", `{"input":[{"role":"user","content":"hi"},{"role":"assistant","content":"two"},{"type":"function_call","call_id":"a","name":"f"},{"type":"function_call","call_id":"b","name":"f"},{"type":"function_call_output","call_id":"b","output":"x"},{"type":"function_call_output","call_id":"a","output":"y"}]}`, ""},
+		// An assistant item with no text of its own before its calls.
+		{"/v1/responses", `{"input":[{"role":"user","content":"hi"},{"role":"assistant","content":[]},{"type":"function_call","call_id":"a","name":"f"},{"type":"function_call_output","call_id":"a","output":"y"}]}`, ""},
 	} {
 		f := &fakeAgent{result: answer("x")}
 		srv := serve(t, f)
