@@ -169,3 +169,28 @@ func TestSessionKeyWithControlCharacters(t *testing.T) {
 		t.Errorf("sessions = %v, %v; want none", rows, err)
 	}
 }
+
+// TestDeleteWhileATurnRuns: a session deleted while a turn runs on it stays deleted: the turn
+// fails when it would write its answer, and writes nothing.
+func TestDeleteWhileATurnRuns(t *testing.T) {
+	a, gw, arrived, release := heldStack(t)
+	first := make(chan reply, 1)
+	go func() { first <- turnOn(gw, "/v1/chat/completions", `{"messages":[{"role":"user","content":"first"}]}`, "s") }()
+	<-arrived
+	req, _ := http.NewRequest("DELETE", gw.URL+"/v1/sessions/s", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("delete = %d", resp.StatusCode)
+	}
+	close(release)
+	if r := <-first; r.status != http.StatusConflict {
+		t.Errorf("turn on the deleted session = %d %s, want 409", r.status, r.body)
+	}
+	if tr, err := a.Store.Transcript(context.Background(), "s"); err == nil {
+		t.Errorf("the deleted session came back: %v", tr)
+	}
+}
