@@ -31,6 +31,7 @@ type chatRequest struct {
 	MaxCompletionTokens int      `json:"max_completion_tokens"`
 	Temperature         *float64 `json:"temperature"`
 	User                string   `json:"user"`
+	N                   *int     `json:"n"`
 
 	// loose names the first tool result that no earlier message of the request calls for:
 	// in a kept session it may answer the calls the last turn ended with, elsewhere nothing.
@@ -105,6 +106,9 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 	}
 	if tr.MaxTokens < 0 {
 		return nil, tr, bad("max_tokens", "must be positive")
+	}
+	if cr.N != nil && *cr.N != 1 {
+		return nil, tr, bad("n", "must be 1: a turn has one answer")
 	}
 	tc, err := toolChoice(cr.ToolChoice)
 	if err != nil {

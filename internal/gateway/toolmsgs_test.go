@@ -201,3 +201,25 @@ func TestResponsesInputImage(t *testing.T) {
 		}
 	}
 }
+
+// TestMoreThanOneChoiceIsRefused: a turn has one answer, so `n` other than 1 is refused naming
+// it, rather than answered with one choice where the client counts on several.
+func TestMoreThanOneChoiceIsRefused(t *testing.T) {
+	f := &fakeAgent{result: answer("x")}
+	srv := serve(t, f)
+	for _, n := range []string{"2", "0", "-1"} {
+		resp, b := post(t, srv.URL+"/v1/chat/completions", `{"n":`+n+`,"messages":[{"role":"user","content":"hi"}]}`)
+		var e apiErr
+		if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusBadRequest || e.Error.Param == nil || *e.Error.Param != "n" {
+			t.Errorf("n %s = %d %s, want 400 naming n", n, resp.StatusCode, b)
+		}
+	}
+	for _, n := range []string{"1", "null"} {
+		if resp, b := post(t, srv.URL+"/v1/chat/completions", `{"n":`+n+`,"messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != http.StatusOK {
+			t.Errorf("n %s = %d %s", n, resp.StatusCode, b)
+		}
+	}
+	if len(f.turns) != 2 {
+		t.Errorf("%d turns ran, want 2", len(f.turns))
+	}
+}

@@ -175,7 +175,9 @@ func TestSessionKeyWithControlCharacters(t *testing.T) {
 func TestDeleteWhileATurnRuns(t *testing.T) {
 	a, gw, arrived, release := heldStack(t)
 	first := make(chan reply, 1)
-	go func() { first <- turnOn(gw, "/v1/chat/completions", `{"messages":[{"role":"user","content":"first"}]}`, "s") }()
+	go func() {
+		first <- turnOn(gw, "/v1/chat/completions", `{"messages":[{"role":"user","content":"first"}]}`, "s")
+	}()
 	<-arrived
 	req, _ := http.NewRequest("DELETE", gw.URL+"/v1/sessions/s", nil)
 	resp, err := http.DefaultClient.Do(req)
