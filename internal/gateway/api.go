@@ -71,14 +71,20 @@ func (api *API) startTurn(w http.ResponseWriter, r *http.Request, user string) (
 	if !kept {
 		return key, false, func() {}, true
 	}
-	if strings.ContainsFunc(key, isControl) {
+	field := "user"
+	if strings.TrimSpace(r.Header.Get(SessionHeader)) != "" {
+		field = SessionHeader
+	}
+	err := session.CheckKey(key)
+	if err == nil && strings.ContainsFunc(key, isControl) {
 		// The key goes back in the session header, where a control character breaks the
 		// response (or is turned into a space, naming another session).
-		field := "user"
-		if strings.TrimSpace(r.Header.Get(SessionHeader)) != "" {
-			field = SessionHeader
-		}
-		writeTurnError(w, bad(field, "must not hold control characters: it names the session, sent back in the %s header", SessionHeader))
+		err = fmt.Errorf("session key: must not hold control characters (it is sent back in the %s header)", SessionHeader)
+	}
+	if err != nil {
+		e := newAPIError("invalid_request_error", "invalid_session", field+": "+err.Error())
+		e.Error.Param = &field
+		writeJSON(w, http.StatusBadRequest, e)
 		return key, kept, nil, false
 	}
 	if !api.claim(key) {

@@ -160,6 +160,15 @@ func TestSessionKeyWithControlCharacters(t *testing.T) {
 			}
 		}
 	}
+	// A key the store cannot hold is named too.
+	long := strings.Repeat("k", 300)
+	if r := turnOn(gw, "/v1/chat/completions", `{"user":"`+long+`","messages":[{"role":"user","content":"hi"}]}`, ""); r.status != http.StatusBadRequest ||
+		!strings.Contains(r.body, `"param":"user"`) || !strings.Contains(r.body, `"code":"invalid_session"`) {
+		t.Errorf("long user = %d %s, want 400 invalid_session naming user", r.status, r.body)
+	}
+	if r := turnOn(gw, "/v1/responses", `{"input":"hi"}`, long); r.status != http.StatusBadRequest || !strings.Contains(r.body, `"param":"X-Nodmix-Session"`) {
+		t.Errorf("long header = %d %s, want 400 naming the header", r.status, r.body)
+	}
 	// A tab is a valid header value, but no more a part of a session's name.
 	if r := turnOn(gw, "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`, "a\tb"); r.status != http.StatusBadRequest || !strings.Contains(r.body, `"param":"X-Nodmix-Session"`) {
 		t.Errorf("header with a tab = %d %s, want 400 naming the header", r.status, r.body)
