@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -35,6 +36,63 @@ var _ Agent = (*app.App)(nil)
 type API struct {
 	Agent Agent
 	Log   *slog.Logger // nil: quiet
+
+	mu      sync.Mutex
+	running map[string]bool // kept sessions with a turn in progress here
+}
+
+// claim marks a kept session as running a turn; false when one already runs on it. The store
+// only notices two turns at once when the later one writes, which lets a second turn's message
+// land in the middle of the first and the first fail after its model call: a turn that comes
+// while another runs on its session is refused before anything of it is written instead.
+func (api *API) claim(key string) bool {
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if api.running[key] {
+		return false
+	}
+	if api.running == nil {
+		api.running = map[string]bool{}
+	}
+	api.running[key] = true
+	return true
+}
+
+func (api *API) release(key string) {
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	delete(api.running, key)
+}
+
+// startTurn picks the request's session and claims it when it is kept; release gives it back. A
+// busy session is answered 409 here and ok is false.
+func (api *API) startTurn(w http.ResponseWriter, r *http.Request, user string) (key string, kept bool, release func(), ok bool) {
+	key, kept = sessionFor(r, user)
+	if !kept {
+		return key, false, func() {}, true
+	}
+	field := "user"
+	if strings.TrimSpace(r.Header.Get(SessionHeader)) != "" {
+		field = SessionHeader
+	}
+	err := session.CheckKey(key)
+	if err == nil && strings.ContainsFunc(key, isControl) {
+		// The key goes back in the session header, where a control character breaks the
+		// response (or is turned into a space, naming another session).
+		err = fmt.Errorf("session key: must not hold control characters (it is sent back in the %s header)", SessionHeader)
+	}
+	if err != nil {
+		e := newAPIError("invalid_request_error", "invalid_session", field+": "+err.Error())
+		e.Error.Param = &field
+		writeJSON(w, http.StatusBadRequest, e)
+		return key, kept, nil, false
+	}
+	if !api.claim(key) {
+		writeTurnError(w, fmt.Errorf("session %q: %w", key, agent.ErrBusy))
+		return key, kept, nil, false
+	}
+	w.Header().Set(SessionHeader, key)
+	return key, true, func() { api.release(key) }, true
 }
 
 // maxBody bounds a request body: a transcript with a few images fits, a runaway client does not.
@@ -136,6 +194,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // badRequest is a request the API refuses before running anything; Field names what is wrong.
 type badRequest struct {
 	Field, Rule string
+	tooLarge    bool // the body is over maxBody: 413
 }
 
 func (e *badRequest) Error() string {
@@ -154,6 +213,8 @@ func turnStatus(err error) (int, string, string) {
 	var br *badRequest
 	var pe *provider.Error
 	switch {
+	case errors.As(err, &br) && br.tooLarge:
+		return http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large"
 	case errors.As(err, &br):
 		return http.StatusBadRequest, "invalid_request_error", "invalid_value"
 	case errors.Is(err, app.ErrNoModel):
@@ -187,7 +248,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, bad("", "request body is larger than %d bytes", maxBody)
+			return nil, &badRequest{Rule: fmt.Sprintf("request body is larger than %d bytes", maxBody), tooLarge: true}
 		}
 		return nil, bad("", "cannot read the request body: %v", err)
 	}
@@ -209,6 +270,8 @@ func sessionFor(r *http.Request, user string) (key string, kept bool) {
 	return "gw-" + randomID(), false
 }
 
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
 func randomID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
@@ -228,6 +291,14 @@ type sseWriter struct {
 func newSSE(w http.ResponseWriter) *sseWriter {
 	f, _ := w.(http.Flusher)
 	return &sseWriter{w: w, f: f}
+}
+
+// begun reports whether anything was written: until then a failure can still be answered with
+// its own status.
+func (s *sseWriter) begun() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
 }
 
 func (s *sseWriter) start() {
@@ -286,19 +357,100 @@ func textMessage(role llm.Role, text string) llm.Message {
 
 // strictTypes decodes body into v; a value of the wrong type is an error naming its field.
 func strictTypes(body []byte, v any) error {
-	err := json.Unmarshal(body, v)
+	return strictAt("", body, v)
+}
+
+// strictAt decodes raw, the value of field, into v; a value of the wrong type is an error
+// naming it with the indices of the arrays it is in (messages[3].tool_calls[0].id), which
+// json's own Field leaves out.
+func strictAt(field string, raw []byte, v any) error {
+	err := json.Unmarshal(raw, v)
 	var te *json.UnmarshalTypeError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
+		p := pathAt(raw, te.Offset)
+		switch {
+		case field == "" && p == "":
 			field = "(body)"
+		case field == "" || strings.HasPrefix(p, "["):
+			field += p
+		case p != "":
+			field += "." + p
 		}
 		return bad(field, "must be %s", jsonKind(te.Type.Kind().String()))
 	}
-	return bad("", "request body: %v", err)
+	return bad(field, "request body: %v", err)
+}
+
+// pathAt is the path of the innermost value of the JSON text raw that starts before byte off:
+// the value a decoding error at off is about.
+func pathAt(raw []byte, off int64) string {
+	type level struct {
+		array bool
+		n     int    // array: index of the next element
+		key   string // object: key of the next value
+		inKey bool   // object: the next token is a key
+	}
+	var stack []level
+	next := func() { // a value ended: move its container on
+		if n := len(stack); n > 0 {
+			if stack[n-1].array {
+				stack[n-1].n++
+			} else {
+				stack[n-1].inKey = true
+			}
+		}
+	}
+	path := func() string {
+		var b strings.Builder
+		for _, l := range stack {
+			if l.array {
+				fmt.Fprintf(&b, "[%d]", l.n)
+			} else {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(l.key)
+			}
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // a number no float64 holds is a token all the same
+	found := ""
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil || start >= off {
+			return found
+		}
+		d, delim := tok.(json.Delim)
+		if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].inKey {
+			if delim { // '}'
+				stack = stack[:n-1]
+				next()
+				continue
+			}
+			stack[n-1].key, stack[n-1].inKey = fmt.Sprint(tok), false
+			continue
+		}
+		if delim && d == ']' {
+			stack = stack[:len(stack)-1]
+			next()
+			continue
+		}
+		found = path()
+		switch {
+		case delim && d == '{':
+			stack = append(stack, level{inKey: true})
+		case delim && d == '[':
+			stack = append(stack, level{array: true})
+		default:
+			next()
+		}
+	}
 }
 
 func jsonKind(goKind string) string {

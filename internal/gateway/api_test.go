@@ -16,6 +16,7 @@ import (
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/gateway"
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/provider"
@@ -34,6 +35,9 @@ func (f *fakeAgent) Turn(_ context.Context, req app.TurnRequest) (*app.TurnResul
 	f.mu.Lock()
 	f.turns = append(f.turns, req)
 	f.mu.Unlock()
+	if req.Levels != nil {
+		req.Levels(directive.Resolved{}) // as the app does once the turn is planned
+	}
 	if req.Observe != nil {
 		for _, ev := range f.events {
 			req.Observe(ev)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,11 @@ type chatRequest struct {
 	MaxCompletionTokens int      `json:"max_completion_tokens"`
 	Temperature         *float64 `json:"temperature"`
 	User                string   `json:"user"`
+	N                   *int     `json:"n"`
+
+	// loose names the first tool result that no earlier message of the request calls for:
+	// in a kept session it may answer the calls the last turn ended with, elsewhere nothing.
+	loose string
 }
 
 // known are the request keys nodmix models; the rest pass through.
@@ -65,11 +71,22 @@ type chatTool struct {
 }
 
 type contentPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	ImageURL struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
+	Type     string   `json:"type"`
+	Text     string   `json:"text"`
+	ImageURL imageURL `json:"image_url"`
+}
+
+// imageURL is Chat Completions' {"url": "…"} or the Responses API's bare URL string.
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+func (u *imageURL) UnmarshalJSON(b []byte) error {
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &u.URL)
+	}
+	type plain imageURL
+	return json.Unmarshal(b, (*plain)(u))
 }
 
 // parseChat decodes and checks a Chat Completions body into a turn.
@@ -90,6 +107,9 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 	if tr.MaxTokens < 0 {
 		return nil, tr, bad("max_tokens", "must be positive")
 	}
+	if cr.N != nil && *cr.N != 1 {
+		return nil, tr, bad("n", "must be 1: a turn has one answer")
+	}
 	tc, err := toolChoice(cr.ToolChoice)
 	if err != nil {
 		return nil, tr, err
@@ -102,17 +122,24 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 		if !validToolName(t.Function.Name) {
 			return nil, tr, bad(fmt.Sprintf("tools[%d].function.name", i), "must match ^[A-Za-z0-9_-]{1,64}$")
 		}
-		params := t.Function.Parameters
-		if len(params) == 0 || string(params) == "null" {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		params, err := toolParams(fmt.Sprintf("tools[%d].function.parameters", i), t.Function.Parameters)
+		if err != nil {
+			return nil, tr, err
 		}
 		tr.ClientTools = append(tr.ClientTools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
 	}
 	var sys []string
+	var calls callIDs
 	for i, m := range cr.Messages {
-		msg, system, err := chatToCanonical(i, m)
+		msg, system, err := chatToCanonical(fmt.Sprintf("messages[%d]", i), m)
 		if err != nil {
 			return nil, tr, err
+		}
+		if err := calls.see(msg, fmt.Sprintf("messages[%d].tool_call_id", i), &cr.loose); err != nil {
+			return nil, tr, err
+		}
+		if msg.Role == llm.RoleAssistant && len(msg.Parts) == 0 {
+			return nil, tr, emptyAssistant(fmt.Sprintf("messages[%d].content", i))
 		}
 		if system != "" {
 			sys = append(sys, system)
@@ -129,8 +156,8 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 	return &cr, tr, nil
 }
 
-func chatToCanonical(i int, m chatMessage) (msg llm.Message, system string, err error) {
-	field := fmt.Sprintf("messages[%d]", i)
+// chatToCanonical reads one message; field names it in errors.
+func chatToCanonical(field string, m chatMessage) (msg llm.Message, system string, err error) {
 	switch m.Role {
 	case "system", "developer":
 		text, _, err := contentText(field+".content", m.Content, false)
@@ -160,6 +187,12 @@ func chatToCanonical(i int, m chatMessage) (msg llm.Message, system string, err 
 			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindText, Text: text})
 		}
 		for j, tc := range m.ToolCalls {
+			if tc.ID == "" {
+				return msg, "", bad(fmt.Sprintf("%s.tool_calls[%d].id", field, j), "is required")
+			}
+			if tc.Function.Name == "" {
+				return msg, "", bad(fmt.Sprintf("%s.tool_calls[%d].function.name", field, j), "is required")
+			}
 			args := json.RawMessage(tc.Function.Arguments)
 			if tc.Function.Arguments == "" {
 				args = json.RawMessage(`{}`)
@@ -208,19 +241,87 @@ func contentText(field string, raw json.RawMessage, images bool) (string, []llm.
 		case "text", "input_text", "output_text":
 			text += p.Text
 			parts = append(parts, llm.Part{Kind: llm.KindText, Text: p.Text})
-		case "image_url":
+		case "image_url", "input_image":
 			if !images {
 				return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "images are only accepted in user messages")
 			}
 			if p.ImageURL.URL == "" {
-				return "", nil, bad(fmt.Sprintf("%s[%d].image_url.url", field, j), "is required")
+				name := "image_url.url"
+				if p.Type == "input_image" {
+					name = "image_url"
+				}
+				return "", nil, bad(fmt.Sprintf("%s[%d].%s", field, j, name), "is required")
 			}
 			parts = append(parts, llm.Part{Kind: llm.KindImage, ImageURL: p.ImageURL.URL})
 		default:
-			return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "must be text or image_url")
+			return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "must be text or image_url (input_text or input_image)")
 		}
 	}
 	return text, parts, nil
+}
+
+// toolParams is a declared tool's parameters: a JSON Schema object, or none.
+func toolParams(field string, raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage(`{"type":"object","properties":{}}`), nil
+	}
+	if raw[0] != '{' {
+		return nil, bad(field, "must be a JSON Schema object")
+	}
+	return raw, nil
+}
+
+// callIDs are the tool calls of a request's latest assistant message, to pair the tool results
+// after it with: providers refuse a result that answers no call of the assistant message before
+// it, in this turn and every later one of the session it would be stored in.
+type callIDs struct {
+	ids       map[string]bool
+	assistant bool // an assistant message came: the results after it answer its calls
+	last      bool // the message before was an assistant message
+}
+
+// see takes the next message; a tool result that answers no call is an error naming field,
+// unless no assistant message came before it, when field goes to *loose (the first only).
+func (c *callIDs) see(m llm.Message, field string, loose *string) error {
+	if m.Role == llm.RoleAssistant && !c.last {
+		// Assistant messages in a row are one (the Responses API gives each call an item).
+		c.ids = map[string]bool{}
+	}
+	c.last = m.Role == llm.RoleAssistant
+	for _, p := range m.Parts {
+		switch p.Kind {
+		case llm.KindToolCall:
+			c.ids[p.CallID] = true
+		case llm.KindToolResult:
+			switch {
+			case c.ids[p.CallID]:
+			case c.assistant:
+				return bad(field, "answers no tool call: the assistant message before it does not call %q", p.CallID)
+			case *loose == "":
+				*loose = field
+			}
+		}
+	}
+	if m.Role == llm.RoleAssistant {
+		c.assistant = true
+	}
+	return nil
+}
+
+// emptyAssistant refuses an assistant message with nothing in it: providers refuse it, in
+// this turn and every later one of the session it would be stored in.
+func emptyAssistant(field string) error {
+	return bad(field, "an assistant message needs content or tool_calls")
+}
+
+// looseResult refuses a request whose tool result answers no call when there is no session
+// whose calls it could answer.
+func looseResult(field string, kept bool) error {
+	if field == "" || kept {
+		return nil
+	}
+	return bad(field, "answers no tool call: no earlier message calls it, and without %s or user there is no session whose calls it could answer", SessionHeader)
 }
 
 func toolChoice(raw json.RawMessage) (string, error) {
@@ -249,11 +350,16 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		writeTurnError(w, err)
 		return
 	}
-	key, kept := sessionFor(r, cr.User)
-	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
-	if kept {
-		w.Header().Set(SessionHeader, key)
+	key, kept, release, ok := api.startTurn(w, r, cr.User)
+	if !ok {
+		return
 	}
+	defer release()
+	if err := looseResult(cr.loose, kept); err != nil {
+		writeTurnError(w, err)
+		return
+	}
+	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	id := "chatcmpl-" + randomID()
 	created := time.Now().Unix()
 	if !cr.Stream {
@@ -276,10 +382,19 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		return chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: cr.Model,
 			Choices: []chatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}}
 	}
-	sse.event("", chunk(chatOut{Role: "assistant", Content: ptr("")}, nil))
+	// The stream opens once the turn is planned: what it refuses before that (an unknown
+	// model, say) is answered with its status, as OpenAI does.
+	var opened sync.Once
+	open := func() {
+		opened.Do(func() { sse.event("", chunk(chatOut{Role: "assistant", Content: ptr("")}, nil)) })
+	}
 	var showReasoning atomic.Bool
-	tr.Levels = func(l directive.Resolved) { showReasoning.Store(l.Reasoning == "on" || l.Reasoning == "stream") }
+	tr.Levels = func(l directive.Resolved) {
+		showReasoning.Store(l.Reasoning == "on" || l.Reasoning == "stream")
+		open()
+	}
 	tr.Observe = func(ev agent.Event) {
+		open()
 		switch ev.Kind {
 		case agent.EventText:
 			sse.event("", chunk(chatOut{Content: ptr(ev.Text)}, nil))
@@ -294,11 +409,16 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res, err := api.Agent.Turn(r.Context(), tr)
+	if err != nil && !sse.begun() {
+		writeTurnError(w, err)
+		return
+	}
 	if err != nil {
 		_, typ, code := turnStatus(err)
 		sse.event("", newAPIError(typ, code, err.Error()))
 		return
 	}
+	open()
 	if res.Directive && res.Text != "" {
 		// A directive-only message is answered without a model: its reply was not streamed.
 		sse.event("", chunk(chatOut{Content: ptr(res.Text)}, nil))

@@ -289,6 +289,11 @@ func RequireToken(token string, h http.Handler) http.Handler {
 		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="nodmix"`)
+			if strings.HasPrefix(r.URL.Path, "/v1/") {
+				// OpenAI's clients read the reason from OpenAI's error object.
+				writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "missing or wrong bearer token")
+				return
+			}
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}

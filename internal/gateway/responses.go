@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
 )
 
@@ -25,6 +26,8 @@ type respRequest struct {
 	MaxOutputTokens int             `json:"max_output_tokens"`
 	Temperature     *float64        `json:"temperature"`
 	User            string          `json:"user"`
+
+	loose string // as chatRequest.loose
 }
 
 var respKnown = map[string]bool{"model": true, "input": true, "instructions": true, "tools": true, "tool_choice": true,
@@ -55,6 +58,9 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		return nil, tr, err
 	}
 	tr.Model, tr.Stream, tr.Temperature, tr.MaxTokens, tr.System = rr.Model, rr.Stream, rr.Temperature, rr.MaxOutputTokens, rr.Instructions
+	if tr.MaxTokens < 0 {
+		return nil, tr, bad("max_output_tokens", "must be positive")
+	}
 	tc, err := toolChoice(rr.ToolChoice)
 	if err != nil {
 		return nil, tr, err
@@ -67,9 +73,9 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		if !validToolName(t.Name) {
 			return nil, tr, bad(fmt.Sprintf("tools[%d].name", i), "must match ^[A-Za-z0-9_-]{1,64}$")
 		}
-		params := t.Parameters
-		if len(params) == 0 || string(params) == "null" {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		params, err := toolParams(fmt.Sprintf("tools[%d].parameters", i), t.Parameters)
+		if err != nil {
+			return nil, tr, err
 		}
 		tr.ClientTools = append(tr.ClientTools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: params})
 	}
@@ -82,18 +88,33 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		_ = json.Unmarshal(in, &s)
 		tr.Input = []llm.Message{textMessage(llm.RoleUser, s)}
 	default:
-		var items []respItem
-		if err := json.Unmarshal(in, &items); err != nil {
+		if in[0] != '[' {
 			return nil, tr, bad("input", "must be a string or an array of input items")
+		}
+		var items []respItem
+		if err := strictAt("input", in, &items); err != nil {
+			return nil, tr, err
 		}
 		var sys []string
 		if tr.System != "" {
 			sys = append(sys, tr.System)
 		}
+		var calls callIDs
+		empty := "" // an assistant message item with no text, unless calls follow it
 		for i, it := range items {
 			field := fmt.Sprintf("input[%d]", i)
+			if empty != "" && it.Type != "function_call" {
+				return nil, tr, emptyAssistant(empty)
+			}
+			empty = ""
 			switch {
 			case it.Type == "function_call":
+				if it.CallID == "" {
+					return nil, tr, bad(field+".call_id", "is required")
+				}
+				if it.Name == "" {
+					return nil, tr, bad(field+".name", "is required")
+				}
 				args := json.RawMessage(it.Arguments)
 				if it.Arguments == "" {
 					args = json.RawMessage(`{}`)
@@ -101,7 +122,9 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 				if !json.Valid(args) {
 					return nil, tr, bad(field+".arguments", "must be a JSON string")
 				}
-				tr.Input = appendAssistant(tr.Input, llm.Part{Kind: llm.KindToolCall, CallID: it.CallID, Name: it.Name, Args: args})
+				p := llm.Part{Kind: llm.KindToolCall, CallID: it.CallID, Name: it.Name, Args: args}
+				_ = calls.see(llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{p}}, "", &rr.loose)
+				tr.Input = appendAssistant(tr.Input, p)
 			case it.Type == "function_call_output":
 				if it.CallID == "" {
 					return nil, tr, bad(field+".call_id", "is required")
@@ -110,23 +133,34 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 				if err != nil {
 					return nil, tr, err
 				}
-				tr.Input = append(tr.Input, llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: it.CallID, Text: text}}})
+				m := llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: it.CallID, Text: text}}}
+				if err := calls.see(m, field+".call_id", &rr.loose); err != nil {
+					return nil, tr, err
+				}
+				tr.Input = append(tr.Input, m)
 			case it.Type == "reasoning":
 				// Reasoning items of another provider's run are not sent on.
 			case it.Type == "" || it.Type == "message":
 				m := chatMessage{Role: it.Role, Content: it.Content}
-				msg, system, err := chatToCanonical(i, m)
+				msg, system, err := chatToCanonical(field, m)
 				if err != nil {
-					return nil, tr, bad(field, "%v", err)
+					return nil, tr, err
 				}
 				if system != "" {
 					sys = append(sys, system)
 					continue
 				}
+				_ = calls.see(msg, "", &rr.loose)
+				if msg.Role == llm.RoleAssistant && len(msg.Parts) == 0 {
+					empty = field + ".content"
+				}
 				tr.Input = append(tr.Input, msg)
 			default:
 				return nil, tr, bad(field+".type", "must be message, function_call or function_call_output")
 			}
+		}
+		if empty != "" {
+			return nil, tr, emptyAssistant(empty)
 		}
 		tr.System = strings.Join(sys, "\n\n")
 	}
@@ -218,11 +252,16 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		writeTurnError(w, err)
 		return
 	}
-	key, kept := sessionFor(r, rr.User)
-	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
-	if kept {
-		w.Header().Set(SessionHeader, key)
+	key, kept, release, ok := api.startTurn(w, r, rr.User)
+	if !ok {
+		return
 	}
+	defer release()
+	if err := looseResult(rr.loose, kept); err != nil {
+		writeTurnError(w, err)
+		return
+	}
+	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	id := "resp_" + randomID()
 	msgID := "msg_" + randomID()
 	created := time.Now().Unix()
@@ -267,8 +306,15 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		seq++
 		sse.event(typ, fields)
 	}
-	emit("response.created", map[string]any{"response": base})
-	emit("response.in_progress", map[string]any{"response": base})
+	// The stream opens once the turn is planned, as in chat.
+	var started sync.Once
+	start := func() {
+		started.Do(func() {
+			emit("response.created", map[string]any{"response": base})
+			emit("response.in_progress", map[string]any{"response": base})
+		})
+	}
+	tr.Levels = func(directive.Resolved) { start() }
 	var text bytes.Buffer
 	opened := false
 	openMessage := func() {
@@ -280,6 +326,7 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		emit("response.content_part.added", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": respContent{Type: "output_text", Annotations: []any{}}})
 	}
 	tr.Observe = func(ev agent.Event) {
+		start()
 		switch ev.Kind {
 		case agent.EventText:
 			openMessage()
@@ -296,6 +343,10 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res, err := api.Agent.Turn(r.Context(), tr)
+	if err != nil && !sse.begun() {
+		writeTurnError(w, err)
+		return
+	}
 	if err != nil {
 		_, typ, code := turnStatus(err)
 		failed := base
@@ -304,6 +355,7 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		emit("response.failed", map[string]any{"response": failed})
 		return
 	}
+	start()
 	out := finalOutput(&res.Result)
 	if res.Text != "" || len(res.ClientCalls) == 0 {
 		openMessage()

@@ -343,3 +343,28 @@ func TestPageNeedsNoToken(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIRefusesAWrongTokenAsOpenAIDoes: without the right token the API answers 401 with
+// OpenAI's error object (what its clients read), and never the token it was sent.
+func TestAPIRefusesAWrongTokenAsOpenAIDoes(t *testing.T) {
+	srv := sessionsServer(t, "s3cret-gateway-token")
+	for _, c := range []sessCall{
+		{method: "POST", path: "/v1/chat/completions", body: `{"messages":[{"role":"user","content":"hi"}]}`},
+		{method: "POST", path: "/v1/responses", body: `{"input":"hi"}`},
+		{method: "GET", path: "/v1/models"},
+		{method: "GET", path: "/v1/sessions"},
+	} {
+		for _, tok := range []string{"", "s3cret-gateway-tokeX", "wrong-but-long-token-value"} {
+			c.token = tok
+			resp, b := sessDo(t, srv, c)
+			e := sessDecode[sessError](t, b)
+			if resp.StatusCode != http.StatusUnauthorized || e.Error.Type != "invalid_request_error" || e.Error.Code != "invalid_api_key" ||
+				!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || resp.Header.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s %s with token %q = %d %q %s", c.method, c.path, tok, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+			}
+			if tok != "" && strings.Contains(string(b), tok) {
+				t.Errorf("%s %s: the answer echoes the token: %s", c.method, c.path, b)
+			}
+		}
+	}
+}
