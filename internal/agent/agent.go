@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,14 @@ import (
 type Model interface {
 	// Stream sends req and yields its events, ending with llm.EventDone or an error.
 	Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error]
+}
+
+// RequestChecker is a Model that can tell, without sending anything, whether it could send a
+// request. The turn loop asks before it stores a turn's input: input no request to this model
+// can carry (an image the provider does not take) then fails its own turn, with ErrUnsendable,
+// instead of being stored and failing every later turn of the session.
+type RequestChecker interface {
+	CheckRequest(req *llm.Request) error
 }
 
 // Tools is the run's view of the catalog for one session: what the model sees up front and how
@@ -133,6 +142,9 @@ var (
 	ErrMaxSteps = errors.New("step limit reached")
 	// ErrBusy: another turn changed the session while this one ran.
 	ErrBusy = errors.New("the session is busy with another turn")
+	// ErrUnsendable: the turn's input holds what no request to its model can carry; nothing of
+	// it was stored.
+	ErrUnsendable = errors.New("the input cannot be sent to this model")
 )
 
 // storeTimeout bounds a store write made after the turn's context ended.
@@ -177,10 +189,14 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 			return nil, fmt.Errorf("session %q: %w: the tool results sent answer no open tool call", t.Session, ErrBusy)
 		}
 	}
+	t.Input = dropRetried(history, t.Input)
 	if closing := unanswered(history, t.Input); len(closing) > 0 {
 		// A new message after client tool calls the client never answered: every provider
 		// refuses a call without its result, so the calls are closed first.
 		t.Input = append(closing, t.Input...)
+	}
+	if err := checkInput(t, history); err != nil {
+		return nil, fmt.Errorf("session %q: %w: %w", t.Session, ErrUnsendable, err)
 	}
 	if len(t.Input) > 0 {
 		t.Input = nameResults(history, t.Input)
@@ -590,6 +606,58 @@ func unanswered(history, input []llm.Message) []llm.Message {
 		}
 	}
 	return out
+}
+
+// dropRetried returns input without its leading user messages that repeat the ones history ends
+// with, after its last answer: a turn that failed after its question was stored is retried with
+// that question again (an OpenAI client resends it), which would otherwise be kept twice.
+func dropRetried(history, input []llm.Message) []llm.Message {
+	tail := len(history)
+	for tail > 0 && history[tail-1].Role == llm.RoleUser {
+		tail--
+	}
+	asked := history[tail:]
+	n := 0
+	for n < len(asked) && n < len(input) && sameUserMessage(asked[n], input[n]) {
+		n++
+	}
+	if n < len(asked) {
+		return input // not a retry of the whole unanswered question
+	}
+	return input[n:]
+}
+
+// sameUserMessage reports whether a and b are the same user message: text and images.
+func sameUserMessage(a, b llm.Message) bool {
+	if a.Role != llm.RoleUser || b.Role != llm.RoleUser || len(a.Parts) != len(b.Parts) {
+		return false
+	}
+	for i := range a.Parts {
+		x, y := &a.Parts[i], &b.Parts[i]
+		if x.Kind != y.Kind || x.Text != y.Text || x.ImageURL != y.ImageURL || x.Kind != llm.KindText && x.Kind != llm.KindImage {
+			return false
+		}
+	}
+	return true
+}
+
+// checkInput asks a model that can tell whether the turn's first request could carry its new
+// input. Only a failure the input brings counts: a history this model cannot take (stored
+// under another provider) fails at the call, as before, and is not the new input's fault.
+func checkInput(t Turn, history []llm.Message) error {
+	rc, ok := t.Model.(RequestChecker)
+	if !ok || len(t.Input) == 0 {
+		return nil
+	}
+	req := func(msgs []llm.Message) *llm.Request {
+		return &llm.Request{Model: t.ModelID, System: t.System, Messages: ownOpaque(msgs, t.provider()),
+			MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream}
+	}
+	err := rc.CheckRequest(req(append(slices.Clip(history), t.Input...)))
+	if err == nil || len(history) > 0 && rc.CheckRequest(req(history)) != nil {
+		return nil
+	}
+	return err
 }
 
 // dropStale returns input without the tool results that answer no open call: a call of the

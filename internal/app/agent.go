@@ -165,6 +165,14 @@ func (m providerModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[l
 	return m.rm.prov.Stream(ctx, req, m.rm.callPatch())
 }
 
+// CheckRequest implements agent.RequestChecker: the turn loop refuses input the provider's wire
+// format cannot carry before storing it.
+func (m providerModel) CheckRequest(req *llm.Request) error {
+	return m.rm.prov.Check(req, m.rm.callPatch())
+}
+
+var _ agent.RequestChecker = providerModel{}
+
 // agentTools is the exposure engine as the turn loop sees it: calls come from surface "agent".
 type agentTools struct{ e *exposure.Engine }
 

@@ -229,6 +229,8 @@ func turnStatus(err error) (int, string, string) {
 		return http.StatusBadRequest, "invalid_request_error", "invalid_session"
 	case errors.Is(err, agent.ErrBusy):
 		return http.StatusConflict, "invalid_request_error", "session_busy"
+	case errors.Is(err, agent.ErrUnsendable):
+		return http.StatusBadRequest, "invalid_request_error", "invalid_input"
 	case errors.Is(err, agent.ErrMaxSteps):
 		return http.StatusInternalServerError, "server_error", "max_steps"
 	case errors.As(err, &pe):

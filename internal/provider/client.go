@@ -47,6 +47,15 @@ func (pr *Prepared) MaskedHeader() http.Header {
 	return h
 }
 
+// Check reports whether req encodes for the provider with patch applied: whether the provider's
+// wire format can carry it at all. It needs no key and sends nothing.
+func (p *Provider) Check(req *llm.Request, patch llm.Patch) error {
+	if _, err := p.dialect.Encode(req, patch); err != nil {
+		return fmt.Errorf("provider %q: encode: %w", p.ID, err)
+	}
+	return nil
+}
+
 // Prepare encodes req for the provider with patch applied, and adds the base URL, the key and
 // the configured headers. It sends nothing.
 func (p *Provider) Prepare(req *llm.Request, patch llm.Patch) (*Prepared, error) {
@@ -387,17 +396,21 @@ func (p *Provider) scrub(s string, pr *Prepared) string {
 	for _, k := range pr.secretHeaders {
 		v := pr.Header.Get(k)
 		v = strings.TrimPrefix(v, p.authPrefix)
-		if len(v) >= 8 {
+		if len(v) >= minSecret {
 			s = strings.ReplaceAll(s, v, "********")
 		}
 	}
 	for _, v := range pr.urlSecrets {
-		if len(v) >= 8 {
+		if len(v) >= minSecret {
 			s = strings.ReplaceAll(s, v, "********")
 		}
 	}
 	return s
 }
+
+// minSecret is the shortest secret scrub masks. A key of a local proxy can be short ("abc1234"),
+// and echoed it is still a key; below four bytes masking would only garble the provider's words.
+const minSecret = 4
 
 // joinURL appends a dialect's path, which may carry a query of its own (Gemini's ?alt=sse), to
 // the base URL's path: a base URL's query (an api-version, a key for a proxy) goes after both.

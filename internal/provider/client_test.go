@@ -242,6 +242,27 @@ func TestStreamErrorsAreScrubbedAndBounded(t *testing.T) {
 	}
 }
 
+// TestShortKeysAreScrubbed: a short key (a local proxy's) that the provider echoes in its
+// error does not reach the error either.
+func TestShortKeysAreScrubbed(t *testing.T) {
+	const short = "abc1234"
+	url := server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s.","type":"invalid_request_error"}}`, short)
+	})
+	r := registry(t, custom(url), map[string]string{"P_KEY": short}, nil)
+	p, _, _ := r.Resolve("p/m")
+	_, err := collect(p, req())
+	if err == nil || !strings.Contains(err.Error(), "Incorrect API key provided: ********.") {
+		t.Fatalf("err = %v, want the provider's words with the key masked", err)
+	}
+	for e := error(err); e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), short) {
+			t.Errorf("the key is in %T of the chain", e)
+		}
+	}
+}
+
 // TestAStreamThatNeverEnds: a provider that streams text without end (broken, or hostile)
 // cannot make nodmix hold more than the bound of one response: the call ends with an error
 // that says so, and the connection is dropped.
