@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/llm"
@@ -88,7 +89,7 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: Append's base is not the stored transcript length; another turn wrote first.
 	ErrConflict = errors.New("session changed since it was read")
-	// ErrInvalidKey: a session key that is empty or longer than MaxKeyLen.
+	// ErrInvalidKey: a session key that is empty, longer than MaxKeyLen or holds a control character.
 	ErrInvalidKey = fmt.Errorf("session key: must be 1 to %d bytes", MaxKeyLen)
 )
 
@@ -96,13 +97,20 @@ var (
 // them, and the cap keeps a careless one from bloating every row and index.
 const MaxKeyLen = 256
 
-// CheckKey returns an error wrapping ErrInvalidKey unless key is a usable session key.
+// CheckKey returns an error wrapping ErrInvalidKey unless key is a usable session key. A key
+// holds no control character: faces send it back (the gateway in a response header, where one
+// breaks the response or is read as a space, naming another session) and print it.
 func CheckKey(key string) error {
 	if key == "" || len(key) > MaxKeyLen {
 		return fmt.Errorf("%w (got %d)", ErrInvalidKey, len(key))
 	}
+	if strings.ContainsFunc(key, isControl) {
+		return fmt.Errorf("%w, without control characters", ErrInvalidKey)
+	}
 	return nil
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // Stamp returns the time a write at now records, given the latest time the store recorded: now in
 // UTC to the microsecond (what every store, PostgreSQL included, keeps exactly), and strictly

@@ -1,6 +1,8 @@
 package session_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/session"
@@ -13,4 +15,27 @@ func TestMemory(t *testing.T) {
 
 func BenchmarkMemory(b *testing.B) {
 	sessiontest.Bench(b, func(*testing.B) session.Store { return session.NewMemory() })
+}
+
+func TestCheckKey(t *testing.T) {
+	for _, tc := range []struct {
+		key string
+		ok  bool
+	}{
+		{"chat", true},
+		{"user@example.com/thread 7", true},
+		{"ünïcødé ключ", true},
+		{strings.Repeat("k", session.MaxKeyLen), true},
+		{"", false},
+		{strings.Repeat("k", session.MaxKeyLen+1), false},
+		{"a\x00b", false},
+		{"line\r\nX-Injected: 1", false},
+		{"tab\there", false},
+		{"del\x7f", false},
+	} {
+		err := session.CheckKey(tc.key)
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, session.ErrInvalidKey) {
+			t.Errorf("CheckKey(%q) = %v, want ok %v", tc.key, err, tc.ok)
+		}
+	}
 }
