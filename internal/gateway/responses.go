@@ -26,6 +26,7 @@ type respRequest struct {
 	MaxOutputTokens int             `json:"max_output_tokens"`
 	Temperature     *float64        `json:"temperature"`
 	User            string          `json:"user"`
+	PreviousID      string          `json:"previous_response_id"`
 
 	loose string // as chatRequest.loose
 }
@@ -58,6 +59,11 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		return nil, tr, err
 	}
 	tr.Model, tr.Stream, tr.Temperature, tr.MaxTokens, tr.System = rr.Model, rr.Stream, rr.Temperature, rr.MaxOutputTokens, rr.Instructions
+	if rr.PreviousID != "" {
+		// nodmix keeps no response objects to continue from; ignored, the turn would run
+		// without the conversation the client means.
+		return nil, tr, bad("previous_response_id", "is not kept by nodmix: continue a conversation with the %s header or user, or send it whole in input", SessionHeader)
+	}
 	if tr.MaxTokens < 0 {
 		return nil, tr, bad("max_output_tokens", "must be positive")
 	}

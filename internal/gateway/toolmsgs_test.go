@@ -45,6 +45,7 @@ func TestMalformedToolTurnsAreRefused(t *testing.T) {
 		{"responses: call without a name", "/v1/responses", `{"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","arguments":"{}"}]}`, "input[1].name", "is required"},
 		{"responses: schema not an object", "/v1/responses", `{"input":"hi","tools":[{"type":"function","name":"f","parameters":[]}]}`, "tools[0].parameters", "must be a JSON Schema object"},
 		{"responses: negative max_output_tokens", "/v1/responses", `{"input":"hi","max_output_tokens":-1}`, "max_output_tokens", "must be positive"},
+		{"responses: previous_response_id", "/v1/responses", `{"input":"and then?","previous_response_id":"resp_123"}`, "previous_response_id", "is not kept by nodmix"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
