@@ -7,13 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/gateway"
 )
 
@@ -39,17 +36,7 @@ func TestStalledStreamCancelsTheTurn(t *testing.T) {
 				}
 			}))
 			defer provider.Close()
-			home := t.TempDir()
-			cfg := fmt.Sprintf(`{models: {providers: {p: {baseUrl: %q, api: "openai-completions", apiKey: "sk-test", models: [{id: "m"}]}}}, agents: {defaults: {model: "p/m"}}, tools: {deny: ["*"]}}`, provider.URL+"/v1")
-			if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			env := map[string]string{"NODMIX_HOME": home, "HOME": home}
-			a, err := app.New(context.Background(), app.Options{Getenv: func(k string) string { return env[k] }, Persistent: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
+			a := persistentApp(t, mockProvider(provider.URL))
 			addr := serveOn(t, "", gateway.WithAPI(http.NotFoundHandler(), &gateway.API{Agent: a}), gateway.Limits{Write: 300 * time.Millisecond})
 			c, err := net.Dial("tcp", addr)
 			if err != nil {

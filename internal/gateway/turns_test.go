@@ -44,8 +44,23 @@ func heldStack(t *testing.T) (a *app.App, gw *httptest.Server, arrived chan int,
 		fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"answer %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, k)
 	}))
 	t.Cleanup(provider.Close)
+	a = persistentApp(t, mockProvider(provider.URL))
+	gw = httptest.NewServer(gateway.WithAPI(http.NotFoundHandler(), &gateway.API{Agent: a}))
+	t.Cleanup(gw.Close)
+	return a, gw, arrived, release
+}
+
+// mockProvider is a config whose default model p/m is an OpenAI-compatible provider at url, with
+// no tools.
+func mockProvider(url string) string {
+	return fmt.Sprintf(`{models: {providers: {p: {baseUrl: %q, api: "openai-completions", apiKey: "sk-test", models: [{id: "m"}]}}}, agents: {defaults: {model: "p/m"}}, tools: {deny: ["*"]}}`, url+"/v1")
+}
+
+// persistentApp is a real app with cfg and its sessions in SQLite under a temp home; it closes
+// when the test ends.
+func persistentApp(t *testing.T, cfg string) *app.App {
+	t.Helper()
 	home := t.TempDir()
-	cfg := fmt.Sprintf(`{models: {providers: {p: {baseUrl: %q, api: "openai-completions", apiKey: "sk-test", models: [{id: "m"}]}}}, agents: {defaults: {model: "p/m"}}, tools: {deny: ["*"]}}`, provider.URL+"/v1")
 	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +69,8 @@ func heldStack(t *testing.T) (a *app.App, gw *httptest.Server, arrived chan int,
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw = httptest.NewServer(gateway.WithAPI(http.NotFoundHandler(), &gateway.API{Agent: a}))
-	t.Cleanup(func() { gw.Close(); a.Close() })
-	return a, gw, arrived, release
+	t.Cleanup(func() { a.Close() })
+	return a
 }
 
 type reply struct {

@@ -7,14 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/gateway"
 	"github.com/nodmix/nodmix/internal/session"
 )
@@ -32,18 +29,9 @@ func TestImageTheProviderCannotTakeIsRefused(t *testing.T) {
 		fmt.Fprint(w, `{"id":"msg_1","type":"message","role":"assistant","model":"c","content":[{"type":"text","text":"fine"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`)
 	}))
 	defer provider.Close()
-	home := t.TempDir()
-	cfg := fmt.Sprintf(`{models: {providers: {claude: {baseUrl: %q, api: "anthropic-messages", apiKey: "sk-test", models: [{id: "c"}]}}}, agents: {defaults: {model: "claude/c"}}, tools: {deny: ["*"]}}`, provider.URL+"/v1")
-	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"NODMIX_HOME": home, "HOME": home}
-	a, err := app.New(context.Background(), app.Options{Getenv: func(k string) string { return env[k] }, Persistent: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := persistentApp(t, fmt.Sprintf(`{models: {providers: {claude: {baseUrl: %q, api: "anthropic-messages", apiKey: "sk-test", models: [{id: "c"}]}}}, agents: {defaults: {model: "claude/c"}}, tools: {deny: ["*"]}}`, provider.URL+"/v1"))
 	gw := httptest.NewServer(gateway.WithAPI(http.NotFoundHandler(), &gateway.API{Agent: a}))
-	defer func() { gw.Close(); a.Close() }()
+	defer gw.Close()
 
 	image := `{"messages": [{"role": "user", "content": [{"type": "text", "text": "what is this?"}, {"type": "image_url", "image_url": {"url": "ftp://example.com/x.png"}}]}]}`
 	got := turnOn(gw, "/v1/chat/completions", image, "img")
