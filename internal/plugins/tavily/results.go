@@ -114,6 +114,30 @@ func (p *Plugin) extractResponse(payload map[string]json.RawMessage, took time.D
 	return resp
 }
 
+// searchSize is about the bytes a search response holds, for the cache's budget.
+func searchSize(r *websearch.Response) int {
+	n := len(r.Query) + len(r.Answer)
+	for _, res := range r.Results {
+		n += len(res.Title) + len(res.URL) + len(res.Snippet) + len(res.Published)
+	}
+	return n
+}
+
+// extractSize is about the bytes an extract response holds, for the cache's budget.
+func extractSize(r *ExtractResponse) int {
+	n := 0
+	for _, res := range r.Results {
+		n += len(res.URL) + len(res.RawContent) + len(res.Content)
+		for _, img := range res.Images {
+			n += len(img)
+		}
+	}
+	for _, f := range r.FailedResults {
+		n += len(f.URL) + len(f.Error)
+	}
+	return n
+}
+
 func (p *Plugin) wrap(text string, o websearch.Origin) string {
 	return websearch.WrapWithID(text, o, p.markerID())
 }

@@ -120,8 +120,8 @@ func (p *Plugin) Init(_ context.Context, host plugin.Host) error {
 	if p.defaultCount, err = defaultCount(host.Settings); err != nil {
 		return err
 	}
-	p.searches = newLRU[*websearch.Response](cacheCapacity, ttl)
-	p.extracts = newLRU[*ExtractResponse](cacheCapacity, ttl)
+	p.searches = newLRU[*websearch.Response](cacheCapacity, cacheMaxBytes, ttl)
+	p.extracts = newLRU[*ExtractResponse](cacheCapacity, cacheMaxBytes, ttl)
 	return nil
 }
 
@@ -329,7 +329,7 @@ func (p *Plugin) search(ctx context.Context, a searchArgs) (*websearch.Response,
 		return nil, err
 	}
 	resp := p.searchResponse(a.Query, payload, p.now().Sub(start))
-	p.searches.put(ck, resp, p.now())
+	p.searches.put(ck, resp, searchSize(resp), p.now())
 	return resp, nil
 }
 
@@ -359,7 +359,7 @@ func (p *Plugin) extract(ctx context.Context, a extractArgs) (*ExtractResponse, 
 		return nil, err
 	}
 	resp := p.extractResponse(payload, p.now().Sub(start))
-	p.extracts.put(ck, resp, p.now())
+	p.extracts.put(ck, resp, extractSize(resp), p.now())
 	return resp, nil
 }
 
