@@ -296,3 +296,31 @@ func TestKeyNeverLeaks(t *testing.T) {
 type observerFunc func(dispatch.Event)
 
 func (f observerFunc) Observe(ev dispatch.Event) { f(ev) }
+
+// A successful answer that carries the key (a page where it was published, a proxy that echoes
+// the request) does not hand it to the model either: every field it reaches is redacted.
+func TestKeyNotInResults(t *testing.T) {
+	search := fmt.Sprintf(`{"answer":"use %[1]s","results":[{"title":"key %[1]s","url":"https://example.com/?k=%[1]s",
+ "content":"Authorization: Bearer %[1]s","score":0.5}]}`, testKey)
+	extract := fmt.Sprintf(`{"results":[{"url":"https://example.com/%[1]s","raw_content":"TAVILY_API_KEY=%[1]s",
+ "images":["https://example.com/%[1]s.png"]}],"failed_results":[{"url":"https://x.example/%[1]s","error":"echo %[1]s"}]}`, testKey)
+	r := newRig(t, rigOpts{replies: []reply{{200, nil, search}, {200, nil, extract}}})
+	var all []string
+	for _, c := range []struct{ tool, args string }{
+		{"tavily_search", `{"query":"a","include_answer":true}`},
+		{"tavily_extract", `{"urls":["https://example.com/"]}`},
+	} {
+		res := r.call(t, c.tool, c.args)
+		if res.IsError {
+			t.Fatalf("%s: %s", c.tool, res.Text())
+		}
+		all = append(all, res.Text(), string(res.Structured))
+	}
+	got := strings.Join(all, "\n")
+	if strings.Contains(got, testKey) {
+		t.Errorf("the key reached the results:\n%s", got)
+	}
+	if n := strings.Count(got, "[REDACTED]"); n < 2*8 { // 4 search fields and 5 extract fields, in text and structured
+		t.Errorf("%d redactions, want at least 16:\n%s", n, got)
+	}
+}
