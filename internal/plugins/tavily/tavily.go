@@ -328,7 +328,7 @@ func (p *Plugin) search(ctx context.Context, a searchArgs) (*websearch.Response,
 	if err != nil {
 		return nil, err
 	}
-	resp := p.searchResponse(a.Query, payload, p.now().Sub(start))
+	resp := p.searchResponse(a.Query, payload, count, p.now().Sub(start))
 	p.searches.put(ck, resp, searchSize(resp), p.now())
 	return resp, nil
 }
@@ -358,7 +358,7 @@ func (p *Plugin) extract(ctx context.Context, a extractArgs) (*ExtractResponse, 
 	if err != nil {
 		return nil, err
 	}
-	resp := p.extractResponse(payload, p.now().Sub(start))
+	resp := p.extractResponse(payload, len(a.URLs), p.now().Sub(start))
 	p.extracts.put(ck, resp, extractSize(resp), p.now())
 	return resp, nil
 }
