@@ -260,3 +260,50 @@ func TestApprovalInPipeline(t *testing.T) {
 		t.Fatalf("text = %q, want %q", res.Text(), want)
 	}
 }
+
+// TestApprovalRefusesRepeatedKeys: arguments that give a key twice read differently to different
+// parsers (Go keeps the last value, others the first), and the executor gets them as sent while the
+// person is shown the canonical form, which keeps one. Such a call is refused, at any depth, without
+// asking and without running; arguments without repeats are asked about as before.
+func TestApprovalRefusesRepeatedKeys(t *testing.T) {
+	var ran []string
+	snap, _ := catalog.NewSnapshot(1, []catalog.Entry{{Tool: ghCreate, Exec: catalog.ExecutorFunc(func(_ context.Context, c catalog.Call) (*catalog.Result, error) {
+		ran = append(ran, string(c.Args))
+		return catalog.TextResult("ok"), nil
+	})}})
+	asker := &fakeAsker{answers: []Decision{{Approve: true}, {Approve: true}}}
+	g, _ := NewApprovalGate(ApprovalConfig{Require: []string{"mcp:*"}, Asker: asker})
+	p := &dispatch.Pipeline{Gates: []dispatch.Gate{g}}
+	tests := []struct {
+		args    string
+		blocked bool
+	}{
+		{`{"repo":"victim/prod","repo":"me/sandbox","title":"t"}`, true},
+		{`{"repo":"me/sandbox","body":{"labels":["a"],"labels":["b"]}}`, true},
+		{`{"repo":"victim/prod","r\u0065po":"me/sandbox"}`, true}, // the same key, escaped
+		{`{"items":[{"a":1},{"a":2}],"repo":"me/sandbox"}`, false},
+		{`{"repo":"me/sandbox","Repo":"x"}`, false},
+	}
+	var want []string
+	for _, tt := range tests {
+		res, err := p.Call(context.Background(), snap, dispatch.Request{Target: ghCreate.Name, Args: json.RawMessage(tt.args)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.blocked != res.IsError {
+			t.Errorf("%s: blocked = %v, want %v (%s)", tt.args, res.IsError, tt.blocked, res.Text())
+		}
+		if tt.blocked && !strings.Contains(res.Text(), "repeat a key") {
+			t.Errorf("%s: reason %q does not say why", tt.args, res.Text())
+		}
+		if !tt.blocked {
+			want = append(want, tt.args)
+		}
+	}
+	if d := cmp.Diff(want, ran); d != "" {
+		t.Errorf("calls that ran (-want +got):\n%s", d)
+	}
+	if len(asker.asked) != len(want) {
+		t.Errorf("asked %d times, want %d", len(asker.asked), len(want))
+	}
+}

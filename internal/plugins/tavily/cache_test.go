@@ -128,9 +128,9 @@ func TestCacheHitDoesNotMutateTheEntry(t *testing.T) {
 
 func TestLRU(t *testing.T) {
 	now := time.Unix(0, 0)
-	c := newLRU[int](3, time.Minute)
+	c := newLRU[int](3, 1<<20, time.Minute)
 	for i := range 4 {
-		c.put(fmt.Sprint(i), i, now)
+		c.put(fmt.Sprint(i), i, 1, now)
 	}
 	if _, ok := c.get("0", now); ok {
 		t.Error("the oldest entry survived past the bound")
@@ -139,14 +139,14 @@ func TestLRU(t *testing.T) {
 		t.Errorf("len = %d, want 3", c.len())
 	}
 	c.get("1", now) // 1 becomes the most recent
-	c.put("4", 4, now)
+	c.put("4", 4, 1, now)
 	if _, ok := c.get("2", now); ok {
 		t.Error("the least recently used entry survived")
 	}
 	if v, ok := c.get("1", now); !ok || v != 1 {
 		t.Error("a recently used entry was evicted")
 	}
-	c.put("1", 10, now)
+	c.put("1", 10, 1, now)
 	if v, _ := c.get("1", now); v != 10 {
 		t.Errorf("update: %d", v)
 	}
@@ -156,10 +156,26 @@ func TestLRU(t *testing.T) {
 	if c.len() != 2 {
 		t.Errorf("expired entry not dropped: len %d", c.len())
 	}
-	off := newLRU[int](3, 0)
-	off.put("a", 1, now)
+	off := newLRU[int](3, 1<<20, 0)
+	off.put("a", 1, 1, now)
 	if _, ok := off.get("a", now); ok || off.len() != 0 {
 		t.Error("a disabled cache kept an entry")
+	}
+
+	b := newLRU[int](10, 100, time.Minute)
+	b.put("a", 1, 60, now)
+	b.put("b", 2, 30, now)
+	b.put("c", 3, 30, now) // 120 bytes: a, the oldest, goes
+	if _, ok := b.get("a", now); ok || b.len() != 2 || b.bytes() != 60 {
+		t.Errorf("over the byte budget: a kept=%v len=%d bytes=%d, want false 2 60", ok, b.len(), b.bytes())
+	}
+	b.put("b", 2, 10, now) // replacing an entry counts its new size only
+	if b.bytes() != 40 {
+		t.Errorf("after replacing b: bytes=%d, want 40", b.bytes())
+	}
+	b.put("huge", 4, 101, now)
+	if _, ok := b.get("huge", now); ok || b.len() != 2 {
+		t.Errorf("an entry larger than the budget was cached (len %d)", b.len())
 	}
 }
 
@@ -250,5 +266,38 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	if r.p.searches.len() != 2*n || r.p.extracts.len() != n {
 		t.Errorf("cache sizes %d, %d", r.p.searches.len(), r.p.extracts.len())
+	}
+}
+
+// The cache is bounded by bytes as well as by entries: 256 advanced extracts of a few MB each
+// would otherwise keep gigabytes in a long-running gateway. Twelve 4 MiB pages exceed the budget;
+// the oldest is fetched again, the newest is still a hit, and what is held stays within the budget.
+func TestCacheBoundedByBytes(t *testing.T) {
+	page := strings.Repeat("lorem ipsum ", (4<<20)/12)
+	body := fmt.Sprintf(`{"results":[{"url":"https://example.com/p","raw_content":%q}]}`, page)
+	const pages = 12
+	replies := make([]reply, pages+2)
+	for i := range replies {
+		replies[i] = reply{status: 200, body: body}
+	}
+	r := newRig(t, rigOpts{replies: replies})
+	args := func(i int) string { return fmt.Sprintf(`{"urls":["https://example.com/p%d"]}`, i) }
+	for i := range pages {
+		if res := r.call(t, "tavily_extract", args(i)); res.IsError {
+			t.Fatalf("extract %d: %s", i, res.Text())
+		}
+	}
+	if held := r.p.extracts.bytes(); held > cacheMaxBytes {
+		t.Errorf("the extract cache holds %d bytes, more than its budget of %d", held, cacheMaxBytes)
+	}
+	if m := structured(t, r.call(t, "tavily_extract", args(pages-1))); m["cached"] != true {
+		t.Error("the most recent extract is not cached")
+	}
+	before := r.srv.count()
+	if m := structured(t, r.call(t, "tavily_extract", args(0))); m["cached"] == true {
+		t.Error("the oldest extract is still cached after the budget was exceeded")
+	}
+	if n := r.srv.count(); n != before+1 {
+		t.Errorf("%d requests for the evicted extract, want 1", n-before)
 	}
 }

@@ -76,6 +76,12 @@ func (c *apiClient) post(ctx context.Context, label, endpoint, key string, body 
 			return nil, err
 		}
 		if status >= 200 && status < 300 {
+			// An answer can carry the key (a page where it was published, a proxy echoing the
+			// request); the model is not to see it there either. A key JSON would escape cannot
+			// appear as such, and replacing it could break the document.
+			if key != "" && !strings.ContainsAny(key, "\"\\") {
+				data = bytes.ReplaceAll(data, []byte(key), []byte("[REDACTED]"))
+			}
 			var obj map[string]json.RawMessage
 			if json.Unmarshal(data, &obj) != nil || obj == nil {
 				return nil, fmt.Errorf("%s: malformed JSON response", label)

@@ -296,3 +296,77 @@ func TestKeyNeverLeaks(t *testing.T) {
 type observerFunc func(dispatch.Event)
 
 func (f observerFunc) Observe(ev dispatch.Event) { f(ev) }
+
+// A successful answer that carries the key (a page where it was published, a proxy that echoes
+// the request) does not hand it to the model either: every field it reaches is redacted.
+func TestKeyNotInResults(t *testing.T) {
+	search := fmt.Sprintf(`{"answer":"use %[1]s","results":[{"title":"key %[1]s","url":"https://example.com/?k=%[1]s",
+ "content":"Authorization: Bearer %[1]s","score":0.5}]}`, testKey)
+	extract := fmt.Sprintf(`{"results":[{"url":"https://example.com/%[1]s","raw_content":"TAVILY_API_KEY=%[1]s",
+ "images":["https://example.com/%[1]s.png"]}],"failed_results":[{"url":"https://x.example/%[1]s","error":"echo %[1]s"}]}`, testKey)
+	r := newRig(t, rigOpts{replies: []reply{{200, nil, search}, {200, nil, extract}}})
+	var all []string
+	for _, c := range []struct{ tool, args string }{
+		{"tavily_search", `{"query":"a","include_answer":true}`},
+		{"tavily_extract", `{"urls":["https://example.com/"]}`},
+	} {
+		res := r.call(t, c.tool, c.args)
+		if res.IsError {
+			t.Fatalf("%s: %s", c.tool, res.Text())
+		}
+		all = append(all, res.Text(), string(res.Structured))
+	}
+	got := strings.Join(all, "\n")
+	if strings.Contains(got, testKey) {
+		t.Errorf("the key reached the results:\n%s", got)
+	}
+	if n := strings.Count(got, "[REDACTED]"); n < 2*8 { // 4 search fields and 5 extract fields, in text and structured
+		t.Errorf("%d redactions, want at least 16:\n%s", n, got)
+	}
+}
+
+// An answer with far more entries than were asked for (a broken or hostile upstream) is cut to what
+// the call asked for: each entry is wrapped for the model, so 100,000 one-letter results would
+// otherwise become a result of tens of megabytes.
+func TestOversizedAnswersAreCut(t *testing.T) {
+	many := func(n int, item string) string { return strings.TrimSuffix(strings.Repeat(item+",", n), ",") }
+	search := `{"results":[` + many(100000, `{"title":"t","url":"u","content":"c"}`) + `]}`
+	extract := `{"results":[` + many(50000, `{"url":"u","raw_content":"r","images":[`+many(5, `"i"`)+`]}`) + `],` +
+		`"failed_results":[` + many(50000, `{"url":"f","error":"e"}`) + `]}`
+	images := `{"results":[{"url":"u","raw_content":"r","images":[` + many(100000, `"i"`) + `]}]}`
+	r := newRig(t, rigOpts{replies: []reply{{200, nil, search}, {200, nil, extract}, {200, nil, images}}})
+	tests := []struct {
+		tool, args string
+		check      func(m map[string]any) string
+	}{
+		{"tavily_search", `{"query":"a","max_results":3}`, func(m map[string]any) string {
+			if n := len(m["results"].([]any)); n != 3 || m["count"] != float64(3) {
+				return fmt.Sprintf("%d results (count %v), want 3", n, m["count"])
+			}
+			return ""
+		}},
+		{"tavily_extract", `{"urls":["https://example.com/a","https://example.com/b"]}`, func(m map[string]any) string {
+			n, f := len(m["results"].([]any)), len(m["failedResults"].([]any))
+			if n != 2 || m["count"] != float64(2) || f != 2 {
+				return fmt.Sprintf("%d results (count %v) and %d failed, want 2 and 2", n, m["count"], f)
+			}
+			return ""
+		}},
+		{"tavily_extract", `{"urls":["https://example.com/c"],"include_images":true}`, func(m map[string]any) string {
+			res := m["results"].([]any)[0].(map[string]any)
+			if n := len(res["images"].([]any)); n != maxImages {
+				return fmt.Sprintf("%d images, want %d", n, maxImages)
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		res := r.call(t, tt.tool, tt.args)
+		if msg := tt.check(structured(t, res)); msg != "" {
+			t.Errorf("%s %s: %s", tt.tool, tt.args, msg)
+		}
+		if n := len(res.Text()); n > 1<<20 {
+			t.Errorf("%s %s: a result of %d bytes", tt.tool, tt.args, n)
+		}
+	}
+}

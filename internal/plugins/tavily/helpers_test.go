@@ -313,3 +313,9 @@ func (c *lru[V]) keys() []string {
 func callOf(e *catalog.Entry, args string) catalog.Call {
 	return catalog.Call{Tool: &e.Tool, Args: json.RawMessage(args)}
 }
+
+func (c *lru[V]) bytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.size
+}

@@ -34,9 +34,14 @@ type FailedResult struct {
 	Error string `json:"error"`
 }
 
+// maxImages bounds the images kept of one extracted page: each is wrapped for the model, and a
+// page can list thousands.
+const maxImages = 50
+
 // searchResponse maps a /search answer. The payload is read leniently (the API's schema drifts): a
-// field of the wrong type is treated as absent rather than failing the call.
-func (p *Plugin) searchResponse(query string, payload map[string]json.RawMessage, took time.Duration) *websearch.Response {
+// field of the wrong type is treated as absent rather than failing the call. Results beyond
+// maxResults, the number asked for, are dropped: the API returns no more, and each is wrapped.
+func (p *Plugin) searchResponse(query string, payload map[string]json.RawMessage, maxResults int, took time.Duration) *websearch.Response {
 	resp := &websearch.Response{
 		Query:    query,
 		Provider: ID,
@@ -46,7 +51,7 @@ func (p *Plugin) searchResponse(query string, payload map[string]json.RawMessage
 		},
 		Results: []websearch.Result{},
 	}
-	for _, r := range objects(payload["results"]) {
+	for _, r := range objects(payload["results"], maxResults) {
 		res := websearch.Result{URL: str(r["url"])}
 		if t := str(r["title"]); t != "" {
 			res.Title = p.wrap(t, websearch.OriginWebSearch)
@@ -70,8 +75,9 @@ func (p *Plugin) searchResponse(query string, payload map[string]json.RawMessage
 	return resp
 }
 
-// extractResponse maps an /extract answer, leniently like searchResponse.
-func (p *Plugin) extractResponse(payload map[string]json.RawMessage, took time.Duration) *ExtractResponse {
+// extractResponse maps an /extract answer, leniently like searchResponse. There is at most one
+// result, or one failure, per requested URL; more are dropped.
+func (p *Plugin) extractResponse(payload map[string]json.RawMessage, urls int, took time.Duration) *ExtractResponse {
 	resp := &ExtractResponse{
 		Provider: ID,
 		TookMs:   took.Milliseconds(),
@@ -80,7 +86,7 @@ func (p *Plugin) extractResponse(payload map[string]json.RawMessage, took time.D
 		},
 		Results: []ExtractResult{},
 	}
-	for _, r := range objects(payload["results"]) {
+	for _, r := range objects(payload["results"], urls) {
 		res := ExtractResult{URL: str(r["url"])}
 		if c, ok := strOK(r["raw_content"]); ok {
 			res.RawContent = p.wrap(c, websearch.OriginWebFetch)
@@ -103,29 +109,59 @@ func (p *Plugin) extractResponse(payload map[string]json.RawMessage, took time.D
 				if u != "" {
 					res.Images = append(res.Images, p.wrap(u, websearch.OriginWebFetch))
 				}
+				if len(res.Images) == maxImages {
+					break
+				}
 			}
 		}
 		resp.Results = append(resp.Results, res)
 	}
 	resp.Count = len(resp.Results)
-	for _, f := range objects(payload["failed_results"]) {
+	for _, f := range objects(payload["failed_results"], urls) {
 		resp.FailedResults = append(resp.FailedResults, FailedResult{URL: str(f["url"]), Error: str(f["error"])})
 	}
 	return resp
+}
+
+// searchSize is about the bytes a search response holds, for the cache's budget.
+func searchSize(r *websearch.Response) int {
+	n := len(r.Query) + len(r.Answer)
+	for _, res := range r.Results {
+		n += len(res.Title) + len(res.URL) + len(res.Snippet) + len(res.Published)
+	}
+	return n
+}
+
+// extractSize is about the bytes an extract response holds, for the cache's budget.
+func extractSize(r *ExtractResponse) int {
+	n := 0
+	for _, res := range r.Results {
+		n += len(res.URL) + len(res.RawContent) + len(res.Content)
+		for _, img := range res.Images {
+			n += len(img)
+		}
+	}
+	for _, f := range r.FailedResults {
+		n += len(f.URL) + len(f.Error)
+	}
+	return n
 }
 
 func (p *Plugin) wrap(text string, o websearch.Origin) string {
 	return websearch.WrapWithID(text, o, p.markerID())
 }
 
-// objects decodes a JSON array and keeps its object elements.
-func objects(raw json.RawMessage) []map[string]json.RawMessage {
+// objects decodes a JSON array and keeps its first limit object elements.
+func objects(raw json.RawMessage, limit int) []map[string]json.RawMessage {
 	var elems []json.RawMessage
 	if json.Unmarshal(raw, &elems) != nil {
 		return nil
 	}
-	out := make([]map[string]json.RawMessage, 0, len(elems))
+	out := make([]map[string]json.RawMessage, 0, min(len(elems), limit))
 	for _, e := range elems {
+		if len(out) == limit {
+			break
+		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal(e, &m) == nil && m != nil {
 			out = append(out, m)

@@ -120,8 +120,8 @@ func (p *Plugin) Init(_ context.Context, host plugin.Host) error {
 	if p.defaultCount, err = defaultCount(host.Settings); err != nil {
 		return err
 	}
-	p.searches = newLRU[*websearch.Response](cacheCapacity, ttl)
-	p.extracts = newLRU[*ExtractResponse](cacheCapacity, ttl)
+	p.searches = newLRU[*websearch.Response](cacheCapacity, cacheMaxBytes, ttl)
+	p.extracts = newLRU[*ExtractResponse](cacheCapacity, cacheMaxBytes, ttl)
 	return nil
 }
 
@@ -328,8 +328,8 @@ func (p *Plugin) search(ctx context.Context, a searchArgs) (*websearch.Response,
 	if err != nil {
 		return nil, err
 	}
-	resp := p.searchResponse(a.Query, payload, p.now().Sub(start))
-	p.searches.put(ck, resp, p.now())
+	resp := p.searchResponse(a.Query, payload, count, p.now().Sub(start))
+	p.searches.put(ck, resp, searchSize(resp), p.now())
 	return resp, nil
 }
 
@@ -358,8 +358,8 @@ func (p *Plugin) extract(ctx context.Context, a extractArgs) (*ExtractResponse, 
 	if err != nil {
 		return nil, err
 	}
-	resp := p.extractResponse(payload, p.now().Sub(start))
-	p.extracts.put(ck, resp, p.now())
+	resp := p.extractResponse(payload, len(a.URLs), p.now().Sub(start))
+	p.extracts.put(ck, resp, extractSize(resp), p.now())
 	return resp, nil
 }
 

@@ -277,12 +277,17 @@ func (r *rawTool) Execute(ctx context.Context, call catalog.Call) (*catalog.Resu
 	if offset > total {
 		offset = total
 	}
+	for offset < total && !utf8.RuneStart(data[offset]) { // never split a character
+		offset++
+	}
 	end := min(offset+limit, total)
-	for end < total && end > offset && !utf8.RuneStart(data[end]) { // never split a character
+	for end < total && end > offset && !utf8.RuneStart(data[end]) {
 		end--
 	}
-	for offset < end && !utf8.RuneStart(data[offset]) {
-		offset++
+	if end == offset && offset < total {
+		// A limit smaller than this character: return the whole character, so the page moves on.
+		for end++; end < total && !utf8.RuneStart(data[end]); end++ {
+		}
 	}
 	text := string(data[offset:end])
 	meta := map[string]any{"handle": args.Handle, "offset": offset, "bytes": end - offset, "total_bytes": total}

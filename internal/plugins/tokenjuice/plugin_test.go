@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -288,5 +289,48 @@ func TestCorpusThroughMiddleware(t *testing.T) {
 				t.Errorf("%s: fact lost: %q", c.name, f)
 			}
 		}
+	}
+}
+
+// A limit smaller than the character at the offset still moves forward: the page holds that whole
+// character, so that a caller following next_offset is never sent back to where it was.
+func TestRawToolPageSmallerThanACharacter(t *testing.T) {
+	p := startPlugin(t, "")
+	data := "a€b" // € is 3 bytes: offsets 1-3
+	if err := p.store.Put(context.Background(), "s", "tj_cccccccccccc", []byte(data)); err != nil {
+		t.Fatal(err)
+	}
+	tool := p.Tools()[0]
+	var got []string
+	for offset := 0; offset < len(data) && len(got) < 10; {
+		args := fmt.Sprintf(`{"handle":"tj_cccccccccccc","offset":%d,"limit":1}`, offset)
+		res, err := tool.Exec.Execute(context.Background(), catalog.Call{Tool: &tool.Tool, Args: json.RawMessage(args)})
+		if err != nil || res.IsError {
+			t.Fatalf("offset %d: %v %s", offset, err, res.Text())
+		}
+		var meta struct {
+			Bytes      int  `json:"bytes"`
+			NextOffset *int `json:"next_offset"`
+		}
+		if err := json.Unmarshal(res.Structured, &meta); err != nil {
+			t.Fatal(err)
+		}
+		text, _, _ := strings.Cut(res.Text(), "\n[tokenjuice_raw:")
+		got = append(got, text)
+		if meta.NextOffset == nil {
+			break
+		}
+		if *meta.NextOffset <= offset {
+			t.Fatalf("offset %d: next_offset %d does not move forward (page %q)", offset, *meta.NextOffset, text)
+		}
+		offset = *meta.NextOffset
+	}
+	if d := cmp.Diff([]string{"a", "€", "b"}, got); d != "" {
+		t.Errorf("pages (-want +got):\n%s", d)
+	}
+	// An offset inside the character starts after it.
+	res, err := tool.Exec.Execute(context.Background(), catalog.Call{Tool: &tool.Tool, Args: json.RawMessage(`{"handle":"tj_cccccccccccc","offset":2,"limit":1}`)})
+	if err != nil || res.IsError || res.Text() != "b" {
+		t.Errorf("offset inside a character: %v %q, want %q", err, res.Text(), "b")
 	}
 }
