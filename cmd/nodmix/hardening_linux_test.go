@@ -59,3 +59,43 @@ func processAlive(pid int) bool {
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
+
+// TestCommandsCannotReadWithheldKeys: a command a model runs gets nodmix's environment without
+// the keys, and cannot read them from nodmix's own /proc entry either. Root reads every process's
+// entries whatever they allow, so as root the test runs nodmix as nobody.
+func TestCommandsCannotReadWithheldKeys(t *testing.T) {
+	work, err := os.MkdirTemp("", "nodmix-environ-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(work) })
+	bin := binary
+	attr := &syscall.SysProcAttr{}
+	if os.Geteuid() == 0 {
+		if err := os.Chmod(work, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(binary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin = filepath.Join(work, "nodmix")
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		attr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+	}
+	const key = "sk-withheld-FAKE-0123456789"
+	cmd := exec.Command(bin, "tools", "call", "bash", "--args",
+		`{"command":"echo env: $OPENAI_API_KEY; tr '\\000' '\\n' < /proc/$PPID/environ; echo done"}`)
+	cmd.Dir = work
+	cmd.Env = []string{"HOME=" + work, "NODMIX_HOME=" + filepath.Join(work, ".nodmix"), "PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=" + key}
+	cmd.SysProcAttr = attr
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "done") {
+		t.Fatalf("the command did not run:\n%s", out)
+	}
+	if strings.Contains(string(out), key) {
+		t.Errorf("the command read the withheld key:\n%s", out)
+	}
+}

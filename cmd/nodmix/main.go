@@ -18,6 +18,7 @@ import (
 )
 
 func main() {
+	harden()
 	// The code-mode sandbox re-executes this binary as its child process.
 	if len(os.Args) > 1 && os.Args[1] == sandbox.ChildArg {
 		os.Exit(sandbox.ChildMain(context.Background(), os.Stdin, os.Stdout, os.Stderr))
