@@ -50,6 +50,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.startSession(w, r)
 	case postBatchedInitialize:
 		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: initialize must be sent alone, not in a batch")
+	case postTooLarge:
+		writeJSONRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("invalid request: request body exceeds %d bytes", h.srv.opts.MaxMessageBytes))
+	case postNotJSON:
+		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not one JSON value")
 	case postBeforeInitialize:
 		writeJSONRPCError(w, http.StatusBadRequest, post.id, jsonrpc.CodeInvalidRequest,
 			fmt.Sprintf("invalid request: %s before initialize (no Mcp-Session-Id: start a session with initialize)", post.what))
@@ -107,6 +112,8 @@ const (
 	postInitialize                        // starts a session
 	postBatchedInitialize                 // refused: a session starts with initialize alone
 	postBeforeInitialize                  // refused: a call without a session
+	postNotJSON                           // refused: the SDK's decoder would read a first value of it
+	postTooLarge                          // refused: over Options.MaxMessageBytes
 )
 
 type postInfo struct {
@@ -119,8 +126,8 @@ type postInfo struct {
 // call opens a session; other requests (a 2026-07-28 client's server/discover probe, anything
 // refused) must not open a core session. The SDK would answer a call without a session with
 // error code 0 and would let a batch holding initialize open a session outside the cap, so
-// these are refused here. The body is read up to the size limit and put back for the SDK,
-// which enforces the limit itself.
+// these are refused here, and so is a body that is not one JSON value, of which the SDK's decoder
+// would read the first. The body is read up to the size limit and put back for the SDK.
 func (h *httpHandler) inspect(r *http.Request) postInfo {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return postInfo{}
@@ -130,8 +137,15 @@ func (h *httpHandler) inspect(r *http.Request) postInfo {
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, int64(h.srv.opts.MaxMessageBytes)+1))
 	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
-	if err != nil || len(data) > h.srv.opts.MaxMessageBytes {
+	switch {
+	case err != nil:
 		return postInfo{}
+	case len(data) > h.srv.opts.MaxMessageBytes:
+		// Said here: the SDK's reading of the body for the probe answers 400 to it.
+		return postInfo{kind: postTooLarge}
+	}
+	if !json.Valid(data) {
+		return postInfo{kind: postNotJSON}
 	}
 	newProtocol := r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
 	data = bytes.TrimSpace(data)
@@ -165,14 +179,18 @@ func (h *httpHandler) inspect(r *http.Request) postInfo {
 
 // head is what inspect reads of a message.
 type head struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
 }
 
+// readHead reads the keys as the SDK does, exactly: a struct would also take "Method" or "ID",
+// which the SDK ignores, and a message could then pass for what it is not.
 func readHead(data []byte) head {
-	var m head
-	_ = json.Unmarshal(data, &m)
+	var keys map[string]json.RawMessage
+	_ = json.Unmarshal(data, &keys)
+	m := head{ID: keys["id"], Params: keys["params"]}
+	_ = json.Unmarshal(keys["method"], &m.Method)
 	return m
 }
 

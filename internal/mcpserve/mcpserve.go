@@ -133,7 +133,7 @@ type Server struct {
 	log      *slog.Logger
 	versions []string
 
-	probe *mcp.Server // answers the HTTP handler's per-request protocol version question
+	probe *mcp.Server // answers requests outside any session; keeps none
 
 	wg       sync.WaitGroup
 	mu       sync.Mutex
@@ -173,7 +173,11 @@ func New(sessions Sessions, opts Options) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.probe = mcp.NewServer(s.impl(), &mcp.ServerOptions{Logger: s.log, SupportedProtocolVersions: s.versions})
+	// The probe never keeps a session: with no session id the SDK closes what it opened for a
+	// request when the request ends. An initialize inspect did not recognize (the SDK's decoder
+	// reads JSON more leniently) must not leave a session of its own, outside the cap.
+	s.probe = mcp.NewServer(s.impl(), &mcp.ServerOptions{Logger: s.log, SupportedProtocolVersions: s.versions,
+		GetSessionID: func() string { return "" }})
 	return s
 }
 
