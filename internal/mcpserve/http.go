@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,9 +22,10 @@ import (
 func (s *Server) Handler() http.Handler {
 	return &httpHandler{
 		srv: s,
+		// No SessionTimeout for the SDK: its timer closes a session without ending the calls in
+		// progress, and that close waits for them. The idle timer of each session is ours.
 		sdk: mcp.NewStreamableHTTPHandler(s.sdkServer, &mcp.StreamableHTTPOptions{
 			Logger:              s.log,
-			SessionTimeout:      s.opts.SessionTimeout,
 			MaxRequestBodyBytes: int64(s.opts.MaxMessageBytes),
 		}),
 	}
@@ -281,8 +283,9 @@ type httpSessions struct {
 type httpSession struct {
 	b    *binding
 	ss   *mcp.ServerSession
-	last uint64 // the clock at the start or end of the latest request
-	busy int    // POSTs in progress
+	last uint64      // the clock at the start or end of the latest request
+	busy int         // POSTs in progress
+	idle *time.Timer // closes the session Options.SessionTimeout after its last POST; nil: never
 }
 
 // oldestIdle is the session without a POST in progress that was active least recently, or nil.
@@ -341,6 +344,9 @@ func (s *Server) touch(id string, post bool) (done func()) {
 	s.http.clock++
 	x.last = s.http.clock
 	if post {
+		if x.busy == 0 && x.idle != nil {
+			x.idle.Stop()
+		}
 		x.busy++
 	}
 	return func() {
@@ -350,8 +356,29 @@ func (s *Server) touch(id string, post bool) (done func()) {
 		x.last = s.http.clock
 		if post {
 			x.busy--
+			if x.busy == 0 && x.idle != nil {
+				x.idle.Reset(s.opts.SessionTimeout)
+			}
 		}
 	}
+}
+
+// expire closes session x, idle for Options.SessionTimeout, unless it has ended or a POST began
+// as the timer fired. A call still in progress (its client went away without cancelling it)
+// is ended first, since closing the SDK session waits for it.
+func (s *Server) expire(x *httpSession) {
+	s.mu.Lock()
+	if s.closed || s.http.byID[x.b.id] != x || x.busy > 0 {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.http.byID, x.b.id)
+	s.wg.Add(1) // under mu, before Close can wait
+	s.mu.Unlock()
+	defer s.wg.Done()
+	s.log.Info("mcp session closed: idle too long", "session", x.b.id, "sessionTimeout", s.opts.SessionTimeout)
+	x.b.stopCalls()
+	_ = x.ss.Close() // its watcher in adopt closes the binding
 }
 
 // stopCalls ends the calls in progress of HTTP session id, if it is open.
@@ -377,12 +404,19 @@ func (s *Server) adopt(b *binding) {
 	closed := s.closed
 	if ss != nil && !closed {
 		s.http.clock++
-		s.http.byID[b.id] = &httpSession{b: b, ss: ss, last: s.http.clock}
+		x := &httpSession{b: b, ss: ss, last: s.http.clock}
+		if t := s.opts.SessionTimeout; t > 0 {
+			x.idle = time.AfterFunc(t, func() { s.expire(x) })
+		}
+		s.http.byID[b.id] = x
 		s.wg.Go(func() {
 			_ = ss.Wait()
 			s.mu.Lock()
-			if x := s.http.byID[b.id]; x != nil && x.b == b {
+			if s.http.byID[b.id] == x {
 				delete(s.http.byID, b.id)
+			}
+			if x.idle != nil {
+				x.idle.Stop()
 			}
 			s.mu.Unlock()
 			_ = b.close()
