@@ -26,6 +26,10 @@ import (
 // passes os.Stdin and os.Stdout). Unlike the SDK's stdio transport, a malformed, oversized or
 // batched message is answered with a JSON-RPC error and the session goes on.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	if f := unbrokenOutput(out); f != nil {
+		defer f.Close()
+		out = f
+	}
 	t := NewLineTransport(in, out, s.opts.MaxMessageBytes).(*lineTransport)
 	if f := pollableInput(in); f != nil {
 		// Read through the second open; closing the connection closes both, as it closed in.
