@@ -157,12 +157,17 @@ func (b *binding) close() error {
 // middleware brings the lists up to date before the client reads them (a tool activated by the
 // previous call must be listed by the next tools/list, not 10ms later), and sends tools/call to
 // the session directly: the session, not the SDK's copy of the list, decides what can be called.
-// Every request ends when the binding quits.
+// Every request ends when the binding quits, and every error it returns has a JSON-RPC code.
 func (b *binding) middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	return func(ctx context.Context, method string, req mcp.Request) (_ mcp.Result, err error) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(b.quit, cancel)()
+		defer func() {
+			if err != nil {
+				err = withCode(err) // the SDK would send a plain error with code 0
+			}
+		}()
 		switch method {
 		case "tools/list":
 			if w, ok := b.sess.(ToolWaiter); ok {
