@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -195,7 +196,18 @@ func TestSessionCapEvictsOldestIdle(t *testing.T) {
 	url := ts.URL + "/mcp"
 
 	a, _ := connectHTTP(t, url)
-	b, _ := connectHTTP(t, url)
+	b, bChanged := connectHTTP(t, url)
+	// The opening of b's event stream is activity too: wait for it, by what only that stream
+	// carries, before a's call makes b the one idle longest.
+	waitUntil(t, "b's event stream", func() bool {
+		sessionOf(t, sessions, b.ID()).activate(fmt.Sprintf("t%d", time.Now().UnixNano()))
+		select {
+		case <-bChanged:
+			return true
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	})
 	if err := callEcho(t, a, "a is active"); err != nil { // b is now the one idle longest
 		t.Fatal(err)
 	}
