@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/catalog"
 )
 
 // binding is one MCP session: an SDK server of its own, whose tool set mirrors Session.Tools so
@@ -254,10 +256,21 @@ func (b *binding) syncTools() {
 	if !b.toolsDirty.Swap(false) {
 		return
 	}
+	var listed []catalog.Tool
+	if l, ok := b.sess.(ToolLister); ok {
+		var err error
+		if listed, err = l.ListTools(); err != nil {
+			b.toolsDirty.Store(true) // the next list or change tries again
+			b.log.Warn("listing the session's tools failed; the client keeps the list it has", "err", err)
+			return
+		}
+	} else {
+		listed = b.sess.Tools()
+	}
 	var tools []*mcp.Tool
 	seen := map[string]bool{}
 	annotate, _ := b.sess.(ToolAnnotator)
-	for _, t := range b.sess.Tools() {
+	for _, t := range listed {
 		if seen[t.Name] || t.Name == "" {
 			b.log.Warn("session lists a tool name twice or empty; keeping the first", "tool", t.Name, "id", t.ID)
 			continue

@@ -61,6 +61,13 @@ type ToolWaiter interface {
 	WaitTools(ctx context.Context)
 }
 
+// ToolLister is implemented by a Session whose tool list can fail to be read. On an error the
+// client keeps the list it has, and the next tools/list or change tries again; Tools would have
+// listed no tools, and the client would have been told that every tool is gone.
+type ToolLister interface {
+	ListTools() ([]catalog.Tool, error)
+}
+
 // ToolAnnotator is implemented by a Session that puts _meta on the tools it lists (nil for none),
 // e.g. to mark tools whose server has not connected yet.
 type ToolAnnotator interface {
