@@ -232,6 +232,9 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	case <-ended:
 	case <-ctx.Done():
 		b.stopCalls() // the SDK's Close waits for calls in progress
+		if a, ok := t.(interface{ abort() }); ok {
+			a.abort() // and for the writes of their answers
+		}
 		_ = ss.Close()
 	}
 	return nil
