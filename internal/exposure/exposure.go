@@ -262,17 +262,25 @@ type View struct {
 // Session is the view's session id.
 func (v *View) Session() string { return v.session }
 
-// Tools returns the tools the session sees now.
+// Tools returns the tools the session sees now, or none when they cannot be listed (ListTools
+// says why).
 func (v *View) Tools() []catalog.Tool {
-	_, vis, err := v.e.Run(context.Background(), v.session)
+	vis, err := v.ListTools()
 	if err != nil {
-		// The client keeps its last list; the next change retries.
 		if v.e.Log != nil {
 			v.e.Log.Error("listing a session's tools failed", "session", v.session, "err", err)
 		}
 		return nil
 	}
 	return vis
+}
+
+// ListTools is Tools with the error of a listing that failed (the session's discovery
+// selections could not be read, a control tool clashes with a catalog tool): an MCP client then
+// keeps the list it has, rather than being told that every tool is gone.
+func (v *View) ListTools() ([]catalog.Tool, error) {
+	_, vis, err := v.e.Run(context.Background(), v.session)
+	return vis, err
 }
 
 // WaitTools is called before the session's tools are listed to a client. On the first list, in

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/catalog"
 )
 
 // binding is one MCP session: an SDK server of its own, whose tool set mirrors Session.Tools so
@@ -157,12 +159,17 @@ func (b *binding) close() error {
 // middleware brings the lists up to date before the client reads them (a tool activated by the
 // previous call must be listed by the next tools/list, not 10ms later), and sends tools/call to
 // the session directly: the session, not the SDK's copy of the list, decides what can be called.
-// Every request ends when the binding quits.
+// Every request ends when the binding quits, and every error it returns has a JSON-RPC code.
 func (b *binding) middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	return func(ctx context.Context, method string, req mcp.Request) (_ mcp.Result, err error) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(b.quit, cancel)()
+		defer func() {
+			if err != nil {
+				err = withCode(err) // the SDK would send a plain error with code 0
+			}
+		}()
 		switch method {
 		case "tools/list":
 			if w, ok := b.sess.(ToolWaiter); ok {
@@ -249,10 +256,21 @@ func (b *binding) syncTools() {
 	if !b.toolsDirty.Swap(false) {
 		return
 	}
+	var listed []catalog.Tool
+	if l, ok := b.sess.(ToolLister); ok {
+		var err error
+		if listed, err = l.ListTools(); err != nil {
+			b.toolsDirty.Store(true) // the next list or change tries again
+			b.log.Warn("listing the session's tools failed; the client keeps the list it has", "err", err)
+			return
+		}
+	} else {
+		listed = b.sess.Tools()
+	}
 	var tools []*mcp.Tool
 	seen := map[string]bool{}
 	annotate, _ := b.sess.(ToolAnnotator)
-	for _, t := range b.sess.Tools() {
+	for _, t := range listed {
 		if seen[t.Name] || t.Name == "" {
 			b.log.Warn("session lists a tool name twice or empty; keeping the first", "tool", t.Name, "id", t.ID)
 			continue

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -185,7 +187,10 @@ func TestHelperStdioServer(t *testing.T) {
 	}
 	pt := newFakePassthrough()
 	srv := New(newFakeSessions(), Options{Prompts: pt, Resources: pt})
-	err := srv.ServeStdio(context.Background(), os.Stdin, os.Stdout)
+	// As `nodmix mcp serve` does: SIGTERM ends the serving.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 	_ = srv.Close()
 	if err != nil {
 		t.Fatal(err)

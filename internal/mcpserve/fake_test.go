@@ -141,6 +141,8 @@ func (s *fakeSession) Call(ctx context.Context, name string, args json.RawMessag
 		}
 		<-ctx.Done()
 		return nil, ctx.Err()
+	case "bogus":
+		return &catalog.Result{Content: []catalog.Content{{Type: "x", Raw: json.RawMessage(`{"type":"nonsense"}`)}}}, nil
 	case "hidden":
 		return catalog.TextResult("callable although not listed"), nil
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,9 +22,10 @@ import (
 func (s *Server) Handler() http.Handler {
 	return &httpHandler{
 		srv: s,
+		// No SessionTimeout for the SDK: its timer closes a session without ending the calls in
+		// progress, and that close waits for them. The idle timer of each session is ours.
 		sdk: mcp.NewStreamableHTTPHandler(s.sdkServer, &mcp.StreamableHTTPOptions{
 			Logger:              s.log,
-			SessionTimeout:      s.opts.SessionTimeout,
 			MaxRequestBodyBytes: int64(s.opts.MaxMessageBytes),
 		}),
 	}
@@ -50,6 +52,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.startSession(w, r)
 	case postBatchedInitialize:
 		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: initialize must be sent alone, not in a batch")
+	case postTooLarge:
+		writeJSONRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("invalid request: request body exceeds %d bytes", h.srv.opts.MaxMessageBytes))
+	case postNotJSON:
+		writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not one JSON value")
 	case postBeforeInitialize:
 		writeJSONRPCError(w, http.StatusBadRequest, post.id, jsonrpc.CodeInvalidRequest,
 			fmt.Sprintf("invalid request: %s before initialize (no Mcp-Session-Id: start a session with initialize)", post.what))
@@ -107,6 +114,8 @@ const (
 	postInitialize                        // starts a session
 	postBatchedInitialize                 // refused: a session starts with initialize alone
 	postBeforeInitialize                  // refused: a call without a session
+	postNotJSON                           // refused: the SDK's decoder would read a first value of it
+	postTooLarge                          // refused: over Options.MaxMessageBytes
 )
 
 type postInfo struct {
@@ -119,8 +128,8 @@ type postInfo struct {
 // call opens a session; other requests (a 2026-07-28 client's server/discover probe, anything
 // refused) must not open a core session. The SDK would answer a call without a session with
 // error code 0 and would let a batch holding initialize open a session outside the cap, so
-// these are refused here. The body is read up to the size limit and put back for the SDK,
-// which enforces the limit itself.
+// these are refused here, and so is a body that is not one JSON value, of which the SDK's decoder
+// would read the first. The body is read up to the size limit and put back for the SDK.
 func (h *httpHandler) inspect(r *http.Request) postInfo {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return postInfo{}
@@ -130,8 +139,15 @@ func (h *httpHandler) inspect(r *http.Request) postInfo {
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, int64(h.srv.opts.MaxMessageBytes)+1))
 	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
-	if err != nil || len(data) > h.srv.opts.MaxMessageBytes {
+	switch {
+	case err != nil:
 		return postInfo{}
+	case len(data) > h.srv.opts.MaxMessageBytes:
+		// Said here: the SDK's reading of the body for the probe answers 400 to it.
+		return postInfo{kind: postTooLarge}
+	}
+	if !json.Valid(data) {
+		return postInfo{kind: postNotJSON}
 	}
 	newProtocol := r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
 	data = bytes.TrimSpace(data)
@@ -165,14 +181,18 @@ func (h *httpHandler) inspect(r *http.Request) postInfo {
 
 // head is what inspect reads of a message.
 type head struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
 }
 
+// readHead reads the keys as the SDK does, exactly: a struct would also take "Method" or "ID",
+// which the SDK ignores, and a message could then pass for what it is not.
 func readHead(data []byte) head {
-	var m head
-	_ = json.Unmarshal(data, &m)
+	var keys map[string]json.RawMessage
+	_ = json.Unmarshal(data, &keys)
+	m := head{ID: keys["id"], Params: keys["params"]}
+	_ = json.Unmarshal(keys["method"], &m.Method)
 	return m
 }
 
@@ -263,8 +283,9 @@ type httpSessions struct {
 type httpSession struct {
 	b    *binding
 	ss   *mcp.ServerSession
-	last uint64 // the clock at the start or end of the latest request
-	busy int    // POSTs in progress
+	last uint64      // the clock at the start or end of the latest request
+	busy int         // POSTs in progress
+	idle *time.Timer // closes the session Options.SessionTimeout after its last POST; nil: never
 }
 
 // oldestIdle is the session without a POST in progress that was active least recently, or nil.
@@ -323,6 +344,9 @@ func (s *Server) touch(id string, post bool) (done func()) {
 	s.http.clock++
 	x.last = s.http.clock
 	if post {
+		if x.busy == 0 && x.idle != nil {
+			x.idle.Stop()
+		}
 		x.busy++
 	}
 	return func() {
@@ -332,8 +356,29 @@ func (s *Server) touch(id string, post bool) (done func()) {
 		x.last = s.http.clock
 		if post {
 			x.busy--
+			if x.busy == 0 && x.idle != nil {
+				x.idle.Reset(s.opts.SessionTimeout)
+			}
 		}
 	}
+}
+
+// expire closes session x, idle for Options.SessionTimeout, unless it has ended or a POST began
+// as the timer fired. A call still in progress (its client went away without cancelling it)
+// is ended first, since closing the SDK session waits for it.
+func (s *Server) expire(x *httpSession) {
+	s.mu.Lock()
+	if s.closed || s.http.byID[x.b.id] != x || x.busy > 0 {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.http.byID, x.b.id)
+	s.wg.Add(1) // under mu, before Close can wait
+	s.mu.Unlock()
+	defer s.wg.Done()
+	s.log.Info("mcp session closed: idle too long", "session", x.b.id, "sessionTimeout", s.opts.SessionTimeout)
+	x.b.stopCalls()
+	_ = x.ss.Close() // its watcher in adopt closes the binding
 }
 
 // stopCalls ends the calls in progress of HTTP session id, if it is open.
@@ -359,12 +404,19 @@ func (s *Server) adopt(b *binding) {
 	closed := s.closed
 	if ss != nil && !closed {
 		s.http.clock++
-		s.http.byID[b.id] = &httpSession{b: b, ss: ss, last: s.http.clock}
+		x := &httpSession{b: b, ss: ss, last: s.http.clock}
+		if t := s.opts.SessionTimeout; t > 0 {
+			x.idle = time.AfterFunc(t, func() { s.expire(x) })
+		}
+		s.http.byID[b.id] = x
 		s.wg.Go(func() {
 			_ = ss.Wait()
 			s.mu.Lock()
-			if x := s.http.byID[b.id]; x != nil && x.b == b {
+			if s.http.byID[b.id] == x {
 				delete(s.http.byID, b.id)
+			}
+			if x.idle != nil {
+				x.idle.Stop()
 			}
 			s.mu.Unlock()
 			_ = b.close()

@@ -164,3 +164,79 @@ func TestHTTPBadRequests(t *testing.T) {
 		t.Errorf("initialize with a failing Open = %d %s", resp.StatusCode, body2)
 	}
 }
+
+// TestHTTPSessionsStayUnderTheCap: an initialize the SDK reads but a plain reading of the body
+// would not (data after the JSON value, keys in another case) must not open a session outside
+// Options.MaxSessions, one that the cap, eviction and Close know nothing of.
+func TestHTTPSessionsStayUnderTheCap(t *testing.T) {
+	leaktest.Check(t)
+	sessions := newFakeSessions()
+	srv := New(sessions, Options{MaxSessions: 1})
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+
+	params := `"params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize",` + params + `}`
+	bodies := []string{
+		init,
+		init + " x",
+		init + "{}",
+		init + init,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","ID":null,"Method":"notifications/x",` + params + `}`,
+		init,
+	}
+	var ids []string
+	for _, body := range bodies {
+		resp, out := post(t, url, body, nil)
+		if id := resp.Header.Get(sessionHeader); id != "" {
+			ids = append(ids, id)
+		} else if resp.StatusCode == http.StatusOK {
+			t.Errorf("%s: answered %s without a session", body, out)
+		}
+	}
+	var live []string
+	for _, id := range ids {
+		resp, _ := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			map[string]string{sessionHeader: id, "Mcp-Protocol-Version": "2025-11-25"})
+		if resp.StatusCode == http.StatusOK {
+			live = append(live, id)
+		}
+	}
+	if len(live) != 1 || live[0] != ids[len(ids)-1] {
+		t.Errorf("sessions answering: %d of %d opened (%v), want only the last one under a cap of 1", len(live), len(ids), live)
+	}
+}
+
+// TestHTTPErrorsHaveCodes: an error of a handler in a session (a second initialize, a tool result
+// that is not MCP content) reaches an HTTP client with a JSON-RPC error code, as it reaches a
+// stdio client, not with the SDK's code 0.
+func TestHTTPErrorsHaveCodes(t *testing.T) {
+	leaktest.Check(t)
+	sessions := newFakeSessions()
+	srv := New(sessions, Options{})
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	resp, _ := post(t, url, init, nil)
+	h := map[string]string{sessionHeader: resp.Header.Get(sessionHeader), "Mcp-Protocol-Version": "2025-11-25"}
+	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h)
+
+	tests := []struct {
+		name, body, want string
+	}{
+		{"second initialize", strings.Replace(init, `"id":1`, `"id":2`, 1),
+			`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"duplicate \"initialize\" received"}}`},
+		{"result that is not MCP content", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bogus"}}`,
+			`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"tool result content is not valid MCP content`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, body := post(t, url, tt.body, h)
+			if !strings.Contains(body, tt.want) {
+				t.Errorf("answer %q, want it to contain %q", body, tt.want)
+			}
+		})
+	}
+}

@@ -38,3 +38,36 @@ func pollableInput(in io.Reader) *os.File {
 	}
 	return pf
 }
+
+// pollableOutput returns a second, non-blocking open of out when out is a pipe, as the stdout a
+// parent gives `nodmix mcp serve` is, or nil. Closing it ends a write in progress, which a
+// blocking write to a client that does not read would hold for good; and a write to it that
+// fails with EPIPE is an error, not the death by SIGPIPE of a write to descriptor 1 or 2 (see
+// unbrokenOutput). The mode of out itself is left alone, as in pollableInput.
+func pollableOutput(out io.Writer) *os.File {
+	f, ok := out.(*os.File)
+	if !ok {
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	nfd := -1
+	_ = rc.Control(func(fd uintptr) { // not Fd, which would make out blocking
+		var st syscall.Stat_t
+		if syscall.Fstat(int(fd), &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+			return
+		}
+		nfd, _ = syscall.Open("/proc/self/fd/"+strconv.Itoa(int(fd)), syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	})
+	if nfd < 0 {
+		return nil
+	}
+	pf := os.NewFile(uintptr(nfd), f.Name())
+	if pf.SetWriteDeadline(time.Time{}) != nil {
+		_ = pf.Close()
+		return nil
+	}
+	return pf
+}

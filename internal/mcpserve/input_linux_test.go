@@ -7,8 +7,11 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nodmix/nodmix/internal/leaktest"
 )
@@ -91,4 +94,54 @@ func TestStdioOverBlockingPipe(t *testing.T) {
 		t.Errorf("ping = %v", got)
 	}
 	endsOnCancel(t, cancel, served)
+}
+
+// TestStdioShutdownWithOutputFull: a server whose client does not read its stdout (an answer
+// larger than the pipe holds is being written) still ends on SIGTERM, as it does while the
+// client keeps stdin open, instead of waiting for that write for good.
+func TestStdioShutdownWithOutputFull(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestHelperStdioServer$")
+	cmd.Env = append(os.Environ(), "NODMIX_MCPSERVE_HELPER=stdio")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Close() })
+	r := bufio.NewReader(out)
+	for _, line := range []string{drainInit, `{"jsonrpc":"2.0","id":2,"method":"ping"}`} {
+		if _, err := io.WriteString(in, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// From now on nothing reads: the answer fills the pipe and its write waits.
+	big := strings.Repeat("x", 1<<20)
+	if _, err := io.WriteString(in, drainInitialized+"\n"+`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"`+big+`"}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	// Its first 64 KiB arrive: the rest, more than a pipe holds, is being written.
+	if _, err := io.ReadFull(r, make([]byte, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM the server ended with %v, want a normal exit", err)
+	}
 }

@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -195,7 +196,18 @@ func TestSessionCapEvictsOldestIdle(t *testing.T) {
 	url := ts.URL + "/mcp"
 
 	a, _ := connectHTTP(t, url)
-	b, _ := connectHTTP(t, url)
+	b, bChanged := connectHTTP(t, url)
+	// The opening of b's event stream is activity too: wait for it, by what only that stream
+	// carries, before a's call makes b the one idle longest.
+	waitUntil(t, "b's event stream", func() bool {
+		sessionOf(t, sessions, b.ID()).activate(fmt.Sprintf("t%d", time.Now().UnixNano()))
+		select {
+		case <-bChanged:
+			return true
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	})
 	if err := callEcho(t, a, "a is active"); err != nil { // b is now the one idle longest
 		t.Fatal(err)
 	}
@@ -278,5 +290,41 @@ func endsOnCancel(t *testing.T, cancel context.CancelFunc, served <-chan error) 
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("ServeStdio did not return after its context ended while the input stayed open")
+	}
+}
+
+// TestIdleSessionEndsCallsInProgress: a client that goes away in the middle of a call, without
+// cancelling it, leaves a session whose idle timeout still closes it, ending the call, which
+// closing the SDK session would otherwise wait for without end.
+func TestIdleSessionEndsCallsInProgress(t *testing.T) {
+	leaktest.Check(t)
+	sessions := newFakeSessions()
+	srv := New(sessions, Options{SessionTimeout: 200 * time.Millisecond})
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	cs, _ := connectHTTP(t, ts.URL+"/mcp")
+	fs := sessionOf(t, sessions, cs.ID())
+	fs.slowIn = make(chan struct{})
+
+	ctx, gone := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"slow"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(sessionHeader, cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-fs.slowIn
+	gone()
+	<-done
+	waitUntil(t, "the idle session to be closed", fs.closed.Load)
+	if err := callEcho(t, cs, "after the timeout"); err == nil {
+		t.Error("the timed-out session still answers")
 	}
 }

@@ -61,6 +61,13 @@ type ToolWaiter interface {
 	WaitTools(ctx context.Context)
 }
 
+// ToolLister is implemented by a Session whose tool list can fail to be read. On an error the
+// client keeps the list it has, and the next tools/list or change tries again; Tools would have
+// listed no tools, and the client would have been told that every tool is gone.
+type ToolLister interface {
+	ListTools() ([]catalog.Tool, error)
+}
+
 // ToolAnnotator is implemented by a Session that puts _meta on the tools it lists (nil for none),
 // e.g. to mark tools whose server has not connected yet.
 type ToolAnnotator interface {
@@ -133,7 +140,7 @@ type Server struct {
 	log      *slog.Logger
 	versions []string
 
-	probe *mcp.Server // answers the HTTP handler's per-request protocol version question
+	probe *mcp.Server // answers requests outside any session; keeps none
 
 	wg       sync.WaitGroup
 	mu       sync.Mutex
@@ -173,7 +180,11 @@ func New(sessions Sessions, opts Options) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.probe = mcp.NewServer(s.impl(), &mcp.ServerOptions{Logger: s.log, SupportedProtocolVersions: s.versions})
+	// The probe never keeps a session: with no session id the SDK closes what it opened for a
+	// request when the request ends. An initialize inspect did not recognize (the SDK's decoder
+	// reads JSON more leniently) must not leave a session of its own, outside the cap.
+	s.probe = mcp.NewServer(s.impl(), &mcp.ServerOptions{Logger: s.log, SupportedProtocolVersions: s.versions,
+		GetSessionID: func() string { return "" }})
 	return s
 }
 
@@ -221,6 +232,9 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	case <-ended:
 	case <-ctx.Done():
 		b.stopCalls() // the SDK's Close waits for calls in progress
+		if a, ok := t.(interface{ abort() }); ok {
+			a.abort() // and for the writes of their answers
+		}
 		_ = ss.Close()
 	}
 	return nil

@@ -26,7 +26,16 @@ import (
 // passes os.Stdin and os.Stdout). Unlike the SDK's stdio transport, a malformed, oversized or
 // batched message is answered with a JSON-RPC error and the session goes on.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	var stop io.Closer // ends a write in progress, at shutdown
+	if f := pollableOutput(out); f != nil {
+		defer f.Close()
+		out, stop = f, f
+	} else if f := unbrokenOutput(out); f != nil {
+		defer f.Close()
+		out = f
+	}
 	t := NewLineTransport(in, out, s.opts.MaxMessageBytes).(*lineTransport)
+	t.stopWrites = stop
 	if f := pollableInput(in); f != nil {
 		// Read through the second open; closing the connection closes both, as it closed in.
 		defer f.Close()
@@ -53,6 +62,16 @@ type lineTransport struct {
 	max     int
 	bufSize int           // of the reader; 0: 64 KiB (tests make it small, to read lines in pieces)
 	drain   time.Duration // 0: inputDrain (tests make it short)
+	// stopWrites, if set, ends a write in progress: at shutdown, the SDK waits for the answers
+	// of the calls in progress to be written before it closes the connection.
+	stopWrites io.Closer
+}
+
+// abort ends a write in progress, which a client that does not read would hold.
+func (t *lineTransport) abort() {
+	if t.stopWrites != nil {
+		_ = t.stopWrites.Close()
+	}
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
