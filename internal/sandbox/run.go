@@ -36,9 +36,8 @@ type bridgeOutcome struct {
 	err   error
 }
 
-// run drives one run on c and leaves c killed, or exiting by itself after its result; the
-// caller reaps it. poolDone ends the run when the pool closes. The caller has validated code
-// and lim.
+// run drives one run on c and leaves c killed; the caller reaps it. poolDone ends the run when
+// the pool closes. The caller has validated code and lim.
 func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, b Bridge, lim Limits, log *slog.Logger) (res *Result, err error) {
 	res = &Result{Warm: c.warm}
 	started := time.Now()
@@ -47,14 +46,13 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 	bctx, bcancel := context.WithCancel(ctx)
 	var bridges sync.WaitGroup
 	results := make(chan bridgeOutcome)
-	finished := false // the child sent its result
 	inflight, sent, logBytes := 0, 0, 0
 	defer func() {
-		// A child that failed with bridge calls outstanding may never read their results.
-		if !finished || inflight > 0 {
-			// Kill first: it unblocks a writer stuck on the pipe of a child that is not reading.
-			c.kill()
-		}
+		// Kill first, even after a result: it unblocks a writer stuck on the pipe of a child
+		// that stopped reading (one that failed with bridge calls outstanding, or one that sent
+		// its result without reading the last bridge result in full). The child has nothing
+		// left to do either way.
+		c.kill()
 		w.stop()
 		bcancel()
 		bridges.Wait()
@@ -117,7 +115,6 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 					clock.pause()
 				}
 			case msgResult:
-				finished = true
 				return res, resultError(m, res, lim, log)
 			default:
 				return res, fmt.Errorf("sandbox: unexpected %q message from child", m.Type)
