@@ -48,6 +48,16 @@ func testChild(mode []string) int {
 		os.Stdout.WriteString(`{"type":"result","ok":true,"value":"done"}` + "\n")
 		time.Sleep(time.Minute)
 		return 0
+	case "script": // says hello, reads the run, writes the file named next and lingers
+		os.Stdout.Write(hello)
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		b, err := os.ReadFile(mode[1])
+		if err != nil {
+			return 2
+		}
+		os.Stdout.Write(b)
+		time.Sleep(time.Minute)
+		return 0
 	case "garbage": // says hello, then answers the run with something that is not the protocol
 		os.Stdout.Write(hello)
 		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/nodmix/nodmix/internal/jsondepth"
 )
 
 // rssInterval is how often the parent samples a running child's resident size (Linux only).
@@ -143,10 +145,16 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 }
 
 // resultError maps the child's result message onto Result.Value or a CodeError. The child
-// bounds the text of a failure; the parent bounds it again rather than trust it. The text of an
-// internal failure is nodmix's own (Go errors, panics) and goes to the log, not to the model.
+// bounds the value's depth and the text of a failure; the parent bounds them again rather than
+// trust it. The text of an internal failure is nodmix's own (Go errors, panics) and goes to the log,
+// not to the model.
 func resultError(m message, res *Result, lim Limits, log *slog.Logger) error {
 	if m.OK {
+		// Its size is bounded by the line cap: the wire escapes <, > and & sixfold, so the
+		// child's count of bytes cannot be checked here exactly.
+		if jsondepth.Deeper(m.Value, MaxValueDepth) {
+			return codeErr(KindLimit, "%s", resultDepthMessage())
+		}
 		res.Value = m.Value
 		return nil
 	}
