@@ -150,8 +150,7 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 // not to the model.
 func resultError(m message, res *Result, lim Limits, log *slog.Logger) error {
 	if m.OK {
-		// Its size is bounded by the line cap: the wire escapes <, > and & sixfold, so the
-		// child's count of bytes cannot be checked here exactly.
+		// Its size is bounded by the line cap.
 		if jsondepth.Deeper(m.Value, MaxValueDepth) {
 			return codeErr(KindLimit, "%s", resultDepthMessage())
 		}

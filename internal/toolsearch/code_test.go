@@ -354,3 +354,22 @@ try { await nodmix.tools.describe(id); } catch (e) {
 		t.Errorf("message (-want +got):\n%s", diff)
 	}
 }
+
+// TestCodeResultText: the value reads as JSON.stringify(x, null, 2) writes it, so a URL or
+// markup in a tool's result reaches the model as it is, not as \u0026 and \u003c escapes.
+func TestCodeResultText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox children")
+	}
+	pool := newPool(t)
+	rt := codeFixture(t, goldenEntries(), nil, pool, 5*time.Second)
+	res, err := rt.RunCode(context.Background(), `
+const r = await nodmix.tools.call("issue_create", {repository: "a/b", title: "<b>x</b> & y"});
+return r.result.details.input.title;`)
+	if err != nil || res.IsError {
+		t.Fatalf("%v %q", err, res.Text())
+	}
+	if want := `"value": "<b>x</b> & y",`; !strings.Contains(res.Text(), want) {
+		t.Errorf("result text %s\nwant it to contain %s", res.Text(), want)
+	}
+}
