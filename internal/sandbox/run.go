@@ -202,7 +202,8 @@ func serveBridge(ctx context.Context, b Bridge, m message, log *slog.Logger) (o 
 	return o
 }
 
-// dispatchBridge validates a request's arguments as the reference does and calls the host.
+// dispatchBridge validates a request's arguments as the reference does and calls the host. The
+// child has checked them too; the host does not trust it.
 func dispatchBridge(ctx context.Context, b Bridge, method string, args json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case methodSearch:
@@ -224,6 +225,9 @@ func dispatchBridge(ctx context.Context, b Bridge, method string, args json.RawM
 		}
 		if len(a.Args) == 0 {
 			a.Args = json.RawMessage("null")
+		}
+		if jsondepth.Deeper(a.Args, MaxValueDepth) {
+			return nil, errors.New(bridgeArgsDepthMessage())
 		}
 		return b.Call(ctx, *a.ID, a.Args)
 	default:

@@ -500,10 +500,11 @@ func TestDispatchBridge(t *testing.T) {
 		{methodDescribe, `{"id":"` + testToolID + `"}`, `{"id":"` + testToolID + `","name":"issue_create","input":{"repository":"string","title":"string"}}`},
 		{methodCall, `{"id":["x"]}`, msgCallID},
 		{methodCall, `{"id":"` + testToolID + `"}`, `{"name":"issue_create","input":null}`},
+		{methodCall, `{"id":"` + testToolID + `","args":` + strings.Repeat("[", MaxValueDepth+1) + strings.Repeat("]", MaxValueDepth+1) + `}`, bridgeArgsDepthMessage()},
 		{"exec", `{"command":"id"}`, msgUnsupported},
 	}
 	for _, tc := range tests {
-		t.Run(tc.method+" "+tc.args, func(t *testing.T) {
+		t.Run(tc.method+" "+tc.args[:min(len(tc.args), 64)], func(t *testing.T) {
 			b := &fakeBridge{}
 			v, err := dispatchBridge(context.Background(), b, tc.method, json.RawMessage(tc.args))
 			got := string(v)
