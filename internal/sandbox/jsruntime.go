@@ -316,10 +316,11 @@ func (rt *jsRuntime) bridgeArgs(method string, call goja.FunctionCall) (json.Raw
 	default:
 		return nil, rt.newError(msgUnsupported)
 	}
-	b, err := json.Marshal(v)
+	b, err := marshalLine(v)
 	if err != nil {
 		return nil, rt.newError(err.Error())
 	}
+	b = b[:len(b)-1]
 	if len(b) > rt.lim.MaxResultBytes {
 		return nil, rt.newError(bridgeArgsMessage(rt.lim.MaxResultBytes))
 	}

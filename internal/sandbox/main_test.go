@@ -39,6 +39,25 @@ func testChild(mode []string) int {
 		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 		os.Stderr.WriteString(strings.Repeat("x", crashFlood) + "\n" + crashLast + "\n")
 		return 3
+	case "deaf": // makes a bridge call, stops reading once the answer starts, sends a result and lingers
+		os.Stdout.Write(hello)
+		in := bufio.NewReader(os.Stdin)
+		_, _ = in.ReadString('\n')
+		os.Stdout.WriteString(`{"type":"bridge","id":"1","method":"call","args":{"id":"big","args":1}}` + "\n")
+		_, _ = in.ReadByte()
+		os.Stdout.WriteString(`{"type":"result","ok":true,"value":"done"}` + "\n")
+		time.Sleep(time.Minute)
+		return 0
+	case "script": // says hello, reads the run, writes the file named next and lingers
+		os.Stdout.Write(hello)
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		b, err := os.ReadFile(mode[1])
+		if err != nil {
+			return 2
+		}
+		os.Stdout.Write(b)
+		time.Sleep(time.Minute)
+		return 0
 	case "garbage": // says hello, then answers the run with something that is not the protocol
 		os.Stdout.Write(hello)
 		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')

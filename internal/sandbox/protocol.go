@@ -141,12 +141,26 @@ func decodeMessage(line []byte) (message, error) {
 	return m, nil
 }
 
+// encodeMessage writes m as one line.
 func encodeMessage(m message) ([]byte, error) {
-	b, err := json.Marshal(m)
+	b, err := marshalLine(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s message: %w", m.Type, err)
 	}
-	return append(b, '\n'), nil
+	return b, nil
+}
+
+// marshalLine is json.Marshal followed by a newline, but <, > and & stay as they are, as
+// JSON.stringify writes them: escaped, they would reach the model as \u003c in a value the
+// code returned, and a tool as \u0026 in the arguments the code passed.
+func marshalLine(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // readLine returns the next line without its newline, refusing lines over max bytes so that a

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/nodmix/nodmix/internal/jsondepth"
 )
 
 // rssInterval is how often the parent samples a running child's resident size (Linux only).
@@ -36,9 +38,8 @@ type bridgeOutcome struct {
 	err   error
 }
 
-// run drives one run on c and leaves c killed, or exiting by itself after its result; the
-// caller reaps it. poolDone ends the run when the pool closes. The caller has validated code
-// and lim.
+// run drives one run on c and leaves c killed; the caller reaps it. poolDone ends the run when
+// the pool closes. The caller has validated code and lim.
 func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, b Bridge, lim Limits, log *slog.Logger) (res *Result, err error) {
 	res = &Result{Warm: c.warm}
 	started := time.Now()
@@ -47,14 +48,13 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 	bctx, bcancel := context.WithCancel(ctx)
 	var bridges sync.WaitGroup
 	results := make(chan bridgeOutcome)
-	finished := false // the child sent its result
 	inflight, sent, logBytes := 0, 0, 0
 	defer func() {
-		// A child that failed with bridge calls outstanding may never read their results.
-		if !finished || inflight > 0 {
-			// Kill first: it unblocks a writer stuck on the pipe of a child that is not reading.
-			c.kill()
-		}
+		// Kill first, even after a result: it unblocks a writer stuck on the pipe of a child
+		// that stopped reading (one that failed with bridge calls outstanding, or one that sent
+		// its result without reading the last bridge result in full). The child has nothing
+		// left to do either way.
+		c.kill()
 		w.stop()
 		bcancel()
 		bridges.Wait()
@@ -117,7 +117,6 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 					clock.pause()
 				}
 			case msgResult:
-				finished = true
 				return res, resultError(m, res, lim, log)
 			default:
 				return res, fmt.Errorf("sandbox: unexpected %q message from child", m.Type)
@@ -146,10 +145,15 @@ func (c *child) run(ctx context.Context, poolDone <-chan struct{}, code string, 
 }
 
 // resultError maps the child's result message onto Result.Value or a CodeError. The child
-// bounds the text of a failure; the parent bounds it again rather than trust it. The text of an
-// internal failure is nodmix's own (Go errors, panics) and goes to the log, not to the model.
+// bounds the value's depth and the text of a failure; the parent bounds them again rather than
+// trust it. The text of an internal failure is nodmix's own (Go errors, panics) and goes to the log,
+// not to the model.
 func resultError(m message, res *Result, lim Limits, log *slog.Logger) error {
 	if m.OK {
+		// Its size is bounded by the line cap.
+		if jsondepth.Deeper(m.Value, MaxValueDepth) {
+			return codeErr(KindLimit, "%s", resultDepthMessage())
+		}
 		res.Value = m.Value
 		return nil
 	}
@@ -198,7 +202,8 @@ func serveBridge(ctx context.Context, b Bridge, m message, log *slog.Logger) (o 
 	return o
 }
 
-// dispatchBridge validates a request's arguments as the reference does and calls the host.
+// dispatchBridge validates a request's arguments as the reference does and calls the host. The
+// child has checked them too; the host does not trust it.
 func dispatchBridge(ctx context.Context, b Bridge, method string, args json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case methodSearch:
@@ -220,6 +225,9 @@ func dispatchBridge(ctx context.Context, b Bridge, method string, args json.RawM
 		}
 		if len(a.Args) == 0 {
 			a.Args = json.RawMessage("null")
+		}
+		if jsondepth.Deeper(a.Args, MaxValueDepth) {
+			return nil, errors.New(bridgeArgsDepthMessage())
 		}
 		return b.Call(ctx, *a.ID, a.Args)
 	default:

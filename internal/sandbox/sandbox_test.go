@@ -138,6 +138,7 @@ func TestRunValuesAndLogs(t *testing.T) {
 		{"undefined", `return undefined;`, `null`, nil},
 		{"number", `return 6 * 7;`, `42`, nil},
 		{"string", `return "héllo";`, `"héllo"`, nil},
+		{"HTML characters as JSON.stringify writes them", `return {url: "https://x.test/?a=1&b=<2>"};`, `{"url":"https://x.test/?a=1&b=<2>"}`, nil},
 		{"object", `return {a: [1, {b: null}], c: "d"};`, `{"a":[1,{"b":null}],"c":"d"}`, nil},
 		{"NaN", `return NaN;`, `null`, nil},
 		{"function", `return function () {};`, `null`, nil},
@@ -219,6 +220,12 @@ func TestBridge(t *testing.T) {
 			check: func(t *testing.T, b *fakeBridge) {
 				if b.lastArgs != "null" {
 					t.Errorf("args = %s, want null", b.lastArgs)
+				}
+			}},
+		{name: "args keep HTML characters", code: `await nodmix.tools.call("` + testToolID + `", {title: "<b> & c"}); return 1;`, value: `1`,
+			check: func(t *testing.T, b *fakeBridge) {
+				if want := `{"title":"<b> & c"}`; b.lastArgs != want {
+					t.Errorf("args = %s, want %s", b.lastArgs, want)
 				}
 			}},
 		{name: "circular args reject", code: `const a = {}; a.a = a;
@@ -493,10 +500,11 @@ func TestDispatchBridge(t *testing.T) {
 		{methodDescribe, `{"id":"` + testToolID + `"}`, `{"id":"` + testToolID + `","name":"issue_create","input":{"repository":"string","title":"string"}}`},
 		{methodCall, `{"id":["x"]}`, msgCallID},
 		{methodCall, `{"id":"` + testToolID + `"}`, `{"name":"issue_create","input":null}`},
+		{methodCall, `{"id":"` + testToolID + `","args":` + strings.Repeat("[", MaxValueDepth+1) + strings.Repeat("]", MaxValueDepth+1) + `}`, bridgeArgsDepthMessage()},
 		{"exec", `{"command":"id"}`, msgUnsupported},
 	}
 	for _, tc := range tests {
-		t.Run(tc.method+" "+tc.args, func(t *testing.T) {
+		t.Run(tc.method+" "+tc.args[:min(len(tc.args), 64)], func(t *testing.T) {
 			b := &fakeBridge{}
 			v, err := dispatchBridge(context.Background(), b, tc.method, json.RawMessage(tc.args))
 			got := string(v)

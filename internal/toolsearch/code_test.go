@@ -319,3 +319,57 @@ return { hits: hits.map(h => h.id), msg };`)
 		t.Errorf("denied tool reached: %+v", out.Value)
 	}
 }
+
+// TestCodeLongUnknownID: an unknown id made of many distinct words, which code builds in one
+// line, gets its unknown-id message without the host spending time quadratic in the words (the
+// host's time is not charged to the code's deadline).
+func TestCodeLongUnknownID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox children")
+	}
+	pool := newPool(t)
+	const timeout = 10 * time.Second // building the id takes a while under -race
+	rt := codeFixture(t, goldenEntries(), nil, pool, timeout)
+	start := time.Now()
+	res, err := rt.RunCode(context.Background(), `
+const id = "issue " + Array.from({length: 100000}, (_, i) => "t" + i).join(" ");
+try { await nodmix.tools.describe(id); } catch (e) {
+  const head = "Unknown tool id: " + id;
+  return [e.message.startsWith(head), e.message.slice(head.length)];
+}`)
+	if elapsed := time.Since(start); elapsed > 2*timeout {
+		t.Errorf("RunCode took %v, deadline %v", elapsed, timeout)
+	}
+	if err != nil || res.IsError {
+		t.Fatalf("%v %q", err, res.Text())
+	}
+	var out struct {
+		Value []any `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(res.Text()), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := []any{true, ". Did you mean: issue_create? " + recoveryCode}
+	if diff := cmp.Diff(want, out.Value); diff != "" {
+		t.Errorf("message (-want +got):\n%s", diff)
+	}
+}
+
+// TestCodeResultText: the value reads as JSON.stringify(x, null, 2) writes it, so a URL or
+// markup in a tool's result reaches the model as it is, not as \u0026 and \u003c escapes.
+func TestCodeResultText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox children")
+	}
+	pool := newPool(t)
+	rt := codeFixture(t, goldenEntries(), nil, pool, 5*time.Second)
+	res, err := rt.RunCode(context.Background(), `
+const r = await nodmix.tools.call("issue_create", {repository: "a/b", title: "<b>x</b> & y"});
+return r.result.details.input.title;`)
+	if err != nil || res.IsError {
+		t.Fatalf("%v %q", err, res.Text())
+	}
+	if want := `"value": "<b>x</b> & y",`; !strings.Contains(res.Text(), want) {
+		t.Errorf("result text %s\nwant it to contain %s", res.Text(), want)
+	}
+}

@@ -37,7 +37,14 @@ type value struct {
 	str     string
 	arr     []*value
 	obj     []member
+	// index maps keys to positions in obj once obj is large (indexedMembers), so that reading
+	// or building an object of many keys, which a model or code can send, is not quadratic.
+	// Only set maintains it; an object built otherwise starts without one.
+	index map[string]int
 }
+
+// indexedMembers is the size from which an object keeps an index of its keys.
+const indexedMembers = 32
 
 type member struct {
 	key string
@@ -124,25 +131,44 @@ func (v *value) get(key string) *value {
 	if v == nil || v.kind != kObject {
 		return nil
 	}
-	for i := range v.obj {
-		if v.obj[i].key == key {
-			return v.obj[i].val
-		}
+	if i, ok := v.find(key); ok {
+		return v.obj[i].val
 	}
 	return nil
+}
+
+// find returns the position of key in obj.
+func (v *value) find(key string) (int, bool) {
+	if v.index != nil && len(v.index) == len(v.obj) {
+		i, ok := v.index[key]
+		return i, ok
+	}
+	for i := range v.obj {
+		if v.obj[i].key == key {
+			return i, true
+		}
+	}
+	return -1, false
 }
 
 // has reports whether the object has key (even with a null value).
 func (v *value) has(key string) bool { return v.get(key) != nil }
 
 func (v *value) set(key string, el *value) {
-	for i := range v.obj {
-		if v.obj[i].key == key {
-			v.obj[i].val = el
-			return
-		}
+	if i, ok := v.find(key); ok {
+		v.obj[i].val = el
+		return
 	}
 	v.obj = append(v.obj, member{key, el})
+	switch {
+	case v.index != nil && len(v.index) == len(v.obj)-1:
+		v.index[key] = len(v.obj) - 1
+	case len(v.obj) >= indexedMembers:
+		v.index = make(map[string]int, 2*len(v.obj))
+		for i, m := range v.obj {
+			v.index[m.key] = i
+		}
+	}
 }
 
 func (v *value) isObject() bool { return v != nil && v.kind == kObject }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -346,5 +347,28 @@ func TestCustomBatchBudget(t *testing.T) {
 	res, err := rt.executor(ToolSearch).Execute(context.Background(), catalog.Call{Args: json.RawMessage(`{"queries":[{"query":"a"},{"query":"b"},{"query":"c"}]}`)})
 	if err != nil || res.Text() != "queries may contain at most 2 entries." {
 		t.Fatalf("%v %q", err, res.Text())
+	}
+}
+
+// TestCallArgsManyKeys: tool_call arguments with a great many keys, which a model or code can
+// send, are read in time linear in the keys: a quadratic read held a host core for tens of
+// seconds on 100,000 keys, outside any deadline.
+func TestCallArgsManyKeys(t *testing.T) {
+	const n = 100000
+	var b strings.Builder
+	b.WriteString(`{"id":"issue_create","repository":"a/b","title":"x"`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"k%d":1`, i)
+	}
+	b.WriteString("}")
+	f := newFixture(t, goldenEntries(), nil, Options{})
+	start := time.Now()
+	res := f.control(t, ToolCall, b.String())
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Errorf("tool_call took %v", elapsed)
+	}
+	want := `Invalid arguments for tool "nodmix:core:issue_create": <root>: must not have additional properties: "k0", "k1", `
+	if !res.IsError || !strings.HasPrefix(res.Text(), want) || !strings.Contains(res.Text(), fmt.Sprintf(`"k%d"`, n-1)) {
+		t.Errorf("result (error %v) %.200s, want one starting %s and naming every key", res.IsError, res.Text(), want)
 	}
 }

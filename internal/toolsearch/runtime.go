@@ -255,7 +255,9 @@ func (r *Runtime) unknownMessage(needle string, s surfaceKind) string {
 		recovery = recoveryCode
 	}
 	lowNeedle := strings.ToLower(needle)
-	needleTokens := uniqueTokens(lowNeedle)
+	// Sets, not lists: code can pass an id of a hundred thousand distinct words, and the host's
+	// time on it is not charged to the code's deadline.
+	needleTokens := tokenSet(lowNeedle)
 	type cand struct {
 		value string
 		score int
@@ -269,13 +271,13 @@ func (r *Runtime) unknownMessage(needle string, s surfaceKind) string {
 		if (name != "" && strings.Contains(lowNeedle, name)) || strings.Contains(id, lowNeedle) {
 			score += 40
 		}
-		if name != "" && slices.Contains(needleTokens, name) {
+		if _, ok := needleTokens[name]; ok && name != "" {
 			score += 40
 		}
 		if len(needleTokens) > 0 {
-			entryTokens := uniqueTokens(name + " " + id + " " + label + " " + desc)
-			for _, tok := range needleTokens {
-				if slices.Contains(entryTokens, tok) {
+			// Each token both share counts once.
+			for tok := range tokenSet(name + " " + id + " " + label + " " + desc) {
+				if _, ok := needleTokens[tok]; ok {
 					score += 12
 				}
 			}
@@ -310,10 +312,10 @@ func (r *Runtime) unknownMessage(needle string, s surfaceKind) string {
 	return "Unknown tool id: " + needle + ". Did you mean: " + strings.Join(suggestions, ", ") + "? " + recovery
 }
 
-func uniqueTokens(s string) []string {
-	var out []string
+func tokenSet(s string) map[string]struct{} {
+	out := make(map[string]struct{})
 	for _, t := range lookupTokenRE.FindAllString(s, -1) {
-		out = appendUnique(out, t)
+		out[t] = struct{}{}
 	}
 	return out
 }
