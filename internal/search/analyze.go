@@ -409,16 +409,8 @@ func rawWordsRunes(dst []string, text string, from int) []string {
 func (a *nodmixAnalyzer) queryTerms(query string) []weightedTerm {
 	var t termSink
 	a.fieldTerms(&t, query)
-	terms := make([]weightedTerm, 0, len(t.terms)+8)
-	set := func(term string, weight float64) {
-		for i := range terms {
-			if terms[i].term == term {
-				terms[i].weight = max(terms[i].weight, weight)
-				return
-			}
-		}
-		terms = append(terms, weightedTerm{term: term, weight: weight})
-	}
+	terms := termSet{terms: make([]weightedTerm, 0, len(t.terms)+8)}
+	set := func(term string, weight float64) { terms.set(term, weight, true) }
 	for _, wt := range t.terms {
 		set(wt.term, wt.weight)
 	}
@@ -440,7 +432,7 @@ func (a *nodmixAnalyzer) queryTerms(query string) []weightedTerm {
 			}
 		}
 	}
-	return terms
+	return terms.terms
 }
 
 // unknownWordTerms gives a query word the corpus does not use a second chance: its

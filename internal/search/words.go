@@ -424,23 +424,12 @@ func refQueryTerms(query string) []weightedTerm {
 			kept = append(kept, w)
 		}
 	}
-	var terms []weightedTerm
-	set := func(term string, weight float64, keepMax bool) {
-		for i := range terms {
-			if terms[i].term == term {
-				if !keepMax || weight > terms[i].weight {
-					terms[i].weight = weight
-				}
-				return
-			}
-		}
-		terms = append(terms, weightedTerm{term: term, weight: weight})
-	}
+	var terms termSet
 	var variants []string
 	for _, w := range kept {
 		variants = appendStemVariants(variants[:0], w)
 		for _, v := range variants {
-			set(v, 1, false)
+			terms.set(v, 1, false)
 		}
 	}
 	triggers := make(map[string]bool, len(kept))
@@ -459,10 +448,54 @@ func refQueryTerms(query string) []weightedTerm {
 			continue
 		}
 		for _, a := range g.add {
-			set(a, refExpansionWeight, true)
+			terms.set(a, refExpansionWeight, true)
 		}
 	}
-	return terms
+	return terms.terms
+}
+
+// termSet is a query's weighted terms in the order they were first set. Past a few terms it
+// keeps an index: a query is as long as its caller makes it (code mode passes any string), and
+// a scan per term would make a long one cost the square of its words.
+type termSet struct {
+	terms []weightedTerm
+	at    map[string]int
+}
+
+// indexFrom is how many terms a termSet scans before it keeps an index.
+const indexFrom = 32
+
+// set gives term weight, or, when it is there already, the larger of the two (keepMax) or weight.
+func (s *termSet) set(term string, weight float64, keepMax bool) {
+	i := -1
+	if s.at != nil {
+		if j, ok := s.at[term]; ok {
+			i = j
+		}
+	} else {
+		for j := range s.terms {
+			if s.terms[j].term == term {
+				i = j
+				break
+			}
+		}
+	}
+	if i >= 0 {
+		if !keepMax || weight > s.terms[i].weight {
+			s.terms[i].weight = weight
+		}
+		return
+	}
+	s.terms = append(s.terms, weightedTerm{term: term, weight: weight})
+	switch n := len(s.terms); {
+	case s.at != nil:
+		s.at[term] = n - 1
+	case n == indexFrom:
+		s.at = make(map[string]int, 2*n)
+		for j, t := range s.terms {
+			s.at[t.term] = j
+		}
+	}
 }
 
 // jsTrim is JavaScript's String.prototype.trim: its whitespace differs from Go's in

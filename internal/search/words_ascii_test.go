@@ -1,9 +1,12 @@
 package search
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzSplitWordsASCII: the ASCII fast path of splitWords splits exactly as the rune path.
@@ -85,4 +88,57 @@ func FuzzRawWords(f *testing.F) {
 			t.Fatalf("rawWords(%q) = %q, want %q", s, got, want)
 		}
 	})
+}
+
+// TestTermSet: a termSet gives the terms, order and weights of a scan of every term set so far,
+// across the point where it starts to keep an index.
+func TestTermSet(t *testing.T) {
+	naive := func(ops []termOp) []weightedTerm {
+		var out []weightedTerm
+	next:
+		for _, op := range ops {
+			for i := range out {
+				if out[i].term == op.term {
+					if !op.keepMax || op.weight > out[i].weight {
+						out[i].weight = op.weight
+					}
+					continue next
+				}
+			}
+			out = append(out, weightedTerm{term: op.term, weight: op.weight})
+		}
+		return out
+	}
+	for _, n := range []int{1, indexFrom - 1, indexFrom, indexFrom + 1, 5 * indexFrom} {
+		var ops []termOp
+		for i := range 3 * n {
+			ops = append(ops, termOp{term: fmt.Sprintf("t%d", i*7%n), weight: float64(i % 5), keepMax: i%3 != 0})
+		}
+		var s termSet
+		for _, op := range ops {
+			s.set(op.term, op.weight, op.keepMax)
+		}
+		if diff := cmp.Diff(naive(ops), s.terms, cmp.AllowUnexported(weightedTerm{})); diff != "" {
+			t.Errorf("%d terms (-scan +termSet):\n%s", n, diff)
+		}
+	}
+}
+
+type termOp struct {
+	term    string
+	weight  float64
+	keepMax bool
+}
+
+// BenchmarkLongQuery is a query of 20,000 distinct words, as code mode can send: its terms are
+// collected in time linear in them.
+func BenchmarkLongQuery(b *testing.B) {
+	var q strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&q, "w%dq ", i)
+	}
+	r := NewRanker([]RankDoc{{ID: "a", Name: "alpha", Description: "one tool"}}, RankerOptions{})
+	for b.Loop() {
+		r.Search(q.String(), 5, nil)
+	}
 }
