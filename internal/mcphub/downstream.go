@@ -408,6 +408,7 @@ func paginate[T any](ctx context.Context, page func(context.Context, string) ([]
 // the same step, so that nobody sees it ready without its tools.
 func (d *downstream) apply(l lists, ready *conn) {
 	var toolsChanged, otherChanged bool
+	var clashes []catalog.Entry // a new listing, to check against the other servers'
 	d.mu.Lock()
 	if ready != nil {
 		d.state, d.conn, d.lastErr, d.stderr, d.attempted = StateReady, ready, nil, nil, true
@@ -419,7 +420,9 @@ func (d *downstream) apply(l lists, ready *conn) {
 	if l.have&kindTools != 0 {
 		entries := d.entries(l.tools)
 		// A tool the cache listed and the server no longer has goes here.
-		toolsChanged = toolsChanged || !sameEntries(d.tools, entries)
+		if !sameEntries(d.tools, entries) {
+			toolsChanged, clashes = true, entries
+		}
 		d.tools = entries
 	}
 	if l.have&kindPrompts != 0 {
@@ -431,6 +434,7 @@ func (d *downstream) apply(l lists, ready *conn) {
 		d.resources, d.templates = l.resources, l.templates
 	}
 	d.mu.Unlock()
+	d.logNameClashes(clashes)
 	// The catalog first, then whoever waits on the hub: a wait for a server that ends finds its
 	// tools in the catalog already.
 	if toolsChanged {
@@ -481,7 +485,48 @@ func (d *downstream) entries(tools []*mcp.Tool) []catalog.Entry {
 		})
 	}
 	slices.SortFunc(out, func(a, b catalog.Entry) int { return strings.Compare(a.Tool.ID, b.Tool.ID) })
+	// Two names can map to one model-facing name (SafeName's replacement of an odd name is a
+	// valid name too); the catalog would refuse every rebuild over it, so the first id keeps it.
+	names := make(map[string]bool, len(out))
+	out = slices.DeleteFunc(out, func(e catalog.Entry) bool {
+		if names[e.Tool.Name] {
+			d.log.Warn("mcp server listed two tools with the same model-facing name; keeping the first", "tool", e.Tool.MCPToolName, "name", e.Tool.Name)
+			return true
+		}
+		names[e.Tool.Name] = true
+		return false
+	})
 	return out
+}
+
+// logNameClashes says which of the server's tools share their model-facing name with another
+// server's (server names may hold "__": a's tool b__c and a__b's tool c are both mcp__a__b__c).
+// Tools leaves out all but the first server's, in name order.
+func (d *downstream) logNameClashes(entries []catalog.Entry) {
+	if len(d.h.servers) < 2 || len(entries) == 0 {
+		return
+	}
+	names := make(map[string]string, len(entries))
+	for _, e := range entries {
+		names[e.Tool.Name] = e.Tool.MCPToolName
+	}
+	for _, o := range d.h.servers {
+		if o == d {
+			continue
+		}
+		o.mu.Lock()
+		for _, e := range o.tools {
+			if tool, ok := names[e.Tool.Name]; ok {
+				kept, keptTool, lost, lostTool := d.cfg.Name, tool, o.cfg.Name, e.Tool.MCPToolName
+				if o.cfg.Name < d.cfg.Name {
+					kept, keptTool, lost, lostTool = lost, lostTool, kept, keptTool
+				}
+				d.log.Warn("two mcp servers have tools with the same model-facing name; the one of the server whose name sorts first is kept",
+					"name", e.Tool.Name, "kept_server", kept, "kept_tool", keptTool, "left_out_server", lost, "left_out_tool", lostTool)
+			}
+		}
+		o.mu.Unlock()
+	}
 }
 
 func sameEntries(a, b []catalog.Entry) bool {

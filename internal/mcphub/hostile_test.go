@@ -1,0 +1,68 @@
+package mcphub
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodmix/nodmix/internal/catalog"
+	"github.com/nodmix/nodmix/internal/leaktest"
+)
+
+// A tool whose model-facing name is another tool's (across servers, since server names may hold
+// "__", or within one server, by a name made to match SafeName's replacement) must not make the
+// catalog refuse every rebuild: the first in server and id order keeps the name, the other is
+// left out with a log line.
+func TestMappedNameCollisionsLeaveTheCatalogWorking(t *testing.T) {
+	leaktest.Check(t)
+	odd := "x.y"
+	// The name SafeName gives "x.y", without the server prefix: a valid tool name of its own. "x.y"
+	// sorts first by id, so it keeps the name.
+	lookalike := strings.TrimPrefix(catalog.MCPName("s", odd), "mcp__s__")
+	f := newFakeNet()
+	f.servers["a"] = newTestServer("a", nil, "b__c")
+	f.servers["a__b"] = newTestServer("a__b", nil, "c")
+	f.servers["s"] = newTestServer("s", nil, odd, lookalike)
+	f.servers["z"] = newTestServer("z", nil)
+	log, logs := captureLog(t)
+	cat := catalog.New(nil)
+	var notify func()
+	h := New(Options{Log: log, Notify: func() { notify() },
+		Servers: []ServerConfig{enabled("a"), enabled("a__b"), enabled("s"), enabled("z")}})
+	h.dial = f.dial
+	notify = cat.Add(h)
+	if err := h.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	for _, s := range []string{"a", "a__b", "s", "z"} {
+		waitState(t, h, s, StateReady)
+	}
+	cat.Rebuild()
+	if err := cat.Err(); err != nil {
+		t.Fatalf("catalog refused the hub's tools: %v", err)
+	}
+	var got []string
+	for _, e := range cat.Snapshot().Entries() {
+		got = append(got, e.Tool.ID+" "+e.Tool.Name)
+	}
+	want := []string{
+		"mcp:a:b__c mcp__a__b__c",
+		"mcp:a:echo mcp__a__echo",
+		"mcp:a__b:echo mcp__a__b__echo",
+		"mcp:s:echo mcp__s__echo",
+		"mcp:s:" + odd + " " + catalog.MCPName("s", odd),
+		"mcp:z:echo mcp__z__echo",
+	}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("catalog (-want +got):\n%s", diff)
+	}
+	for _, w := range []string{`left_out_server=a__b left_out_tool=c`, `server=s tool=` + lookalike} {
+		if !strings.Contains(logs.String(), w) {
+			t.Errorf("no log line for the left-out tool (%s) in:\n%s", w, logs)
+		}
+	}
+}
