@@ -464,6 +464,12 @@ func (d *downstream) entries(tools []*mcp.Tool) []catalog.Entry {
 				schema = b
 			}
 		}
+		if schema != nil && !objectSchema(schema) {
+			// Providers refuse a request whose tool parameters are not an object schema, so
+			// one such tool would fail every turn.
+			d.log.Warn("mcp server listed a tool whose input schema is not an object schema; leaving it out", "tool", t.Name)
+			continue
+		}
 		label := t.Title
 		if label == "" && t.Annotations != nil {
 			label = t.Annotations.Title
@@ -527,6 +533,18 @@ func (d *downstream) logNameClashes(entries []catalog.Entry) {
 		}
 		o.mu.Unlock()
 	}
+}
+
+// objectSchema reports whether schema, valid JSON, is an object whose type, if it names one, is
+// "object".
+func objectSchema(schema json.RawMessage) bool {
+	var s struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if schema[0] != '{' || json.Unmarshal(schema, &s) != nil {
+		return false
+	}
+	return s.Type == nil || string(s.Type) == `"object"`
 }
 
 func sameEntries(a, b []catalog.Entry) bool {

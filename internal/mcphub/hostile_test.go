@@ -1,6 +1,7 @@
 package mcphub
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -63,6 +64,55 @@ func TestMappedNameCollisionsLeaveTheCatalogWorking(t *testing.T) {
 	for _, w := range []string{`left_out_server=a__b left_out_tool=c`, `server=s tool=` + lookalike} {
 		if !strings.Contains(logs.String(), w) {
 			t.Errorf("no log line for the left-out tool (%s) in:\n%s", w, logs)
+		}
+	}
+}
+
+// toolsList answers tools/list with the tools, given as JSON, on one page.
+func toolsList(tools ...string) rawHandler {
+	return func(_ *rawPeer, method string, _ json.RawMessage) any {
+		if method != "tools/list" {
+			return nil
+		}
+		return map[string]any{"tools": json.RawMessage("[" + strings.Join(tools, ",") + "]")}
+	}
+}
+
+// A tool whose input schema is not an object schema would be sent to providers as is, and a
+// provider refuses the whole request over one such tool: every turn would fail. Such tools are
+// left out with a log line; the server's other tools stay.
+func TestToolsWithoutAnObjectSchemaAreLeftOut(t *testing.T) {
+	leaktest.Check(t)
+	f := newFakeNet()
+	t.Cleanup(f.rawWG.Wait)
+	f.raw["odd"] = toolsList(
+		`{"name":"ok","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}`,
+		`{"name":"untyped","inputSchema":{"properties":{}}}`,
+		`{"name":"absent"}`,
+		`{"name":"nullschema","inputSchema":null}`,
+		`{"name":"str","inputSchema":"string"}`,
+		`{"name":"arr","inputSchema":[{"type":"object"}]}`,
+		`{"name":"num","inputSchema":7}`,
+		`{"name":"typed","inputSchema":{"type":"string"}}`,
+		`{"name":"typelist","inputSchema":{"type":["object","null"]}}`,
+	)
+	log, logs := captureLog(t)
+	h, _ := testHub(t, f, Options{Log: log}, enabled("odd"))
+	waitState(t, h, "odd", StateReady)
+	var got []string
+	for _, e := range h.Tools() {
+		got = append(got, e.Tool.MCPToolName)
+		var s map[string]any
+		if err := json.Unmarshal(e.Tool.Schema(), &s); err != nil || (s["type"] != nil && s["type"] != "object") {
+			t.Errorf("%s: schema %s is not an object schema", e.Tool.MCPToolName, e.Tool.Schema())
+		}
+	}
+	if diff := cmp.Diff([]string{"absent", "nullschema", "ok", "untyped"}, got); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	for _, name := range []string{"str", "arr", "num", "typed", "typelist"} {
+		if !strings.Contains(logs.String(), "tool="+name+"\n") {
+			t.Errorf("no log line for the left-out tool %s", name)
 		}
 	}
 }
