@@ -2,6 +2,7 @@ package mcphub
 
 import (
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -114,5 +115,45 @@ func TestToolsWithoutAnObjectSchemaAreLeftOut(t *testing.T) {
 		if !strings.Contains(logs.String(), "tool="+name+"\n") {
 			t.Errorf("no log line for the left-out tool %s", name)
 		}
+	}
+}
+
+// A secret in a stderr line longer than the log's cap must not be cut in two by the cap: the
+// part before the cut no longer matches the secret, so it went to the log and the tail as is.
+// Nor may a line's rest, written later, start inside the secret.
+func TestStderrSecretsAtTheCapAreMaskedWhole(t *testing.T) {
+	const secret = "Qx7Vt-secret-Kp2Zm-9WrLb"
+	pad := func(n int) string { return strings.Repeat("x", n) }
+	tests := []struct {
+		name   string
+		writes []string
+	}{
+		{"one line over the cap", []string{pad(maxLogLine-6) + secret + " tail\n"}},
+		{"cap reached without a newline", []string{pad(maxLogLine-6) + secret + pad(300)}},
+		{"secret across writes over the cap", []string{pad(maxLogLine + 10), pad(20) + secret[:9], secret[9:] + " tail\n"}},
+		{"secret across writes at the cap", []string{pad(maxLogLine - 4), secret[:9], secret[9:] + pad(5000) + "\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log, logs := captureLog(t)
+			s := newScrubber(ServerConfig{Env: map[string]string{"KEY": secret}})
+			// As a server's stderr logs: through the scrubbing handler.
+			l := newLineLogger(slog.New(scrubHandler{log.Handler(), s}), s)
+			for _, w := range tt.writes {
+				_, _ = l.Write([]byte(w))
+			}
+			_, _ = l.Write([]byte("\nnext line\n"))
+			out := logs.String() + strings.Join(l.tail(), "\n")
+			for n := 6; n <= len(secret); n++ {
+				for i := 0; i+n <= len(secret); i++ {
+					if strings.Contains(out, secret[i:i+n]) {
+						t.Fatalf("the log or the tail holds %q of the secret", secret[i:i+n])
+					}
+				}
+			}
+			if !strings.Contains(logs.String(), "line=\"next line\"") {
+				t.Errorf("the line after the long one is not logged:\n%s", logs)
+			}
+		})
 	}
 }

@@ -122,6 +122,7 @@ type lineLogger struct {
 	scrub *scrubber    // for the kept lines
 	mu    sync.Mutex
 	buf   []byte
+	skip  bool     // the rest of a line cut at maxLogLine is dropped, up to its newline
 	last  []string // ring of the last maxTailLines lines
 	next  int
 }
@@ -139,6 +140,14 @@ func newLineLogger(log *slog.Logger, scrub *scrubber) *lineLogger {
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	n := len(p)
+	if l.skip {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			return n, nil
+		}
+		p, l.skip = p[i+1:], false
+	}
 	l.buf = append(l.buf, p...)
 	for {
 		i := bytes.IndexByte(l.buf, '\n')
@@ -148,11 +157,14 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		l.emit(l.buf[:i])
 		l.buf = l.buf[i+1:]
 	}
-	if len(l.buf) > maxLogLine {
+	// A line over the cap is logged once its cut is known not to split a secret (every secret
+	// that starts before the cap is whole in buf); its rest is dropped, since a rest logged as a
+	// line of its own could start inside a secret.
+	if len(l.buf) > maxLogLine+l.scrub.longest {
 		l.emit(l.buf)
-		l.buf = l.buf[:0]
+		l.buf, l.skip = l.buf[:0], true
 	}
-	return len(p), nil
+	return n, nil
 }
 
 func (l *lineLogger) emit(line []byte) {
@@ -161,7 +173,9 @@ func (l *lineLogger) emit(line []byte) {
 		return
 	}
 	if len(line) > maxLogLine {
-		line = append(line[:maxLogLine:maxLogLine], "…"...)
+		// Cut before a secret the cap would split: the scrubbing masks only whole secrets.
+		cut := l.scrub.cut(line, maxLogLine)
+		line = append(line[:cut:cut], "…"...)
 	}
 	l.log.Info("mcp server output", "line", string(line))
 	kept := tailLine(l.scrub.replace(string(line)))
@@ -203,7 +217,9 @@ func (l *lineLogger) tail() []string {
 // scrubber removes a server's secrets (env and header values, the URL's query and user info) from
 // text that goes to logs, errors and status output.
 type scrubber struct {
-	r *strings.Replacer // nil when the server has no secret
+	r       *strings.Replacer // nil when the server has no secret
+	secrets []string          // what r masks, longest first
+	longest int               // bytes of the longest secret
 }
 
 func newScrubber(cfg ServerConfig) *scrubber {
@@ -245,10 +261,31 @@ func newScrubber(cfg ServerConfig) *scrubber {
 	// Longest first, so that a value containing another is masked whole.
 	slices.SortFunc(pairs, func(a, b pair) int { return len(b.old) - len(a.old) })
 	flat := make([]string, 0, 2*len(pairs))
+	secrets := make([]string, 0, len(pairs))
 	for _, p := range pairs {
 		flat = append(flat, p.old, p.new)
+		secrets = append(secrets, p.old)
 	}
-	return &scrubber{r: strings.NewReplacer(flat...)}
+	return &scrubber{r: strings.NewReplacer(flat...), secrets: secrets, longest: len(pairs[0].old)}
+}
+
+// cut returns where to cut text at n or before it so that no secret is split: the start of a
+// secret that spans n, as often as moving the cut makes another one span it.
+func (s *scrubber) cut(text []byte, n int) int {
+	for moved := true; moved; {
+		moved = false
+		for _, sec := range s.secrets {
+			lo, hi := max(0, n-len(sec)+1), min(len(text), n+len(sec)-1)
+			if lo >= hi {
+				continue
+			}
+			// An occurrence starting in [lo, n) that fits in [lo, hi) spans n.
+			if i := bytes.Index(text[lo:hi], []byte(sec)); i >= 0 {
+				n, moved = lo+i, true
+			}
+		}
+	}
+	return n
 }
 
 func (s *scrubber) replace(text string) string {
