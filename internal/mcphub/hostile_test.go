@@ -2,10 +2,13 @@ package mcphub
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -71,7 +74,7 @@ func TestMappedNameCollisionsLeaveTheCatalogWorking(t *testing.T) {
 
 // toolsList answers tools/list with the tools, given as JSON, on one page.
 func toolsList(tools ...string) rawHandler {
-	return func(_ *rawPeer, method string, _ json.RawMessage) any {
+	return func(_ *rawPeer, method string, _, _ json.RawMessage) any {
 		if method != "tools/list" {
 			return nil
 		}
@@ -155,5 +158,41 @@ func TestStderrSecretsAtTheCapAreMaskedWhole(t *testing.T) {
 				t.Errorf("the line after the long one is not logged:\n%s", logs)
 			}
 		})
+	}
+}
+
+// A server that sends requests (pings) and never reads the answers held a goroutine and memory
+// for every one, without bound (300,000 pings: 100,000 goroutines, 200 MB). Past a bound of
+// unanswered requests the connection ends with an error saying why, and the server restarts.
+func TestServerFloodingRequestsIsCutOff(t *testing.T) {
+	leaktest.Check(t)
+	f := newFakeNet()
+	t.Cleanup(f.rawWG.Wait)
+	const flood = 300000
+	var sent atomic.Int64
+	done := make(chan struct{})
+	f.raw["flood"] = func(p *rawPeer, method string, id, _ json.RawMessage) any {
+		if method != "tools/list" {
+			return nil
+		}
+		p.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"tools": []any{}}})
+		// From here on the server no longer reads its stdin.
+		defer close(done)
+		for i := range flood {
+			if p.line(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`, i)) != nil {
+				break
+			}
+			sent.Add(1)
+		}
+		return nil
+	}
+	h, _ := testHub(t, f, Options{Backoff: Backoff{Initial: time.Hour}}, enabled("flood"))
+	waitState(t, h, "flood", StateDown)
+	<-done
+	if st := statusOf(h, "flood"); !strings.Contains(st.LastError, fmt.Sprintf("more than %d requests", maxUnanswered)) {
+		t.Errorf("last error = %q, want the flood named", st.LastError)
+	}
+	if n := sent.Load(); n >= flood/10 {
+		t.Errorf("the hub read %d of the server's pings before it ended the connection", n)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // rawHandler answers one message of a raw server: the result to send back (nil: no answer).
 // initialize gets a default answer (tools with listChanged) when the handler returns nil.
-type rawHandler func(p *rawPeer, method string, params json.RawMessage) any
+type rawHandler func(p *rawPeer, method string, id, params json.RawMessage) any
 
 // rawPeer is the server's side of a raw connection: what it writes reaches the hub's reader.
 type rawPeer struct {
@@ -26,14 +26,15 @@ func (p *rawPeer) send(v any) {
 	if err != nil {
 		panic(err)
 	}
-	p.line(string(b))
+	_ = p.line(string(b))
 }
 
-// line writes text and a newline as they are.
-func (p *rawPeer) line(s string) {
+// line writes text and a newline as they are; the error is the hub's closing of the connection.
+func (p *rawPeer) line(s string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, _ = io.WriteString(p.w, s+"\n")
+	_, err := io.WriteString(p.w, s+"\n")
+	return err
 }
 
 // rawTransport is a stdio server written by hand, for what no SDK server would do: it speaks
@@ -61,7 +62,7 @@ func (t rawTransport) Connect(context.Context) (mcp.Connection, error) {
 			if json.Unmarshal(sc.Bytes(), &m) != nil || m.Method == "" {
 				continue // a response of the hub's
 			}
-			res := t.handle(p, m.Method, m.Params)
+			res := t.handle(p, m.Method, m.ID, m.Params)
 			if res == nil && m.Method == "initialize" {
 				var in struct {
 					ProtocolVersion string `json:"protocolVersion"`

@@ -35,6 +35,11 @@ const defaultTerminateDuration = 5 * time.Second
 // maxFrameBytes bounds one incoming message, as the SDK's mcp.DefaultMaxLineLength does.
 const maxFrameBytes = mcp.DefaultMaxLineLength
 
+// maxUnanswered bounds the server's requests (pings, roots/list …) waiting for their answers to
+// be written. A server asks a client for little, and the hub answers at once; a server past the
+// bound is not reading its stdin, and each of its requests would hold a goroutine.
+const maxUnanswered = 1000
+
 func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 	stdout, err := t.cmd.StdoutPipe()
 	if err != nil {
@@ -121,6 +126,10 @@ type streamConn struct {
 
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*msgBatch
+
+	// unanswered counts the server's calls read and not yet answered: the SDK holds a goroutine
+	// for each until its answer is written, which blocks while the server does not read.
+	unanswered atomic.Int64
 
 	pollable  deadliner   // the stream, when Close can end its reads; else nil
 	closing   atomic.Bool // Close has begun: a failed read is the end of the stream
@@ -313,6 +322,16 @@ func (r *frameLimitReader) Read(p []byte) (int, error) {
 func (c *streamConn) SessionID() string { return "" }
 
 func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.unanswered.Add(1) > maxUnanswered {
+		// Closing ends the server's stdin, and so the writes of the answers blocked on it.
+		_ = c.Close()
+		return nil, fmt.Errorf("the server sent more than %d requests without reading their answers", maxUnanswered)
+	}
+	return msg, err
+}
+
+func (c *streamConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -437,6 +456,7 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if resp, ok := msg.(*jsonrpc.Response); ok {
+		defer c.unanswered.Add(-1)
 		if all, part := c.resolveBatch(resp); part {
 			if len(all) == 0 {
 				return nil
