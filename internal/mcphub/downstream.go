@@ -27,6 +27,10 @@ const protocolVersion = "2025-11-25"
 // maxPages bounds pagination so that a server repeating cursors cannot loop the hub forever.
 const maxPages = 1000
 
+// maxListingBytes bounds one listing of one kind, its items as JSON: pages of up to a frame's
+// 16 MiB each would otherwise be held by the thousand. Real listings are a few MiB at most.
+const maxListingBytes = 64 << 20
+
 type kind uint32
 
 const (
@@ -383,6 +387,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 func paginate[T any](ctx context.Context, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
 	var out []*T
 	cursor := ""
+	size := 0
 	for range maxPages {
 		items, next, err := page(ctx, cursor)
 		if err != nil {
@@ -392,6 +397,12 @@ func paginate[T any](ctx context.Context, page func(context.Context, string) ([]
 			if it != nil {
 				out = append(out, it)
 			}
+		}
+		if b, err := json.Marshal(items); err == nil {
+			size += len(b)
+		}
+		if size > maxListingBytes {
+			return nil, fmt.Errorf("the listing exceeds %d MiB", maxListingBytes>>20)
 		}
 		if next == "" {
 			return out, nil

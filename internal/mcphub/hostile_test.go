@@ -196,3 +196,35 @@ func TestServerFloodingRequestsIsCutOff(t *testing.T) {
 		t.Errorf("the hub read %d of the server's pings before it ended the connection", n)
 	}
 }
+
+// A server's listing is bounded in bytes, not only in pages: 1,000 pages of up to 16 MiB each
+// (the frame limit) would be held at once. Past the bound the connection attempt fails, naming
+// the bound, and the server restarts.
+func TestHugeListingFails(t *testing.T) {
+	leaktest.Check(t)
+	f := newFakeNet()
+	t.Cleanup(f.rawWG.Wait)
+	desc := strings.Repeat("d", 80<<10)
+	pages := 0
+	f.raw["huge"] = func(_ *rawPeer, method string, _, params json.RawMessage) any {
+		if method != "tools/list" {
+			return nil
+		}
+		pages++
+		var tools []any
+		for i := range 10 {
+			tools = append(tools, map[string]any{"name": fmt.Sprintf("t%d_%d", pages, i), "description": desc,
+				"inputSchema": map[string]any{"type": "object"}})
+		}
+		next := fmt.Sprintf("c%d", pages)
+		if pages == 100 { // 80 MB in all
+			next = ""
+		}
+		return map[string]any{"tools": tools, "nextCursor": next}
+	}
+	h, _ := testHub(t, f, Options{Backoff: Backoff{Initial: time.Hour}}, enabled("huge"))
+	waitState(t, h, "huge", StateDown)
+	if st := statusOf(h, "huge"); !strings.Contains(st.LastError, "tools/list: the listing exceeds 64 MiB") || st.Tools != 0 {
+		t.Errorf("status = %+v, want no tools and the bound named", st)
+	}
+}
