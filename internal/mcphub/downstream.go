@@ -336,7 +336,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 	l := lists{have: k}
 	var err error
 	if k&kindTools != 0 && caps.Tools != nil {
-		l.tools, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+		l.tools, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -348,7 +348,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		}
 	}
 	if k&kindPrompts != 0 && caps.Prompts != nil {
-		l.prompts, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+		l.prompts, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -360,7 +360,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		}
 	}
 	if k&kindResources != 0 && caps.Resources != nil {
-		l.resources, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+		l.resources, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -370,7 +370,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		if err != nil {
 			return l, fmt.Errorf("resources/list: %w", err)
 		}
-		l.templates, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		l.templates, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -384,7 +384,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 	return l, nil
 }
 
-func paginate[T any](ctx context.Context, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
+func paginate[T any](ctx context.Context, limit int, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
 	var out []*T
 	cursor := ""
 	size := 0
@@ -401,8 +401,8 @@ func paginate[T any](ctx context.Context, page func(context.Context, string) ([]
 		if b, err := json.Marshal(items); err == nil {
 			size += len(b)
 		}
-		if size > maxListingBytes {
-			return nil, fmt.Errorf("the listing exceeds %d MiB", maxListingBytes>>20)
+		if size > limit {
+			return nil, fmt.Errorf("the listing exceeds %d MiB", limit>>20)
 		}
 		if next == "" {
 			return out, nil

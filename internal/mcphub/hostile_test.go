@@ -197,9 +197,9 @@ func TestServerFloodingRequestsIsCutOff(t *testing.T) {
 	}
 }
 
-// A server's listing is bounded in bytes, not only in pages: 1,000 pages of up to 16 MiB each
-// (the frame limit) would be held at once. Past the bound the connection attempt fails, naming
-// the bound, and the server restarts.
+// A server's listing is bounded in bytes (64 MiB; 1 MiB here), not only in pages: 1,000 pages of
+// up to 16 MiB each (the frame limit) would be held at once. Past the bound the connection
+// attempt fails, naming the bound, and the server restarts.
 func TestHugeListingFails(t *testing.T) {
 	leaktest.Check(t)
 	f := newFakeNet()
@@ -217,14 +217,14 @@ func TestHugeListingFails(t *testing.T) {
 				"inputSchema": map[string]any{"type": "object"}})
 		}
 		next := fmt.Sprintf("c%d", pages)
-		if pages == 100 { // 80 MB in all
+		if pages == 2 { // 1.6 MB in all, over the bound of this test
 			next = ""
 		}
 		return map[string]any{"tools": tools, "nextCursor": next}
 	}
-	h, _ := testHub(t, f, Options{Backoff: Backoff{Initial: time.Hour}}, enabled("huge"))
+	h, _ := testHub(t, f, Options{Backoff: Backoff{Initial: time.Hour}, listingLimit: 1 << 20}, enabled("huge"))
 	waitState(t, h, "huge", StateDown)
-	if st := statusOf(h, "huge"); !strings.Contains(st.LastError, "tools/list: the listing exceeds 64 MiB") || st.Tools != 0 {
+	if st := statusOf(h, "huge"); !strings.Contains(st.LastError, "tools/list: the listing exceeds 1 MiB") || st.Tools != 0 {
 		t.Errorf("status = %+v, want no tools and the bound named", st)
 	}
 }

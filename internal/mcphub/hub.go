@@ -108,6 +108,7 @@ type Hub struct {
 	clock          clock
 	manifests      Manifests
 	environ        func() []string
+	listingLimit   int // bytes of one listing of one kind
 
 	servers []*downstream // sorted by name; fixed after New
 	byName  map[string]*downstream
@@ -167,6 +168,9 @@ func New(opts Options) *Hub {
 	}
 	if h.environ == nil {
 		h.environ = os.Environ
+	}
+	if h.listingLimit = opts.listingLimit; h.listingLimit <= 0 {
+		h.listingLimit = maxListingBytes
 	}
 	h.dial = dialConfig
 	for _, cfg := range opts.Servers {
