@@ -1,7 +1,9 @@
 package mcphub
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/leaktest"
@@ -226,5 +230,36 @@ func TestHugeListingFails(t *testing.T) {
 	waitState(t, h, "huge", StateDown)
 	if st := statusOf(h, "huge"); !strings.Contains(st.LastError, "tools/list: the listing exceeds 1 MiB") || st.Tools != 0 {
 		t.Errorf("status = %+v, want no tools and the bound named", st)
+	}
+}
+
+// A server's refusal that quotes a secret of its config is scrubbed in the error's text and in
+// the JSON-RPC error the chain holds, which the MCP face passes on to its client as it is.
+func TestRefusalKeepsSecretsOut(t *testing.T) {
+	leaktest.Check(t)
+	const secret = "tok-Zr8Qm-secret"
+	f := newFakeNet()
+	srv := newTestServer("p", nil)
+	srv.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad key " + secret,
+			Data: json.RawMessage(`{"key":"` + secret + `"}`)}
+	})
+	f.servers["p"] = srv
+	cfg := enabled("p")
+	cfg.Env = map[string]string{"KEY": secret}
+	h, _ := testHub(t, f, Options{}, cfg)
+	waitState(t, h, "p", StateReady)
+	_, err := h.GetPrompt(t.Context(), "p__greet", nil)
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) {
+		t.Fatalf("GetPrompt = %v, want the server's JSON-RPC error in the chain", err)
+	}
+	if wire.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("code = %d, want the server's", wire.Code)
+	}
+	for what, text := range map[string]string{"error": err.Error(), "wire message": wire.Message, "wire data": string(wire.Data)} {
+		if strings.Contains(text, secret) {
+			t.Errorf("the %s holds the secret: %s", what, text)
+		}
 	}
 }
