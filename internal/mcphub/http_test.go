@@ -86,3 +86,37 @@ func TestHTTPServerWithHeadersAndSessionExpiry(t *testing.T) {
 		}
 	}
 }
+
+// The configured headers go to the configured endpoint only. A server that redirects elsewhere
+// (another host, or plain http) must not receive them there: Go's client drops Authorization on
+// such a redirect, and the hub added the headers back to every request it sent.
+func TestHTTPHeadersNotSentAfterRedirectElsewhere(t *testing.T) {
+	leaktest.Check(t)
+	got := make(chan http.Header, 10)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		http.Error(w, "gone", http.StatusNotFound)
+	}))
+	t.Cleanup(other.Close)
+	// The same loopback server under another host name.
+	elsewhere := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirecting.Close)
+	const token = "tok-redirect-0123456789"
+	h, _ := testHub(t, nil, Options{Backoff: Backoff{Initial: time.Hour}},
+		ServerConfig{Name: "web", URL: redirecting.URL + "/mcp", Enabled: true,
+			Headers: map[string]string{"Authorization": "Bearer " + token, "X-Api-Key": token}})
+	waitState(t, h, "web", StateDown)
+	select {
+	case hdr := <-got:
+		for _, k := range []string{"Authorization", "X-Api-Key"} {
+			if v := hdr.Get(k); strings.Contains(v, token) {
+				t.Errorf("the host redirected to got %s: %s", k, v)
+			}
+		}
+	default:
+		t.Fatal("the redirect was not followed")
+	}
+}

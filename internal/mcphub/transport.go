@@ -57,7 +57,7 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	if cfg.URL != "" {
 		return &mcp.StreamableClientTransport{
 			Endpoint:   cfg.URL,
-			HTTPClient: &http.Client{Transport: &headerTransport{base: d.http, headers: cfg.Headers}},
+			HTTPClient: &http.Client{Transport: newHeaderTransport(d.http, cfg.URL, cfg.Headers)},
 			MaxRetries: 2,
 		}, nil
 	}
@@ -96,16 +96,27 @@ func (t *startedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	return c, err
 }
 
-// headerTransport adds the configured headers to every request to a url server.
+// headerTransport adds the configured headers to every request to a url server's origin. A
+// request a redirect sends elsewhere (another host or port, or http instead of https) goes
+// without them, as Go's client sends an Authorization header only within its host.
 type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
+	base         http.RoundTripper
+	scheme, host string // the endpoint's
+	headers      map[string]string
 }
 
 var _ http.RoundTripper = (*headerTransport)(nil)
 
+func newHeaderTransport(base http.RoundTripper, endpoint string, headers map[string]string) *headerTransport {
+	t := &headerTransport{base: base, headers: headers}
+	if u, err := url.Parse(endpoint); err == nil {
+		t.scheme, t.host = u.Scheme, u.Host
+	}
+	return t
+}
+
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	if len(t.headers) > 0 && strings.EqualFold(req.URL.Scheme, t.scheme) && strings.EqualFold(req.URL.Host, t.host) {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
 			req.Header.Set(k, v)
