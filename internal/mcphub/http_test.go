@@ -1,9 +1,12 @@
 package mcphub
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,5 +121,49 @@ func TestHTTPHeadersNotSentAfterRedirectElsewhere(t *testing.T) {
 		}
 	default:
 		t.Fatal("the redirect was not followed")
+	}
+}
+
+// A url server's JSON answer is bounded as a stdio server's message is (16 MiB): the SDK reads
+// a JSON response (or an error's body) whole, so an endless one grew without bound.
+func TestHTTPHugeResponseIsCutOff(t *testing.T) {
+	leaktest.Check(t)
+	const total = 64 << 20
+	var written atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		chunk := []byte(`{"jsonrpc":"2.0","id":1,"result":{"x":"` + strings.Repeat("x", 1<<20))
+		for written.Load() < total {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(ts.Close)
+	h, _ := testHub(t, nil, Options{Backoff: Backoff{Initial: time.Hour}}, ServerConfig{Name: "web", URL: ts.URL + "/mcp", Enabled: true})
+	waitState(t, h, "web", StateDown)
+	_ = h.Close()
+	ts.Close() // waits for the handler
+	if st := statusOf(h, "web"); !strings.Contains(st.LastError, "response body exceeds 16 MiB") {
+		t.Errorf("last error = %q, want the bound named", st.LastError)
+	}
+	if n := written.Load(); n >= total {
+		t.Errorf("the hub read all %d bytes of the answer", n)
+	}
+}
+
+// A body of exactly the bound reads whole; one byte more fails.
+func TestLimitedBody(t *testing.T) {
+	for _, tc := range []struct {
+		size int
+		err  error
+	}{{0, nil}, {maxFrameBytes, nil}, {maxFrameBytes + 1, errBodyTooLarge}, {3 * maxFrameBytes, errBodyTooLarge}} {
+		b := &limitedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("x", tc.size))), left: maxFrameBytes}
+		got, err := io.ReadAll(b)
+		if !errors.Is(err, tc.err) || len(got) > maxFrameBytes || (tc.err == nil && len(got) != tc.size) {
+			t.Errorf("body of %d bytes: read %d, err %v, want err %v", tc.size, len(got), err, tc.err)
+		}
 	}
 }

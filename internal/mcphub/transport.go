@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -122,7 +124,41 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, v)
 		}
 	}
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	// The SDK reads a JSON answer or an error's body whole; an event stream it reads event by
+	// event, each bounded (and the stream itself may rightly last for hours).
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxFrameBytes}
+	}
+	return resp, nil
+}
+
+// limitedBody fails a read past the bound of one message, as a stdio server's frame is bounded.
+type limitedBody struct {
+	io.ReadCloser
+	left int
+}
+
+var errBodyTooLarge = fmt.Errorf("response body exceeds %d MiB", maxFrameBytes>>20)
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errBodyTooLarge
+	}
+	// One byte more than is left tells a body of exactly the bound from a longer one.
+	if len(p) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if n > b.left {
+		n, b.left = b.left, -1
+		return n, errBodyTooLarge
+	}
+	b.left -= n
+	return n, err
 }
 
 // lineLogger turns a server's stderr into log records, one per line, and keeps the last lines
