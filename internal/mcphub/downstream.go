@@ -59,6 +59,7 @@ type downstream struct {
 	attemptCmd    *exec.Cmd
 	attemptStderr *lineLogger
 	attemptGroup  atomic.Int64 // the process group of the attempt's command, once started
+	attemptAbort  func()       // url servers: ends the attempt's HTTP requests
 
 	mu        sync.Mutex
 	state     State
@@ -184,7 +185,7 @@ func (d *downstream) run(ctx context.Context) {
 func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
 	defer cancel()
-	d.attemptStderr = nil
+	d.attemptStderr, d.attemptAbort = nil, nil
 	d.attemptGroup.Store(0)
 	// At the deadline, or when the hub closes, a server still connecting is killed at once: it
 	// holds no state yet, and the SDK's graceful close would hold whoever waits for this attempt
@@ -205,16 +206,21 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 		d.mu.Unlock()
 	}
 	d.attemptCmd = nil
+	abort := d.attemptAbort
+	if abort == nil {
+		abort = func() {}
+	}
 	if err != nil {
 		// The SDK has ended the server; what it started may still run.
 		_ = procgroup.Kill(group)
+		abort()
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("no answer to initialize within %s", d.connectTimeout)
 		}
 		return nil, d.scrub.err(fmt.Errorf("initialize: %w", err))
 	}
 	c := watch(cs)
-	c.group = group
+	c.group, c.abort, c.grace = group, abort, d.h.terminateGrace
 	l, err := d.list(cctx, cs, kindAll)
 	if err != nil {
 		c.close()
@@ -235,6 +241,8 @@ type conn struct {
 	dead  chan struct{} // closed when the session has ended
 	err   error         // why, once dead is closed
 	group int           // a stdio server's process group; 0 for url servers
+	abort func()        // ends a url server's HTTP requests
+	grace time.Duration // how long close lets them finish first
 }
 
 func watch(cs *mcp.ClientSession) *conn {
@@ -249,8 +257,13 @@ func watch(cs *mcp.ClientSession) *conn {
 // close ends the session (for a stdio server: its process, then whatever that process started)
 // and waits for the watcher.
 func (c *conn) close() {
+	// The session's close waits for the answers it owes the server to be sent; a url server
+	// that never takes one would hold it forever, so after the grace the requests end.
+	t := time.AfterFunc(c.grace, c.abort)
 	_ = c.cs.Close()
 	<-c.dead
+	t.Stop()
+	c.abort()
 	_ = procgroup.Kill(c.group)
 }
 

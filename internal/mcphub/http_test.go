@@ -1,7 +1,10 @@
 package mcphub
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -164,6 +167,113 @@ func TestLimitedBody(t *testing.T) {
 		got, err := io.ReadAll(b)
 		if !errors.Is(err, tc.err) || len(got) > maxFrameBytes || (tc.err == nil && len(got) != tc.size) {
 			t.Errorf("body of %d bytes: read %d, err %v, want err %v", tc.size, len(got), err, tc.err)
+		}
+	}
+}
+
+// hangingAnswersServer is a streamable HTTP server that sends pings on its event stream and
+// never answers the POSTs that carry the hub's answers to them.
+func hangingAnswersServer(t *testing.T, pings int) *httptest.Server {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Mcp-Session-Id", "s1")
+		switch r.Method {
+		case http.MethodGet:
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range pings {
+				if _, err := fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i); err != nil {
+					return
+				}
+			}
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		case http.MethodDelete:
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"x","version":"1"}}}`, m.ID, m.Params.ProtocolVersion)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, m.ID)
+		case "": // an answer of the hub's
+			<-r.Context().Done()
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// closeWithin closes the hub, failing the test if that does not end.
+func closeWithin(t *testing.T, h *Hub) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = h.Close()
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return")
+	}
+}
+
+// The hub's answer to a url server's ping goes in a POST; a server that never answers that POST
+// held Close forever (the SDK waits for the answer to be sent, and the request had no end).
+func TestHTTPCloseDoesNotWaitForHangingAnswers(t *testing.T) {
+	leaktest.Check(t)
+	ts := hangingAnswersServer(t, 1)
+	h, _ := testHub(t, nil, Options{HTTPKeepAlive: -1, TerminateGrace: 100 * time.Millisecond},
+		ServerConfig{Name: "web", URL: ts.URL + "/mcp", Enabled: true})
+	waitState(t, h, "web", StateReady)
+	closeWithin(t, h)
+}
+
+// blockingRoundTripper holds every request until its context ends.
+type blockingRoundTripper struct{ started chan struct{} }
+
+func (b blockingRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	b.started <- struct{}{}
+	<-req.Context().Done()
+	return nil, req.Context().Err()
+}
+
+// The SDK answers each request of a url server in a POST of its own: a server that sent many and
+// never answered those POSTs held a goroutine and a connection for each. At most maxUnanswered
+// requests wait for the server at once; one more fails at once, and abort ends those waiting.
+func TestHTTPRequestsWaitingForTheServerAreBounded(t *testing.T) {
+	leaktest.Check(t)
+	abort, cancel := context.WithCancel(t.Context())
+	base := blockingRoundTripper{started: make(chan struct{})}
+	ht := newHeaderTransport(base, "http://example.com/mcp", nil, abort)
+	errs := make(chan error, maxUnanswered)
+	for range maxUnanswered {
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, "http://example.com/mcp", nil)
+			_, err := ht.RoundTrip(req)
+			errs <- err
+		}()
+		<-base.started
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://example.com/mcp", nil)
+	if _, err := ht.RoundTrip(req); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d requests", maxUnanswered)) {
+		t.Errorf("request past the bound: %v, want the bound named", err)
+	}
+	cancel()
+	for range maxUnanswered {
+		if err := <-errs; !errors.Is(err, context.Canceled) {
+			t.Fatalf("a waiting request after abort: %v", err)
 		}
 	}
 }

@@ -57,11 +57,16 @@ func (c ServerConfig) target() string {
 func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	cfg, h := d.cfg, d.h
 	if cfg.URL != "" {
-		return &mcp.StreamableClientTransport{
+		// The attempt's requests end with abort: the SDK waits for the answers it sends to
+		// the server's requests, and a server that never takes one would hold the close.
+		actx, abort := context.WithCancel(context.Background())
+		d.attemptAbort = abort
+		st := &mcp.StreamableClientTransport{
 			Endpoint:   cfg.URL,
-			HTTPClient: &http.Client{Transport: newHeaderTransport(d.http, cfg.URL, cfg.Headers)},
+			HTTPClient: &http.Client{Transport: newHeaderTransport(d.http, cfg.URL, cfg.Headers, actx)},
 			MaxRetries: 2,
-		}, nil
+		}
+		return st, nil
 	}
 	// Not CommandContext: the process must outlive the connect deadline; closing the session
 	// ends it (stdin closed, then SIGTERM, then SIGKILL after TerminateGrace).
@@ -101,16 +106,23 @@ func (t *startedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // headerTransport adds the configured headers to every request to a url server's origin. A
 // request a redirect sends elsewhere (another host or port, or http instead of https) goes
 // without them, as Go's client sends an Authorization header only within its host.
+//
+// Every request also ends when abort does. At most maxUnanswered requests wait for their
+// answer's headers at once; more fail at once: the SDK sends its answer to each request of the
+// server in a POST of its own, and a server that sent many and never answers those POSTs held a
+// goroutine and a connection for each.
 type headerTransport struct {
 	base         http.RoundTripper
 	scheme, host string // the endpoint's
 	headers      map[string]string
+	abort        context.Context
+	waiting      atomic.Int64
 }
 
 var _ http.RoundTripper = (*headerTransport)(nil)
 
-func newHeaderTransport(base http.RoundTripper, endpoint string, headers map[string]string) *headerTransport {
-	t := &headerTransport{base: base, headers: headers}
+func newHeaderTransport(base http.RoundTripper, endpoint string, headers map[string]string, abort context.Context) *headerTransport {
+	t := &headerTransport{base: base, headers: headers, abort: abort}
 	if u, err := url.Parse(endpoint); err == nil {
 		t.scheme, t.host = u.Scheme, u.Host
 	}
@@ -118,22 +130,46 @@ func newHeaderTransport(base http.RoundTripper, endpoint string, headers map[str
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.waiting.Add(1) > maxUnanswered {
+		t.waiting.Add(-1)
+		return nil, fmt.Errorf("more than %d requests to the server wait for its answer", maxUnanswered)
+	}
+	defer t.waiting.Add(-1)
+	ctx, cancel := context.WithCancel(req.Context())
+	stop := context.AfterFunc(t.abort, cancel)
+	release := func() { stop(); cancel() }
+	req = req.Clone(ctx)
 	if len(t.headers) > 0 && strings.EqualFold(req.URL.Scheme, t.scheme) && strings.EqualFold(req.URL.Host, t.host) {
-		req = req.Clone(req.Context())
 		for k, v := range t.headers {
 			req.Header.Set(k, v)
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
+		release()
 		return nil, err
 	}
+	body := &releasingBody{ReadCloser: resp.Body, release: release}
+	resp.Body = body
 	// The SDK reads a JSON answer or an error's body whole; an event stream it reads event by
 	// event, each bounded (and the stream itself may rightly last for hours).
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxFrameBytes}
+		resp.Body = &limitedBody{ReadCloser: body, left: maxFrameBytes}
 	}
 	return resp, nil
+}
+
+// releasingBody lets go of its request's context when it is closed.
+type releasingBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
 }
 
 // limitedBody fails a read past the bound of one message, as a stdio server's frame is bounded.
