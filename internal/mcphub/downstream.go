@@ -59,7 +59,7 @@ type downstream struct {
 	attemptCmd    *exec.Cmd
 	attemptStderr *lineLogger
 	attemptGroup  atomic.Int64 // the process group of the attempt's command, once started
-	attemptAbort  func()       // url servers: ends the attempt's HTTP requests
+	attemptAbort  func()       // ends what the attempt sends: HTTP requests, writes to stdin
 
 	mu        sync.Mutex
 	state     State
@@ -241,7 +241,7 @@ type conn struct {
 	dead  chan struct{} // closed when the session has ended
 	err   error         // why, once dead is closed
 	group int           // a stdio server's process group; 0 for url servers
-	abort func()        // ends a url server's HTTP requests
+	abort func()        // ends what is being sent to the server
 	grace time.Duration // how long close lets them finish first
 }
 
@@ -257,8 +257,9 @@ func watch(cs *mcp.ClientSession) *conn {
 // close ends the session (for a stdio server: its process, then whatever that process started)
 // and waits for the watcher.
 func (c *conn) close() {
-	// The session's close waits for the answers it owes the server to be sent; a url server
-	// that never takes one would hold it forever, so after the grace the requests end.
+	// The session's close waits for the answers it owes the server to be sent; a server that
+	// never takes one (a url server's unanswered POST, a full stdin) would hold it forever, so
+	// after the grace the sending ends.
 	t := time.AfterFunc(c.grace, c.abort)
 	_ = c.cs.Close()
 	<-c.dead

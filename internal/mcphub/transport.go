@@ -83,6 +83,9 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	procgroup.Own(cmd) // ended as a group: see conn.close
 	d.attemptCmd = cmd
 	ct := &commandTransport{cmd: cmd, terminate: h.terminateGrace}
+	// The session's close waits for the answers it owes the server to be written; a server
+	// that does not read its stdin would hold it forever (see conn.close).
+	d.attemptAbort = ct.abortWrites
 	return &startedTransport{Transport: ct, cmd: cmd, group: &d.attemptGroup}, nil
 }
 
