@@ -65,7 +65,12 @@ func (d *downstream) classify(ctx, cctx context.Context, c *conn, what string, e
 		return fmt.Errorf("mcp server %q: %s timed out after %s: %w", server, what, d.timeout, context.DeadlineExceeded), false
 	case errors.As(err, &wire):
 		// The SDK's "calling ..." prefix says nothing the reader needs; the server's message does.
-		return &refusedError{msg: fmt.Sprintf("mcp server %q refused the %s: %s", server, what, d.scrub.replace(wire.Message)), err: wire}, true
+		// The MCP face passes the JSON-RPC error on to its client: a copy without the secrets.
+		clean := &jsonrpc.Error{Code: wire.Code, Message: d.scrub.replace(wire.Message)}
+		if data := d.scrub.replace(string(wire.Data)); json.Valid([]byte(data)) {
+			clean.Data = json.RawMessage(data)
+		}
+		return &refusedError{msg: fmt.Sprintf("mcp server %q refused the %s: %s", server, what, clean.Message), err: clean}, true
 	case connectionLost(err) || c.diedWithin(time.Second):
 		return &lostError{server: server, what: what, err: d.scrub.err(err)}, false
 	default:
@@ -73,7 +78,8 @@ func (d *downstream) classify(ctx, cctx context.Context, c *conn, what string, e
 	}
 }
 
-// refusedError is a JSON-RPC error the server answered with; it unwraps to the *jsonrpc.Error.
+// refusedError is a JSON-RPC error the server answered with; it unwraps to a *jsonrpc.Error
+// with its code, and its message and data without the server's secrets.
 type refusedError struct {
 	msg string
 	err error

@@ -133,4 +133,6 @@ type Options struct {
 	// Environ is the environment command servers take their default set (or, with InheritEnv,
 	// everything) from; nil means os.Environ.
 	Environ func() []string
+
+	listingLimit int // maxListingBytes when 0; tests lower it
 }

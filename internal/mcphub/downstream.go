@@ -27,6 +27,10 @@ const protocolVersion = "2025-11-25"
 // maxPages bounds pagination so that a server repeating cursors cannot loop the hub forever.
 const maxPages = 1000
 
+// maxListingBytes bounds one listing of one kind, its items as JSON: pages of up to a frame's
+// 16 MiB each would otherwise be held by the thousand. Real listings are a few MiB at most.
+const maxListingBytes = 64 << 20
+
 type kind uint32
 
 const (
@@ -55,6 +59,7 @@ type downstream struct {
 	attemptCmd    *exec.Cmd
 	attemptStderr *lineLogger
 	attemptGroup  atomic.Int64 // the process group of the attempt's command, once started
+	attemptAbort  func()       // ends what the attempt sends: HTTP requests, writes to stdin
 
 	mu        sync.Mutex
 	state     State
@@ -180,7 +185,7 @@ func (d *downstream) run(ctx context.Context) {
 func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
 	defer cancel()
-	d.attemptStderr = nil
+	d.attemptStderr, d.attemptAbort = nil, nil
 	d.attemptGroup.Store(0)
 	// At the deadline, or when the hub closes, a server still connecting is killed at once: it
 	// holds no state yet, and the SDK's graceful close would hold whoever waits for this attempt
@@ -201,16 +206,21 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 		d.mu.Unlock()
 	}
 	d.attemptCmd = nil
+	abort := d.attemptAbort
+	if abort == nil {
+		abort = func() {}
+	}
 	if err != nil {
 		// The SDK has ended the server; what it started may still run.
 		_ = procgroup.Kill(group)
+		abort()
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("no answer to initialize within %s", d.connectTimeout)
 		}
 		return nil, d.scrub.err(fmt.Errorf("initialize: %w", err))
 	}
 	c := watch(cs)
-	c.group = group
+	c.group, c.abort, c.grace = group, abort, d.h.terminateGrace
 	l, err := d.list(cctx, cs, kindAll)
 	if err != nil {
 		c.close()
@@ -231,6 +241,8 @@ type conn struct {
 	dead  chan struct{} // closed when the session has ended
 	err   error         // why, once dead is closed
 	group int           // a stdio server's process group; 0 for url servers
+	abort func()        // ends what is being sent to the server
+	grace time.Duration // how long close lets them finish first
 }
 
 func watch(cs *mcp.ClientSession) *conn {
@@ -245,8 +257,14 @@ func watch(cs *mcp.ClientSession) *conn {
 // close ends the session (for a stdio server: its process, then whatever that process started)
 // and waits for the watcher.
 func (c *conn) close() {
+	// The session's close waits for the answers it owes the server to be sent; a server that
+	// never takes one (a url server's unanswered POST, a full stdin) would hold it forever, so
+	// after the grace the sending ends.
+	t := time.AfterFunc(c.grace, c.abort)
 	_ = c.cs.Close()
 	<-c.dead
+	t.Stop()
+	c.abort()
 	_ = procgroup.Kill(c.group)
 }
 
@@ -332,7 +350,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 	l := lists{have: k}
 	var err error
 	if k&kindTools != 0 && caps.Tools != nil {
-		l.tools, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+		l.tools, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -344,7 +362,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		}
 	}
 	if k&kindPrompts != 0 && caps.Prompts != nil {
-		l.prompts, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+		l.prompts, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -356,7 +374,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		}
 	}
 	if k&kindResources != 0 && caps.Resources != nil {
-		l.resources, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+		l.resources, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -366,7 +384,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		if err != nil {
 			return l, fmt.Errorf("resources/list: %w", err)
 		}
-		l.templates, err = paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		l.templates, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -380,9 +398,10 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 	return l, nil
 }
 
-func paginate[T any](ctx context.Context, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
+func paginate[T any](ctx context.Context, limit int, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
 	var out []*T
 	cursor := ""
+	size := 0
 	for range maxPages {
 		items, next, err := page(ctx, cursor)
 		if err != nil {
@@ -392,6 +411,12 @@ func paginate[T any](ctx context.Context, page func(context.Context, string) ([]
 			if it != nil {
 				out = append(out, it)
 			}
+		}
+		if b, err := json.Marshal(items); err == nil {
+			size += len(b)
+		}
+		if size > limit {
+			return nil, fmt.Errorf("the listing exceeds %d MiB", limit>>20)
 		}
 		if next == "" {
 			return out, nil
@@ -408,6 +433,7 @@ func paginate[T any](ctx context.Context, page func(context.Context, string) ([]
 // the same step, so that nobody sees it ready without its tools.
 func (d *downstream) apply(l lists, ready *conn) {
 	var toolsChanged, otherChanged bool
+	var clashes []catalog.Entry // a new listing, to check against the other servers'
 	d.mu.Lock()
 	if ready != nil {
 		d.state, d.conn, d.lastErr, d.stderr, d.attempted = StateReady, ready, nil, nil, true
@@ -419,7 +445,9 @@ func (d *downstream) apply(l lists, ready *conn) {
 	if l.have&kindTools != 0 {
 		entries := d.entries(l.tools)
 		// A tool the cache listed and the server no longer has goes here.
-		toolsChanged = toolsChanged || !sameEntries(d.tools, entries)
+		if !sameEntries(d.tools, entries) {
+			toolsChanged, clashes = true, entries
+		}
 		d.tools = entries
 	}
 	if l.have&kindPrompts != 0 {
@@ -431,6 +459,7 @@ func (d *downstream) apply(l lists, ready *conn) {
 		d.resources, d.templates = l.resources, l.templates
 	}
 	d.mu.Unlock()
+	d.logNameClashes(clashes)
 	// The catalog first, then whoever waits on the hub: a wait for a server that ends finds its
 	// tools in the catalog already.
 	if toolsChanged {
@@ -460,6 +489,12 @@ func (d *downstream) entries(tools []*mcp.Tool) []catalog.Entry {
 				schema = b
 			}
 		}
+		if schema != nil && !objectSchema(schema) {
+			// Providers refuse a request whose tool parameters are not an object schema, so
+			// one such tool would fail every turn.
+			d.log.Warn("mcp server listed a tool whose input schema is not an object schema; leaving it out", "tool", t.Name)
+			continue
+		}
 		label := t.Title
 		if label == "" && t.Annotations != nil {
 			label = t.Annotations.Title
@@ -481,7 +516,60 @@ func (d *downstream) entries(tools []*mcp.Tool) []catalog.Entry {
 		})
 	}
 	slices.SortFunc(out, func(a, b catalog.Entry) int { return strings.Compare(a.Tool.ID, b.Tool.ID) })
+	// Two names can map to one model-facing name (SafeName's replacement of an odd name is a
+	// valid name too); the catalog would refuse every rebuild over it, so the first id keeps it.
+	names := make(map[string]bool, len(out))
+	out = slices.DeleteFunc(out, func(e catalog.Entry) bool {
+		if names[e.Tool.Name] {
+			d.log.Warn("mcp server listed two tools with the same model-facing name; keeping the first", "tool", e.Tool.MCPToolName, "name", e.Tool.Name)
+			return true
+		}
+		names[e.Tool.Name] = true
+		return false
+	})
 	return out
+}
+
+// logNameClashes says which of the server's tools share their model-facing name with another
+// server's (server names may hold "__": a's tool b__c and a__b's tool c are both mcp__a__b__c).
+// Tools leaves out all but the first server's, in name order.
+func (d *downstream) logNameClashes(entries []catalog.Entry) {
+	if len(d.h.servers) < 2 || len(entries) == 0 {
+		return
+	}
+	names := make(map[string]string, len(entries))
+	for _, e := range entries {
+		names[e.Tool.Name] = e.Tool.MCPToolName
+	}
+	for _, o := range d.h.servers {
+		if o == d {
+			continue
+		}
+		o.mu.Lock()
+		for _, e := range o.tools {
+			if tool, ok := names[e.Tool.Name]; ok {
+				kept, keptTool, lost, lostTool := d.cfg.Name, tool, o.cfg.Name, e.Tool.MCPToolName
+				if o.cfg.Name < d.cfg.Name {
+					kept, keptTool, lost, lostTool = lost, lostTool, kept, keptTool
+				}
+				d.log.Warn("two mcp servers have tools with the same model-facing name; the one of the server whose name sorts first is kept",
+					"name", e.Tool.Name, "kept_server", kept, "kept_tool", keptTool, "left_out_server", lost, "left_out_tool", lostTool)
+			}
+		}
+		o.mu.Unlock()
+	}
+}
+
+// objectSchema reports whether schema, valid JSON, is an object whose type, if it names one, is
+// "object".
+func objectSchema(schema json.RawMessage) bool {
+	var s struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if schema[0] != '{' || json.Unmarshal(schema, &s) != nil {
+		return false
+	}
+	return s.Type == nil || string(s.Type) == `"object"`
 }
 
 func sameEntries(a, b []catalog.Entry) bool {

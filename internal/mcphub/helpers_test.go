@@ -26,6 +26,8 @@ type fakeNet struct {
 	garbage  map[string]bool          // writes a non-JSON line instead of answering
 	refuse   map[string]error         // dial fails with this error
 	gate     map[string]chan struct{} // dial waits until the channel is closed
+	raw      map[string]rawHandler    // a server written by hand (see rawTransport)
+	rawWG    sync.WaitGroup
 }
 
 func newFakeNet() *fakeNet {
@@ -37,6 +39,7 @@ func newFakeNet() *fakeNet {
 		garbage:  map[string]bool{},
 		refuse:   map[string]error{},
 		gate:     map[string]chan struct{}{},
+		raw:      map[string]rawHandler{},
 	}
 }
 
@@ -59,6 +62,8 @@ func (f *fakeNet) dial(ctx context.Context, d *downstream) (mcp.Transport, error
 		return nil, err
 	}
 	switch {
+	case f.raw[name] != nil:
+		return rawTransport{handle: f.raw[name], wg: &f.rawWG}, nil
 	case f.silent[name]:
 		pr, _ := io.Pipe()
 		return &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{io.Discard}}, nil

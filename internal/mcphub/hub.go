@@ -108,6 +108,7 @@ type Hub struct {
 	clock          clock
 	manifests      Manifests
 	environ        func() []string
+	listingLimit   int // bytes of one listing of one kind
 
 	servers []*downstream // sorted by name; fixed after New
 	byName  map[string]*downstream
@@ -167,6 +168,9 @@ func New(opts Options) *Hub {
 	}
 	if h.environ == nil {
 		h.environ = os.Environ
+	}
+	if h.listingLimit = opts.listingLimit; h.listingLimit <= 0 {
+		h.listingLimit = maxListingBytes
 	}
 	h.dial = dialConfig
 	for _, cfg := range opts.Servers {
@@ -256,12 +260,37 @@ func (h *Hub) Close() error {
 // (the catalog orders its snapshot itself). A server that is down keeps the tools it
 // last listed, so that a call reaches it and fails with a clear error instead of "unknown tool"
 // and a restart does not make tools flicker in and out of client lists.
+//
+// A model-facing name two servers' tools map to stays with the server whose name sorts first
+// (whichever connected first), so that the catalog does not refuse every rebuild over it.
 func (h *Hub) Tools() []catalog.Entry {
 	var out []catalog.Entry
+	var names map[string]bool // of the servers before, once there are two with tools
 	for _, d := range h.servers {
 		d.mu.Lock()
-		out = append(out, d.tools...)
+		tools := d.tools
 		d.mu.Unlock()
+		if len(tools) == 0 {
+			continue
+		}
+		if len(out) == 0 {
+			out = append(out, tools...)
+			continue
+		}
+		if names == nil {
+			names = make(map[string]bool, len(out)+len(tools))
+			for _, e := range out {
+				names[e.Tool.Name] = true
+			}
+		}
+		for _, e := range tools {
+			if !names[e.Tool.Name] {
+				out = append(out, e)
+			}
+		}
+		for _, e := range tools {
+			names[e.Tool.Name] = true
+		}
 	}
 	return out
 }

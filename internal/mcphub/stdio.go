@@ -27,6 +27,14 @@ import (
 type commandTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration // after closing stdin, before SIGTERM; 0: the SDK's 5s
+	conn      atomic.Pointer[streamConn]
+}
+
+// abortWrites ends the writes to the server's stdin, now and later (see streamConn.abortWrites).
+func (t *commandTransport) abortWrites() {
+	if c := t.conn.Load(); c != nil {
+		c.abortWrites()
+	}
 }
 
 // defaultTerminateDuration is the SDK's default for mcp.CommandTransport.TerminateDuration.
@@ -34,6 +42,11 @@ const defaultTerminateDuration = 5 * time.Second
 
 // maxFrameBytes bounds one incoming message, as the SDK's mcp.DefaultMaxLineLength does.
 const maxFrameBytes = mcp.DefaultMaxLineLength
+
+// maxUnanswered bounds the server's requests (pings, roots/list …) waiting for their answers to
+// be written. A server asks a client for little, and the hub answers at once; a server past the
+// bound is not reading its stdin, and each of its requests would hold a goroutine.
+const maxUnanswered = 1000
 
 func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 	stdout, err := t.cmd.StdoutPipe()
@@ -52,7 +65,9 @@ func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 		td = defaultTerminateDuration
 	}
 	// stdout is not closed by the connection: closing stdin ends the server, and Wait closes it.
-	return newStreamConn(stdout, stdin, &processCloser{cmd: t.cmd, stdin: stdin, terminate: td}), nil
+	c := newStreamConn(stdout, stdin, &processCloser{cmd: t.cmd, stdin: stdin, terminate: td})
+	t.conn.Store(c)
+	return c, nil
 }
 
 // processCloser ends a server as the MCP specification says and the SDK does: close its stdin,
@@ -121,6 +136,12 @@ type streamConn struct {
 
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*msgBatch
+
+	// unanswered counts the server's calls read and not yet answered: the SDK holds a goroutine
+	// for each until its answer is written, which blocks while the server does not read.
+	unanswered atomic.Int64
+	// writesAborted: see abortWrites.
+	writesAborted atomic.Bool
 
 	pollable  deadliner   // the stream, when Close can end its reads; else nil
 	closing   atomic.Bool // Close has begun: a failed read is the end of the stream
@@ -313,6 +334,16 @@ func (r *frameLimitReader) Read(p []byte) (int, error) {
 func (c *streamConn) SessionID() string { return "" }
 
 func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.unanswered.Add(1) > maxUnanswered {
+		// Closing ends the server's stdin, and so the writes of the answers blocked on it.
+		_ = c.Close()
+		return nil, fmt.Errorf("the server sent more than %d requests without reading their answers", maxUnanswered)
+	}
+	return msg, err
+}
+
+func (c *streamConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -428,15 +459,28 @@ func (c *streamConn) resolveBatch(resp *jsonrpc.Response) (all []*jsonrpc.Respon
 	return nil, true
 }
 
-func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) (err error) {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	default:
 	}
+	// A server that does not read its stdin blocks the write once the pipe is full (and every
+	// write waiting for the lock behind it), whatever ctx says: when ctx ends first, every write
+	// of the connection ends (the message may be cut, and the stream with it), so that a call's
+	// deadline holds.
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, c.abortWrites)
+		defer func() {
+			if !stop() {
+				err = fmt.Errorf("writing to the server: %w", context.Cause(ctx))
+			}
+		}()
+	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if resp, ok := msg.(*jsonrpc.Response); ok {
+		defer c.unanswered.Add(-1)
 		if all, part := c.resolveBatch(resp); part {
 			if len(all) == 0 {
 				return nil
@@ -445,16 +489,40 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if err != nil {
 				return err
 			}
-			_, err = c.w.Write(append(data, '\n'))
-			return err
+			return c.send(append(data, '\n'))
 		}
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
-	_, err = c.w.Write(append(data, '\n'))
+	return c.send(append(data, '\n'))
+}
+
+// errWritesAborted is the error of a write after abortWrites.
+var errWritesAborted = errors.New("writing to the server: aborted (it does not read its stdin)")
+
+func (c *streamConn) send(data []byte) error {
+	if c.writesAborted.Load() {
+		return errWritesAborted
+	}
+	_, err := c.w.Write(data)
+	if err != nil && c.writesAborted.Load() {
+		return errWritesAborted
+	}
 	return err
+}
+
+// abortWrites ends the write in progress and fails every later one: the stream's write deadline
+// is set in the past, or, for a stream without deadlines, it is closed.
+func (c *streamConn) abortWrites() {
+	c.writesAborted.Store(true)
+	if d, ok := c.w.(interface{ SetWriteDeadline(time.Time) error }); ok && d.SetWriteDeadline(time.Unix(1, 0)) == nil {
+		return
+	}
+	if wc, ok := c.w.(io.Closer); ok {
+		_ = wc.Close()
+	}
 }
 
 func encodeBatch(msgs []*jsonrpc.Response) ([]byte, error) {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -55,11 +57,16 @@ func (c ServerConfig) target() string {
 func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	cfg, h := d.cfg, d.h
 	if cfg.URL != "" {
-		return &mcp.StreamableClientTransport{
+		// The attempt's requests end with abort: the SDK waits for the answers it sends to
+		// the server's requests, and a server that never takes one would hold the close.
+		actx, abort := context.WithCancel(context.Background())
+		d.attemptAbort = abort
+		st := &mcp.StreamableClientTransport{
 			Endpoint:   cfg.URL,
-			HTTPClient: &http.Client{Transport: &headerTransport{base: d.http, headers: cfg.Headers}},
+			HTTPClient: &http.Client{Transport: newHeaderTransport(d.http, cfg.URL, cfg.Headers, actx)},
 			MaxRetries: 2,
-		}, nil
+		}
+		return st, nil
 	}
 	// Not CommandContext: the process must outlive the connect deadline; closing the session
 	// ends it (stdin closed, then SIGTERM, then SIGKILL after TerminateGrace).
@@ -76,6 +83,9 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	procgroup.Own(cmd) // ended as a group: see conn.close
 	d.attemptCmd = cmd
 	ct := &commandTransport{cmd: cmd, terminate: h.terminateGrace}
+	// The session's close waits for the answers it owes the server to be written; a server
+	// that does not read its stdin would hold it forever (see conn.close).
+	d.attemptAbort = ct.abortWrites
 	return &startedTransport{Transport: ct, cmd: cmd, group: &d.attemptGroup}, nil
 }
 
@@ -96,22 +106,98 @@ func (t *startedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	return c, err
 }
 
-// headerTransport adds the configured headers to every request to a url server.
+// headerTransport adds the configured headers to every request to a url server's origin. A
+// request a redirect sends elsewhere (another host or port, or http instead of https) goes
+// without them, as Go's client sends an Authorization header only within its host.
+//
+// Every request also ends when abort does. At most maxUnanswered requests wait for their
+// answer's headers at once; more fail at once: the SDK sends its answer to each request of the
+// server in a POST of its own, and a server that sent many and never answers those POSTs held a
+// goroutine and a connection for each.
 type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
+	base         http.RoundTripper
+	scheme, host string // the endpoint's
+	headers      map[string]string
+	abort        context.Context
+	waiting      atomic.Int64
 }
 
 var _ http.RoundTripper = (*headerTransport)(nil)
 
+func newHeaderTransport(base http.RoundTripper, endpoint string, headers map[string]string, abort context.Context) *headerTransport {
+	t := &headerTransport{base: base, headers: headers, abort: abort}
+	if u, err := url.Parse(endpoint); err == nil {
+		t.scheme, t.host = u.Scheme, u.Host
+	}
+	return t
+}
+
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		req = req.Clone(req.Context())
+	if t.waiting.Add(1) > maxUnanswered {
+		t.waiting.Add(-1)
+		return nil, fmt.Errorf("more than %d requests to the server wait for its answer", maxUnanswered)
+	}
+	defer t.waiting.Add(-1)
+	ctx, cancel := context.WithCancel(req.Context())
+	stop := context.AfterFunc(t.abort, cancel)
+	release := func() { stop(); cancel() }
+	req = req.Clone(ctx)
+	if len(t.headers) > 0 && strings.EqualFold(req.URL.Scheme, t.scheme) && strings.EqualFold(req.URL.Host, t.host) {
 		for k, v := range t.headers {
 			req.Header.Set(k, v)
 		}
 	}
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	body := &releasingBody{ReadCloser: resp.Body, release: release}
+	resp.Body = body
+	// The SDK reads a JSON answer or an error's body whole; an event stream it reads event by
+	// event, each bounded (and the stream itself may rightly last for hours).
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		resp.Body = &limitedBody{ReadCloser: body, left: maxFrameBytes}
+	}
+	return resp, nil
+}
+
+// releasingBody lets go of its request's context when it is closed.
+type releasingBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
+}
+
+// limitedBody fails a read past the bound of one message, as a stdio server's frame is bounded.
+type limitedBody struct {
+	io.ReadCloser
+	left int
+}
+
+var errBodyTooLarge = fmt.Errorf("response body exceeds %d MiB", maxFrameBytes>>20)
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errBodyTooLarge
+	}
+	// One byte more than is left tells a body of exactly the bound from a longer one.
+	if len(p) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if n > b.left {
+		n, b.left = b.left, -1
+		return n, errBodyTooLarge
+	}
+	b.left -= n
+	return n, err
 }
 
 // lineLogger turns a server's stderr into log records, one per line, and keeps the last lines
@@ -122,6 +208,7 @@ type lineLogger struct {
 	scrub *scrubber    // for the kept lines
 	mu    sync.Mutex
 	buf   []byte
+	skip  bool     // the rest of a line cut at maxLogLine is dropped, up to its newline
 	last  []string // ring of the last maxTailLines lines
 	next  int
 }
@@ -139,6 +226,14 @@ func newLineLogger(log *slog.Logger, scrub *scrubber) *lineLogger {
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	n := len(p)
+	if l.skip {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			return n, nil
+		}
+		p, l.skip = p[i+1:], false
+	}
 	l.buf = append(l.buf, p...)
 	for {
 		i := bytes.IndexByte(l.buf, '\n')
@@ -148,11 +243,14 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		l.emit(l.buf[:i])
 		l.buf = l.buf[i+1:]
 	}
-	if len(l.buf) > maxLogLine {
+	// A line over the cap is logged once its cut is known not to split a secret (every secret
+	// that starts before the cap is whole in buf); its rest is dropped, since a rest logged as a
+	// line of its own could start inside a secret.
+	if len(l.buf) > maxLogLine+l.scrub.longest {
 		l.emit(l.buf)
-		l.buf = l.buf[:0]
+		l.buf, l.skip = l.buf[:0], true
 	}
-	return len(p), nil
+	return n, nil
 }
 
 func (l *lineLogger) emit(line []byte) {
@@ -161,7 +259,9 @@ func (l *lineLogger) emit(line []byte) {
 		return
 	}
 	if len(line) > maxLogLine {
-		line = append(line[:maxLogLine:maxLogLine], "…"...)
+		// Cut before a secret the cap would split: the scrubbing masks only whole secrets.
+		cut := l.scrub.cut(line, maxLogLine)
+		line = append(line[:cut:cut], "…"...)
 	}
 	l.log.Info("mcp server output", "line", string(line))
 	kept := tailLine(l.scrub.replace(string(line)))
@@ -203,7 +303,9 @@ func (l *lineLogger) tail() []string {
 // scrubber removes a server's secrets (env and header values, the URL's query and user info) from
 // text that goes to logs, errors and status output.
 type scrubber struct {
-	r *strings.Replacer // nil when the server has no secret
+	r       *strings.Replacer // nil when the server has no secret
+	secrets []string          // what r masks, longest first
+	longest int               // bytes of the longest secret
 }
 
 func newScrubber(cfg ServerConfig) *scrubber {
@@ -245,10 +347,31 @@ func newScrubber(cfg ServerConfig) *scrubber {
 	// Longest first, so that a value containing another is masked whole.
 	slices.SortFunc(pairs, func(a, b pair) int { return len(b.old) - len(a.old) })
 	flat := make([]string, 0, 2*len(pairs))
+	secrets := make([]string, 0, len(pairs))
 	for _, p := range pairs {
 		flat = append(flat, p.old, p.new)
+		secrets = append(secrets, p.old)
 	}
-	return &scrubber{r: strings.NewReplacer(flat...)}
+	return &scrubber{r: strings.NewReplacer(flat...), secrets: secrets, longest: len(pairs[0].old)}
+}
+
+// cut returns where to cut text at n or before it so that no secret is split: the start of a
+// secret that spans n, as often as moving the cut makes another one span it.
+func (s *scrubber) cut(text []byte, n int) int {
+	for moved := true; moved; {
+		moved = false
+		for _, sec := range s.secrets {
+			lo, hi := max(0, n-len(sec)+1), min(len(text), n+len(sec)-1)
+			if lo >= hi {
+				continue
+			}
+			// An occurrence starting in [lo, n) that fits in [lo, hi) spans n.
+			if i := bytes.Index(text[lo:hi], []byte(sec)); i >= 0 {
+				n, moved = lo+i, true
+			}
+		}
+	}
+	return n
 }
 
 func (s *scrubber) replace(text string) string {
