@@ -463,7 +463,7 @@ type termSet struct {
 }
 
 // indexFrom is how many terms a termSet scans before it keeps an index.
-const indexFrom = 32
+const indexFrom = 128
 
 // set gives term weight, or, when it is there already, the larger of the two (keepMax) or weight.
 func (s *termSet) set(term string, weight float64, keepMax bool) {
