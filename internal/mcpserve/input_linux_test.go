@@ -7,11 +7,9 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/nodmix/nodmix/internal/leaktest"
 )
@@ -100,25 +98,7 @@ func TestStdioOverBlockingPipe(t *testing.T) {
 // larger than the pipe holds is being written) still ends on SIGTERM, as it does while the
 // client keeps stdin open, instead of waiting for that write for good.
 func TestStdioShutdownWithOutputFull(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestHelperStdioServer$")
-	cmd.Env = append(os.Environ(), "NODMIX_MCPSERVE_HELPER=stdio")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, in, out := startStdioHelper(t)
 	t.Cleanup(func() { _ = in.Close() })
 	r := bufio.NewReader(out)
 	for _, line := range []string{drainInit, `{"jsonrpc":"2.0","id":2,"method":"ping"}`} {
