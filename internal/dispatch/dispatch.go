@@ -241,7 +241,53 @@ func ObjectArgs(raw json.RawMessage) (json.RawMessage, error) {
 	if err := json.Compact(&buf, trimmed); err != nil {
 		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
+	if k, ok := repeatedKey(buf.Bytes()); ok {
+		// Parsers disagree on a repeated key (Go keeps the last value, others the first): a hook,
+		// a policy or an approval could see one value while the executor runs with the other.
+		return nil, fmt.Errorf("arguments repeat the key %q: send each key once", k)
+	}
 	return buf.Bytes(), nil
+}
+
+// repeatedKey returns a key that an object anywhere in the valid JSON value raw has twice
+// (compared after unescaping).
+func repeatedKey(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var walk func() (string, bool)
+	walk = func() (string, bool) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				key, ok := k.(string)
+				if err != nil || !ok {
+					return "", false
+				}
+				if seen[key] {
+					return key, true
+				}
+				seen[key] = true
+				if k, ok := walk(); ok {
+					return k, true
+				}
+			}
+			_, _ = dec.Token()
+		case json.Delim('['):
+			for dec.More() {
+				if k, ok := walk(); ok {
+					return k, true
+				}
+			}
+			_, _ = dec.Token()
+		}
+		return "", false
+	}
+	return walk()
 }
 
 // Canonical returns the canonical JSON form of args (keys sorted, no insignificant space), so an

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -164,11 +163,6 @@ func (g *ApprovalGate) Check(ctx context.Context, call catalog.Call) error {
 	if err != nil {
 		return &dispatch.BlockedError{Reason: "approval required, but the arguments are not valid JSON"}
 	}
-	if repeatsKey(call.Args) {
-		// The canonical form keeps one value of a repeated key and the executor gets the
-		// arguments as sent: a parser that keeps the first value would run what was not approved.
-		return &dispatch.BlockedError{Reason: "approval required, but the arguments repeat a key; send each key once"}
-	}
 	binding := Binding(call.Session, t.ID, canon)
 
 	granted, err := g.cfg.Store.TakeGrant(ctx, binding)
@@ -203,47 +197,6 @@ func (g *ApprovalGate) Check(ctx context.Context, call catalog.Call) error {
 		}
 	}
 	return g.refuse(ctx, req, binding)
-}
-
-// repeatsKey reports whether an object anywhere in the JSON value raw has a key twice (compared
-// after unescaping). raw has been decoded once already, so it is valid and its depth is bounded.
-func repeatsKey(raw []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var walk func() bool
-	walk = func() bool {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch tok {
-		case json.Delim('{'):
-			seen := map[string]bool{}
-			for dec.More() {
-				k, err := dec.Token()
-				key, ok := k.(string)
-				if err != nil || !ok {
-					return false
-				}
-				if seen[key] {
-					return true
-				}
-				seen[key] = true
-				if walk() {
-					return true
-				}
-			}
-			_, _ = dec.Token()
-		case json.Delim('['):
-			for dec.More() {
-				if walk() {
-					return true
-				}
-			}
-			_, _ = dec.Token()
-		}
-		return false
-	}
-	return walk()
 }
 
 // refuse blocks a call no one could approve, saying how to approve it.

@@ -293,7 +293,7 @@ func TestApprovalRefusesRepeatedKeys(t *testing.T) {
 		if tt.blocked != res.IsError {
 			t.Errorf("%s: blocked = %v, want %v (%s)", tt.args, res.IsError, tt.blocked, res.Text())
 		}
-		if tt.blocked && !strings.Contains(res.Text(), "repeat a key") {
+		if tt.blocked && !strings.Contains(res.Text(), "arguments repeat the key") {
 			t.Errorf("%s: reason %q does not say why", tt.args, res.Text())
 		}
 		if !tt.blocked {
