@@ -45,26 +45,20 @@ func pollableInput(in io.Reader) *os.File {
 // fails with EPIPE is an error, not the death by SIGPIPE of a write to descriptor 1 or 2 (see
 // unbrokenOutput). The mode of out itself is left alone, as in pollableInput.
 func pollableOutput(out io.Writer) *os.File {
-	f, ok := out.(*os.File)
-	if !ok {
-		return nil
-	}
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	nfd := -1
-	_ = rc.Control(func(fd uintptr) { // not Fd, which would make out blocking
+	pf := reopenFile(out, func(fd int) int {
 		var st syscall.Stat_t
-		if syscall.Fstat(int(fd), &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-			return
+		if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+			return -1
 		}
-		nfd, _ = syscall.Open("/proc/self/fd/"+strconv.Itoa(int(fd)), syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		nfd, err := syscall.Open("/proc/self/fd/"+strconv.Itoa(fd), syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return -1
+		}
+		return nfd
 	})
-	if nfd < 0 {
+	if pf == nil {
 		return nil
 	}
-	pf := os.NewFile(uintptr(nfd), f.Name())
 	if pf.SetWriteDeadline(time.Time{}) != nil {
 		_ = pf.Close()
 		return nil
