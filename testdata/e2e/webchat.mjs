@@ -98,6 +98,9 @@ async function chat() {
   const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/sessions/'));
   await page.getByLabel('Thinking level').selectOption({ label: 'Override: high' });
   out.patchStatus = (await patched).status();
+  // The page shows the PATCH's answer once it has read it, after the response arrives; a row
+  // fetched earlier may be shown in between. Wait for the answer (the Go test checks what shows).
+  await page.waitForFunction(() => document.querySelector('#thinking').value === 'high', null, { timeout: 5000 }).catch(() => {});
   out.pickerAfterPick = await pickerState(page);
   const stored = await page.request.get(base + '/v1/sessions/' + encodeURIComponent(out.key));
   out.storedAfterPick = (await stored.json()).overrides;
