@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/session"
@@ -107,6 +108,45 @@ func TestOpenMigratesAnOlderFile(t *testing.T) {
 	defer again.Close()
 	if in, err := again.Session(ctx, "mcp-a"); err != nil || !cmp.Equal(in, info) {
 		t.Errorf("after reopening: %+v, %v", in, err)
+	}
+}
+
+// Switching a file to WAL reads it and then needs its write lock; SQLite refuses that at once,
+// busy timeout or not, while another process writes (or opens) a file still in the old journal
+// mode. Open waits for the writer instead of failing.
+func TestOpenWaitsForAWriterOfAnOlderFile(t *testing.T) {
+	ctx := context.Background()
+	path := writeOld(t)
+	w, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET touched = touched + 1`); err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		s, err := Open(ctx, path)
+		if err == nil {
+			s.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		t.Fatalf("Open returned while the writer held the file: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("Open after the writer let go: %v", err)
 	}
 }
 

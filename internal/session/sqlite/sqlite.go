@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/nodmix/nodmix/internal/session"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -105,6 +106,35 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	return tx.Commit()
 }
 
+// walWait bounds how long Open retries switching a file to WAL while another process holds it.
+const walWait = 5 * time.Second
+
+// useWAL puts the file in WAL mode. The switch reads the file and then needs its write lock, and
+// SQLite refuses that with SQLITE_BUSY at once, without the busy handler, while another process
+// writes a file still in the old journal mode (two processes opening one older file together
+// did), so the switch is retried here. A file already in WAL mode answers at once.
+func useWAL(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(walWait)
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		var mode string
+		err := db.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY, in any of its extended forms.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
+}
+
 // Store is a session.Store in a SQLite file.
 type Store struct {
 	db       *sql.DB
@@ -122,10 +152,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// Write transactions begin IMMEDIATE: they take the write lock at once, waiting up to the busy
 	// timeout, instead of failing with SQLITE_BUSY when a read must become a write (which the
 	// busy timeout does not cover). Read-only transactions stay deferred and run alongside.
-	dsn := "file:" + uriPath(path) + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	// The journal mode is not in the DSN: it is the file's, set once by useWAL below.
+	dsn := "file:" + uriPath(path) + "?_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("state store %s: %w", path, err)
+	}
+	if err := useWAL(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state store %s: journal mode: %w", path, err)
 	}
 	if err := migrate(ctx, db); err != nil {
 		db.Close()
