@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,12 @@ import (
 
 // DefaultWarm is the number of idle children a pool keeps ready unless told otherwise.
 const DefaultWarm = 2
+
+// DefaultMaxRunning is the number of runs a pool lets proceed at once unless told otherwise.
+// Each child may grow to its Limits.MemoryBytes (DefaultMemoryBytes: 256 MiB), so the cap is
+// what bounds the memory of many tool_search_code calls arriving together (one model step may
+// make several), at about 2 GiB with the defaults.
+const DefaultMaxRunning = 8
 
 // DefaultStartTimeout bounds a child's start, up to its hello.
 const DefaultStartTimeout = 10 * time.Second
@@ -27,6 +34,9 @@ type Options struct {
 	// Dir is the children's working directory. Empty means an empty directory that the pool
 	// creates and removes on Close.
 	Dir string
+	// MaxRunning is the most runs in progress at once: 0 means DefaultMaxRunning. A run beyond
+	// it waits for one to end, up to its Limits.Timeout.
+	MaxRunning int
 	// StartTimeout bounds one child start; 0 means DefaultStartTimeout.
 	StartTimeout time.Duration
 	// Logger receives debug and failure logs; nil discards them.
@@ -46,7 +56,7 @@ func SelfCommand() ([]string, error) {
 // Pool runs code in sandbox children. Each child serves exactly one run and is then killed, so
 // no state can leak between runs; a few started children are kept idle so that a run does not
 // wait for a process start, and are replaced in the background. Safe for concurrent use: each
-// concurrent Run has its own child. The owner must call Close.
+// concurrent Run has its own child, up to Options.MaxRunning at once. The owner must call Close.
 type Pool struct {
 	argv         []string
 	warm         int
@@ -59,6 +69,7 @@ type Pool struct {
 	cancel context.CancelFunc
 	idle   chan *child
 	kick   chan struct{}
+	slots  chan struct{} // one value per run in progress, up to Options.MaxRunning
 
 	mu        sync.Mutex
 	closed    bool
@@ -73,6 +84,9 @@ func NewPool(opts Options) (*Pool, error) {
 	}
 	if opts.StartTimeout < 0 {
 		return nil, errors.New("sandbox: Options.StartTimeout: must not be negative")
+	}
+	if opts.MaxRunning < 0 {
+		return nil, errors.New("sandbox: Options.MaxRunning: must not be negative")
 	}
 	p := &Pool{
 		argv:         append([]string(nil), opts.Command...),
@@ -100,6 +114,7 @@ func NewPool(opts Options) (*Pool, error) {
 		p.dir, p.ownDir = dir, true
 	}
 	p.idle = make(chan *child, p.warm)
+	p.slots = make(chan struct{}, cmp.Or(opts.MaxRunning, DefaultMaxRunning))
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
 }
@@ -130,8 +145,15 @@ func (p *Pool) Run(ctx context.Context, code string, b Bridge, lim Limits) (*Res
 	}
 	defer p.wg.Done()
 
+	if err := p.takeSlot(ctx, lim.Timeout); err != nil {
+		if err == ErrClosed {
+			return nil, err
+		}
+		return &Result{}, err
+	}
 	c, err := p.acquire(ctx)
 	if err != nil {
+		<-p.slots
 		if ctx.Err() != nil {
 			return &Result{}, &CodeError{Kind: KindAborted, Message: msgAborted, err: context.Cause(ctx)}
 		}
@@ -142,13 +164,38 @@ func (p *Pool) Run(ctx context.Context, code string, b Bridge, lim Limits) (*Res
 	}
 	p.log.Debug("sandbox: run", "warm", c.warm, "pid", c.cmd.Process.Pid)
 	res, err := c.run(ctx, p.ctx.Done(), code, b, lim, p.log)
-	// Reaping a process takes as long as the run itself; the caller need not wait for it.
+	// Reaping a process takes as long as the run itself; the caller need not wait for it. The
+	// slot stays taken until the child is gone: its memory is what the cap bounds.
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		c.close()
+		<-p.slots
 	}()
 	return res, err
+}
+
+// takeSlot waits for a run slot, up to wait. Its errors are ErrClosed or the *CodeError the run
+// fails with.
+func (p *Pool) takeSlot(ctx context.Context, wait time.Duration) error {
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	p.log.Debug("sandbox: waiting for a run to end", "running", cap(p.slots))
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &CodeError{Kind: KindAborted, Message: msgAborted, err: context.Cause(ctx)}
+	case <-p.ctx.Done():
+		return ErrClosed
+	case <-timer.C:
+		return codeErr(KindTimeout, msgBusy, cap(p.slots))
+	}
 }
 
 // Available reports whether a child can start here, by starting one (which then waits in the

@@ -16,6 +16,7 @@ const (
 	msgEmptyCode       = "code must be a non-empty string."
 	msgTimedOut        = "tool_search_code timed out"
 	msgAborted         = "tool_search_code aborted"
+	msgBusy            = "tool_search_code timed out waiting for the sandbox: %d runs were already in progress. Run fewer at once, or use tool_search, tool_describe and tool_call."
 	msgSearchQuery     = "search query must be a string."
 	msgDescribeID      = "describe id must be a string."
 	msgCallID          = "call id must be a string."

@@ -452,6 +452,9 @@ func TestValidation(t *testing.T) {
 	if _, err := NewPool(Options{Command: []string{"x"}, StartTimeout: -1}); err == nil || !strings.Contains(err.Error(), "Options.StartTimeout") {
 		t.Errorf("NewPool with negative timeout = %v", err)
 	}
+	if _, err := NewPool(Options{Command: []string{"x"}, MaxRunning: -1}); err == nil || !strings.Contains(err.Error(), "Options.MaxRunning: must not be negative") {
+		t.Errorf("NewPool with a negative MaxRunning = %v", err)
+	}
 	p := newTestPool(t, -1)
 	for _, tc := range []struct {
 		lim  Limits
