@@ -44,6 +44,23 @@ func (g *globals) openServing(c *cobra.Command, mode string) (*app.App, error) {
 	return app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Mode: m, IndexAhead: true})
 }
 
+// guardStderr sends the logs and notes of a long-running face through a second descriptor of
+// stderr (mcpserve.UnbrokenOutput): a reader of stderr that goes away makes them write errors
+// instead of ending the server at its next log line. Call it before the app is made, and the
+// returned func after everything that logs has closed.
+func (g *globals) guardStderr() (restore func()) {
+	f := mcpserve.UnbrokenOutput(g.env.Stderr)
+	if f == nil {
+		return func() {}
+	}
+	prev := g.env.Stderr
+	g.env.Stderr = f
+	return func() {
+		g.env.Stderr = prev
+		_ = f.Close()
+	}
+}
+
 // note tells the user of a one-shot command, on stderr, what holds it up.
 func (g *globals) note(line string) { fmt.Fprintln(g.env.Stderr, line) }
 
@@ -78,6 +95,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 		Short: "Serve the catalog over MCP on stdin/stdout",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			defer g.guardStderr()()
 			a, err := g.openServing(c, mode)
 			if err != nil {
 				return err
@@ -222,6 +240,7 @@ func newGatewayCmd(g *globals) *cobra.Command {
 		Short: "Run the HTTP gateway: MCP (streamable HTTP) at /mcp, the agent API at /v1, health at /healthz",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			defer g.guardStderr()()
 			// The port is taken before anything starts: a busy port is one error, at once.
 			ln, token, err := g.listenGateway(listen)
 			if err != nil {

@@ -43,7 +43,7 @@ func pollableInput(in io.Reader) *os.File {
 // parent gives `nodmix mcp serve` is, or nil. Closing it ends a write in progress, which a
 // blocking write to a client that does not read would hold for good; and a write to it that
 // fails with EPIPE is an error, not the death by SIGPIPE of a write to descriptor 1 or 2 (see
-// unbrokenOutput). The mode of out itself is left alone, as in pollableInput.
+// UnbrokenOutput). The mode of out itself is left alone, as in pollableInput.
 func pollableOutput(out io.Writer) *os.File {
 	pf := reopenFile(out, func(fd int) int {
 		var st syscall.Stat_t

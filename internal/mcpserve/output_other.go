@@ -7,5 +7,5 @@ import (
 	"os"
 )
 
-// unbrokenOutput is for systems with SIGPIPE (see output_unix.go); elsewhere out stays as it is.
-func unbrokenOutput(io.Writer) *os.File { return nil }
+// UnbrokenOutput is for systems with SIGPIPE (see output_unix.go); elsewhere out stays as it is.
+func UnbrokenOutput(io.Writer) *os.File { return nil }

@@ -9,11 +9,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// unbrokenOutput returns a second descriptor of out when out is the process's stdout or stderr,
-// or nil. The runtime kills a program whose write to descriptor 1 or 2 fails with EPIPE (by
-// SIGPIPE): a client that went away would take the server down at its next answer, before it
-// could end its calls and close its servers. Through another descriptor that is a write error.
-func unbrokenOutput(out io.Writer) *os.File {
+// UnbrokenOutput returns a second descriptor of out when out is the process's stdout or stderr,
+// or nil; the caller closes it. The runtime kills a program whose write to descriptor 1 or 2
+// fails with EPIPE (by SIGPIPE): a client that went away would take the server down at its next
+// answer or log line, before it could end its calls and close its servers. Through another
+// descriptor that is a write error.
+func UnbrokenOutput(out io.Writer) *os.File {
 	return reopenFile(out, func(fd int) int {
 		if fd != 1 && fd != 2 {
 			return -1

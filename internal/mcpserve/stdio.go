@@ -30,7 +30,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	if f := pollableOutput(out); f != nil {
 		defer f.Close()
 		out, stop = f, f
-	} else if f := unbrokenOutput(out); f != nil {
+	} else if f := UnbrokenOutput(out); f != nil {
 		defer f.Close()
 		out = f
 	}
