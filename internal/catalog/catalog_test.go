@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/catalog"
@@ -120,6 +122,50 @@ func TestLiveCatalogKeepsLastGoodSnapshot(t *testing.T) {
 }
 
 // A null input_schema is no schema: the tool takes the default object schema, like one without.
+// TestWatchersSeeVersionsInOrder: rebuilds on many goroutines at once reach each watcher one
+// at a time, in order of version, ending with the current snapshot.
+func TestWatchersSeeVersionsInOrder(t *testing.T) {
+	c := catalog.New(nil)
+	notify := c.Add(catalog.Static{entry("a", "a")})
+	var mu sync.Mutex
+	var seen []uint64
+	running := 0
+	cancel := c.Watch(func(s *catalog.Snapshot) {
+		mu.Lock()
+		running++
+		if running > 1 {
+			t.Error("two calls of one watcher at once")
+		}
+		seen = append(seen, s.Version())
+		mu.Unlock()
+		time.Sleep(50 * time.Microsecond) // widen the window a second rebuild could overtake in
+		mu.Lock()
+		running--
+		mu.Unlock()
+	})
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				notify()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) == 0 {
+		t.Fatal("the watcher saw no snapshot")
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i] <= seen[i-1] {
+			t.Fatalf("version %d after %d (call %d of %d)", seen[i], seen[i-1], i, len(seen))
+		}
+	}
+	if last, cur := seen[len(seen)-1], c.Snapshot().Version(); last != cur {
+		t.Errorf("the watcher last saw version %d; the current one is %d", last, cur)
+	}
+}
+
 func TestReadFileNullSchema(t *testing.T) {
 	tools, err := catalog.ReadFile(strings.NewReader(`{"id":"a","input_schema":null}` + "\n" + `{"id":"b"}`))
 	if err != nil {

@@ -25,6 +25,11 @@ type Catalog struct {
 	lastErr   error
 	watchers  map[int]func(*Snapshot)
 	nextWatch int
+
+	// notifyMu orders the calls of watchers: held while they run, after mu is released (a
+	// watcher may read the catalog). delivered is the version they last saw.
+	notifyMu  sync.Mutex
+	delivered uint64
 }
 
 // New returns an empty catalog.
@@ -76,11 +81,27 @@ func (c *Catalog) Rebuild() {
 	c.version++
 	c.current = snap
 	c.lastErr = nil
+	c.mu.Unlock()
+	c.notify()
+}
+
+// notify calls the watchers with the current snapshot unless they have seen it. Rebuilds on two
+// goroutines would otherwise race to call them, and a watcher could get an older snapshot after
+// a newer one and keep it; this way each sees versions in order, the last one always.
+func (c *Catalog) notify() {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	c.mu.Lock()
+	snap := c.current
 	watchers := make([]func(*Snapshot), 0, len(c.watchers))
 	for _, w := range c.watchers {
 		watchers = append(watchers, w)
 	}
 	c.mu.Unlock()
+	if snap.Version() <= c.delivered {
+		return
+	}
+	c.delivered = snap.Version()
 	for _, w := range watchers {
 		w(snap)
 	}
@@ -100,8 +121,9 @@ func (c *Catalog) Err() error {
 	return c.lastErr
 }
 
-// Watch calls fn with every new snapshot until the returned cancel function is called. fn runs on
-// the goroutine that rebuilt the catalog and must not block.
+// Watch calls fn with new snapshots until the returned cancel function is called: in order of
+// version, one call at a time, the newest always (an older one may be skipped when rebuilds
+// overlap). fn runs on a goroutine that rebuilt the catalog and must not block or rebuild it.
 func (c *Catalog) Watch(fn func(*Snapshot)) (cancel func()) {
 	c.mu.Lock()
 	id := c.nextWatch
