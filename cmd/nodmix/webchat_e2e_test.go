@@ -125,6 +125,8 @@ func TestE2EWebChat(t *testing.T) {
 		PickerFirst, PickerAfterPick picker
 		PickerAfterReload            picker
 		PickerAfterDirective         picker
+		PickerAfterStaleRow          picker
+		HeldRows                     int
 		PickerBinary, PickerNew      picker
 		Mutations                    int
 		Tools                        []struct{ Text, State string }
@@ -158,6 +160,8 @@ func TestE2EWebChat(t *testing.T) {
 		{"picker after reload", got.PickerAfterReload, picker{scripted, "Override: high"}},
 		{"picker after /think low", got.PickerAfterDirective, picker{scripted, "Override: low"}},
 		{"reply to /think low", got.LastAnswer, "Thinking level set to low."},
+		{"rows held back", got.HeldRows, 1},
+		{"picker after a stale row", got.PickerAfterStaleRow, picker{scripted, "Override: high"}},
 		{"binary profile picker", got.PickerBinary, picker{[]string{"Inherited: on", "Override: off", "Override: on"}, "Override: on"}},
 		{"a new session inherits", got.PickerNew, picker{scripted, "Inherited: medium"}},
 		{"sessions after delete", got.SessionsAfterDelete, got.SessionsBeforeDelete - 1},
@@ -202,7 +206,8 @@ func TestE2EWebChat(t *testing.T) {
 	if code := apiGet(t, base+"/v1/sessions/"+got.Key, "", &row); code != 200 {
 		t.Fatalf("GET the page's session = %d", code)
 	}
-	if diff := cmp.Diff(map[string]string{"thinking": "low", "verbose": "on"}, row.Overrides); diff != "" {
+	// The last pick (high, made after /think low) is what the session keeps.
+	if diff := cmp.Diff(map[string]string{"thinking": "high", "verbose": "on"}, row.Overrides); diff != "" {
 		t.Errorf("stored overrides (-want +got):\n%s", diff)
 	}
 	e := row.Economy

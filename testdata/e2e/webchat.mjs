@@ -98,8 +98,8 @@ async function chat() {
   const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/sessions/'));
   await page.getByLabel('Thinking level').selectOption({ label: 'Override: high' });
   out.patchStatus = (await patched).status();
-  // The page shows the PATCH's answer once it has read it, after the response arrives; a row
-  // fetched earlier may be shown in between. Wait for the answer (the Go test checks what shows).
+  // The page shows the PATCH's answer once it has read it, a moment after the response arrives:
+  // wait for it (the Go test checks what shows).
   await page.waitForFunction(() => document.querySelector('#thinking').value === 'high', null, { timeout: 5000 }).catch(() => {});
   out.pickerAfterPick = await pickerState(page);
   const stored = await page.request.get(base + '/v1/sessions/' + encodeURIComponent(out.key));
@@ -114,6 +114,29 @@ async function chat() {
   await send(page, '/think low', 'Thinking level set to low.');
   out.pickerAfterDirective = await pickerState(page);
   out.lastAnswer = await page.locator('[data-role="assistant"]').last().textContent();
+
+  // A row read before a pick and answered after it must not show over the pick. The read that
+  // follows the next turn is answered with the row as it was then, held until the pick shows.
+  const isRow = (u) => u.pathname === '/v1/sessions/' + encodeURIComponent(out.key);
+  const held = [];
+  await page.route(isRow, async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    const response = await route.fetch(); // the row before the pick
+    held.push(() => route.fulfill({ response }));
+  });
+  await send(page, '/think low', 'Thinking level set to low.');
+  for (let i = 0; held.length === 0 && i < 100; i++) await new Promise((r) => setTimeout(r, 50));
+  out.heldRows = held.length;
+  const picked = page.waitForResponse((r) => r.request().method() === 'PATCH' && isRow(new URL(r.url())));
+  await page.getByLabel('Thinking level').selectOption({ label: 'Override: high' });
+  await picked;
+  await page.waitForFunction(() => document.querySelector('#thinking').value === 'high', null, { timeout: 5000 }).catch(() => {});
+  const stale = page.waitForResponse((r) => r.request().method() === 'GET' && isRow(new URL(r.url())));
+  await Promise.all(held.map((f) => f()));
+  await stale;
+  await page.waitForTimeout(200); // the page's handler of the stale row runs
+  out.pickerAfterStaleRow = await pickerState(page);
+  await page.unroute(isRow);
 
   await page.setViewportSize({ width: 1280, height: 1180 }); // room for the tool lines
   await page.screenshot({ path: join(arg, 'webchat.png') });

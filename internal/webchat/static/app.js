@@ -17,6 +17,7 @@
     rows: [],
     models: [],
     busy: false,
+    rowSeq: 0, // counts the reads of a session row; only the latest one started is shown
   };
 
   // ---- API -----------------------------------------------------------------------------
@@ -172,6 +173,7 @@
   }
 
   async function openSession(key) {
+    const seq = ++state.rowSeq;
     let detail;
     try {
       detail = await api('GET', sessionPath(key));
@@ -181,6 +183,7 @@
       detail = await api('GET', sessionPath(key));
       await loadRows();
     }
+    if (seq !== state.rowSeq) return; // another session was opened, or the row read again
     state.key = key;
     sessionStorage.setItem(SESSION_KEY, key);
     const hash = '#session=' + encodeURIComponent(key);
@@ -236,9 +239,10 @@
   }
 
   async function patch(body) {
+    const seq = ++state.rowSeq;
     try {
       const row = await api('PATCH', sessionPath(state.key), body);
-      applyRow(row);
+      if (seq === state.rowSeq) applyRow(row);
       await loadRows();
     } catch (e) {
       notice(e.options && e.options.length ? `${e.message}` : e.message);
@@ -519,11 +523,15 @@
       state.busy = false;
       $('#send').disabled = false;
     }
-    // The turn may have changed the session (a /think or /verbose directive, counters): read it back.
+    // The turn may have changed the session (a /think or /verbose directive, counters): read it
+    // back, unless a pick or another session started a newer read meanwhile (shown over it, this
+    // older row would undo the pick on screen).
+    const seq = ++state.rowSeq;
+    const key = state.key;
     try {
-      const detail = await api('GET', sessionPath(state.key));
-      applyRow(detail);
-      fillOutputs(detail);
+      const detail = await api('GET', sessionPath(key));
+      if (seq === state.rowSeq) applyRow(detail);
+      if (key === state.key) fillOutputs(detail);
       await loadRows();
     } catch (e) {
       notice(e.message);
