@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,28 @@ import (
 
 // shutdownLimit is how soon `nodmix mcp serve` must be gone after SIGTERM or SIGINT.
 const shutdownLimit = time.Second
+
+// readReplies reads the JSON-RPC answers (the messages with an id) that `nodmix mcp serve`
+// writes to stdout, and then waits for cmd: exited is closed once it has, with *waitErr what
+// Wait returned.
+func readReplies(stdout io.Reader, cmd *exec.Cmd) (replies <-chan map[string]any, exited <-chan struct{}, waitErr *error) {
+	out, done := make(chan map[string]any, 16), make(chan struct{})
+	waitErr = new(error)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["id"] != nil {
+				out <- m
+			}
+		}
+		close(out)
+		*waitErr = cmd.Wait()
+		close(done)
+	}()
+	return out, done, waitErr
+}
 
 // readPID waits for a file holding a process id and returns the id.
 func readPID(t *testing.T, file string) int {
@@ -108,20 +131,7 @@ func TestMCPServeEndsOnSignal(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			replies := make(chan map[string]any, 16)
-			exited := make(chan error, 1)
-			go func() {
-				sc := bufio.NewScanner(stdout)
-				sc.Buffer(nil, 16<<20)
-				for sc.Scan() {
-					var m map[string]any
-					if json.Unmarshal(sc.Bytes(), &m) == nil && m["id"] != nil {
-						replies <- m
-					}
-				}
-				close(replies)
-				exited <- cmd.Wait()
-			}()
+			replies, exited, _ := readReplies(stdout, cmd)
 			t.Cleanup(func() {
 				if cmd.ProcessState == nil {
 					_ = cmd.Process.Kill()

@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -39,26 +38,11 @@ func TestMCPServeOutlivesItsStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	exited := make(chan struct{})
-	var waitErr error
+	replies, exited, waitErr := readReplies(stdout, cmd)
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	replies := make(chan map[string]any, 4)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m["id"] != nil {
-				replies <- m
-			}
-		}
-		close(replies)
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
 	for id, method := range []string{"initialize", "tools/list"} {
 		params := map[string]any{}
 		if method == "initialize" {
@@ -71,7 +55,7 @@ func TestMCPServeOutlivesItsStderr(t *testing.T) {
 		m, ok := <-replies
 		if !ok {
 			<-exited
-			t.Fatalf("nodmix mcp serve ended before answering %s: %v", method, waitErr)
+			t.Fatalf("nodmix mcp serve ended before answering %s: %v", method, *waitErr)
 		}
 		if m["result"] == nil {
 			t.Fatalf("%s: %v", method, m)
