@@ -16,6 +16,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/jsondepth"
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/provider"
 	"github.com/nodmix/nodmix/internal/session"
@@ -238,6 +239,9 @@ func turnStatus(err error) (int, string, string) {
 	return http.StatusInternalServerError, "server_error", "internal_error"
 }
 
+// maxBodyDepth is the deepest nesting encoding/json decodes, and so the deepest a body may be.
+const maxBodyDepth = 10000
+
 // readBody reads a JSON request body with a bound.
 func readBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
@@ -249,6 +253,9 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, bad("", "cannot read the request body: %v", err)
 	}
 	if !json.Valid(b) {
+		if jsondepth.Deeper(b, maxBodyDepth) {
+			return nil, bad("", "request body nests arrays and objects deeper than %d levels", maxBodyDepth)
+		}
 		return nil, bad("", "request body is not valid JSON")
 	}
 	return b, nil

@@ -137,6 +137,8 @@ func TestChatRefusesBadBodies(t *testing.T) {
 	srv := serve(t, &fakeAgent{result: answer("x")})
 	cases := []struct{ body, param, msg string }{
 		{`nope`, "", "request body is not valid JSON"},
+		{`{"model":"a/b","messages":[{"role":"user","content":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}]}`, "", "request body nests arrays and objects deeper than 10000 levels"},
+		{`{"model":"a/b","messages":[{"role":"user","content":` + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `}]}`, "messages[0].content", "must be a string or an array of content parts"},
 		{`{"model":"a/b","messages":[]}`, "messages", "messages: must hold at least one message"},
 		{`{"model":"a/b","messages":"hi"}`, "messages", "messages: must be an array"},
 		{`{"model":"a/b","messages":[{"role":"robot","content":"x"}]}`, "messages[0].role", "messages[0].role: must be one of system, developer, user, assistant, tool"},
