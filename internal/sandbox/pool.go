@@ -146,7 +146,7 @@ func (p *Pool) Run(ctx context.Context, code string, b Bridge, lim Limits) (*Res
 	defer p.wg.Done()
 
 	if err := p.takeSlot(ctx, lim.Timeout); err != nil {
-		if err == ErrClosed {
+		if errors.Is(err, ErrClosed) {
 			return nil, err
 		}
 		return &Result{}, err
