@@ -228,6 +228,19 @@ func BenchmarkEncode(b *testing.B) {
 	}
 }
 
+// BenchmarkEncodeLongSession is the encode of a session 200 messages long (tool rounds of 2 KB
+// outputs) without tools: the check the turn loop makes of new input before storing it
+// (agent.RequestChecker) costs one of these per turn.
+func BenchmarkEncodeLongSession(b *testing.B) {
+	short := benchRequest()
+	req := &llm.Request{Model: short.Model, System: short.System, Stream: true}
+	for len(req.Messages) < 200 {
+		req.Messages = append(req.Messages, short.Messages[1:9]...)
+	}
+	req.Messages = append([]llm.Message{short.Messages[0]}, req.Messages[:199]...)
+	llmtest.BenchEncode(b, New(Quirks{}), req, llm.Patch{})
+}
+
 func compact(s string) string {
 	var b bytes.Buffer
 	if json.Compact(&b, []byte(s)) != nil {
