@@ -231,22 +231,16 @@ type block struct {
 
 type streamState struct {
 	blocks   []*block
+	byIndex  map[int]*block // the last block started with each index
 	calls    int
 	usage    wireUsage
 	hasUsage bool
 	stop     string
 }
 
-// find returns the block with index i. Blocks arrive in index order, so the search from the
-// end stops at once in practice.
-func (s *streamState) find(i int) *block {
-	for j := len(s.blocks) - 1; j >= 0; j-- {
-		if s.blocks[j].index == i {
-			return s.blocks[j]
-		}
-	}
-	return nil
-}
+// find returns the last block started with index i: by a map, since a stream may interleave
+// the deltas of many blocks (a search through them per delta would be quadratic).
+func (s *streamState) find(i int) *block { return s.byIndex[i] }
 
 func (s *streamState) add(i int, typ string) *block {
 	b := &block{index: i, typ: typ}
@@ -255,6 +249,10 @@ func (s *streamState) add(i int, typ string) *block {
 		s.calls++
 	}
 	s.blocks = append(s.blocks, b)
+	if s.byIndex == nil {
+		s.byIndex = make(map[int]*block, 4)
+	}
+	s.byIndex[i] = b
 	return b
 }
 
