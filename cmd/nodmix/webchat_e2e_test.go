@@ -127,6 +127,9 @@ func TestE2EWebChat(t *testing.T) {
 		PickerAfterDirective         picker
 		PickerAfterStaleRow          picker
 		HeldRows                     int
+		TitleWhileBusy               string
+		NoticeWhileBusy              string
+		AnswerAfterHold              string
 		PickerBinary, PickerNew      picker
 		Mutations                    int
 		Tools                        []struct{ Text, State string }
@@ -164,6 +167,9 @@ func TestE2EWebChat(t *testing.T) {
 		{"picker after a stale row", got.PickerAfterStaleRow, picker{scripted, "Override: high"}},
 		{"binary profile picker", got.PickerBinary, picker{[]string{"Inherited: on", "Override: off", "Override: on"}, "Override: on"}},
 		{"a new session inherits", got.PickerNew, picker{scripted, "Inherited: medium"}},
+		{"session while its turn runs", got.TitleWhileBusy, got.NewKey},
+		{"notice while a turn runs", got.NoticeWhileBusy, "A turn is still running in this session: wait for its answer, then switch."},
+		{"answer after the hold", got.AnswerAfterHold, "You said: hello while held"},
 		{"sessions after delete", got.SessionsAfterDelete, got.SessionsBeforeDelete - 1},
 		{"open session after delete", got.KeyAfterDelete, got.Key},
 	}

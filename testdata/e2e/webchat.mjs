@@ -156,6 +156,27 @@ async function chat() {
   await page.waitForFunction((k) => document.querySelector('#session-title').textContent !== k, out.key);
   out.newKey = await page.locator('#session-title').textContent();
   out.pickerNew = await pickerState(page);
+
+  // While a turn streams, the page stays on its session: the turn is held back at the network
+  // and the first session is clicked.
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const isTurn = (u) => u.pathname === '/v1/chat/completions';
+  await page.route(isTurn, async (route) => {
+    await gate;
+    await route.continue();
+  });
+  await page.getByLabel('Message').fill('hello while held');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.waitForFunction(() => document.querySelector('#send').disabled);
+  await page.locator('#sessions .session-open[data-key="' + out.key + '"]').click();
+  await page.locator('#notice').waitFor({ state: 'visible' });
+  out.noticeWhileBusy = await page.locator('#notice').textContent();
+  out.titleWhileBusy = await page.locator('#session-title').textContent();
+  release();
+  await page.waitForFunction(() => !document.querySelector('#send').disabled);
+  out.answerAfterHold = await page.locator('[data-role="assistant"]').last().textContent();
+  await page.unroute(isTurn);
   out.sessionsBeforeDelete = await page.locator('#sessions li').count();
   await page.getByRole('button', { name: 'Delete session ' + out.newKey }).click();
   await page.waitForFunction((n) => document.querySelectorAll('#sessions li').length === n - 1, out.sessionsBeforeDelete);

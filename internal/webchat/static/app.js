@@ -145,14 +145,23 @@
       const open = el('button', { type: 'button', class: 'session-open', 'data-key': r.key },
         el('span', { class: 'key', text: r.key }),
         el('span', { class: 'sub', text: `${r.model || 'no model'} · ${r.messages} message${r.messages === 1 ? '' : 's'}` }));
-      open.addEventListener('click', () => openSession(r.key));
+      open.addEventListener('click', () => openSession(r.key).catch((e) => notice(e.message)));
       const del = el('button', { type: 'button', class: 'session-delete', 'aria-label': 'Delete session ' + r.key, title: 'Delete', text: '×' });
-      del.addEventListener('click', () => deleteSession(r.key));
+      del.addEventListener('click', () => deleteSession(r.key).catch((e) => notice(e.message)));
       ul.append(el('li', { 'aria-current': r.key === state.key ? 'true' : null }, open, del));
     }
   }
 
+  // busyTurn tells the user that the open session's turn is still streaming, which another
+  // session's transcript would take over on screen; true when that is so.
+  function busyTurn() {
+    if (!state.busy) return false;
+    notice('A turn is still running in this session: wait for its answer, then switch.');
+    return true;
+  }
+
   async function createSession() {
+    if (busyTurn()) return;
     const key = newKey();
     await api('PATCH', sessionPath(key), {});
     await loadRows();
@@ -160,6 +169,7 @@
   }
 
   async function deleteSession(key) {
+    if (key === state.key && busyTurn()) return;
     try {
       await api('DELETE', sessionPath(key));
     } catch (e) {
@@ -173,6 +183,7 @@
   }
 
   async function openSession(key) {
+    if (key !== state.key && busyTurn()) return;
     const seq = ++state.rowSeq;
     let detail;
     try {
