@@ -1,15 +1,19 @@
 // Package telemetry records what happens to tool calls: counters in memory and one JSON Lines
-// session log per session under $NODMIX_HOME/logs. It records sizes and outcomes, never arguments.
+// session log per session under $NODMIX_HOME/logs, each kept to maxLogBytes and one older
+// generation. It records sizes and outcomes, never arguments.
 package telemetry
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,8 +25,10 @@ type Recorder struct {
 	dir string
 	log *slog.Logger
 
+	maxBytes int64 // a session log longer than this is moved aside to <name>.1 and started anew
+
 	mu       sync.Mutex
-	files    map[string]*os.File // open session logs, at most maxOpenLogs
+	files    map[string]*logFile // open session logs, at most maxOpenLogs
 	order    []string            // open order, oldest first
 	counts   map[string]int      // outcome → calls
 	bySource map[string]int
@@ -37,8 +43,18 @@ func New(dir string, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{dir: dir, log: log, files: map[string]*os.File{}, counts: map[string]int{}, bySource: map[string]int{}}
+	return &Recorder{dir: dir, log: log, maxBytes: maxLogBytes, files: map[string]*logFile{}, counts: map[string]int{}, bySource: map[string]int{}}
 }
+
+// logFile is an open session log and its size as this recorder knows it.
+type logFile struct {
+	f    *os.File
+	size int64
+}
+
+// maxLogBytes bounds one session log: a long-running gateway's busiest session keeps at most
+// this and the one generation before it.
+const maxLogBytes = 16 << 20
 
 // maxOpenLogs bounds the session logs kept open between writes; the oldest is closed first.
 const maxOpenLogs = 64
@@ -50,7 +66,7 @@ func (r *Recorder) Close() error {
 	defer r.mu.Unlock()
 	var first error
 	for _, name := range r.order {
-		if err := r.files[name].Close(); err != nil && first == nil {
+		if err := r.files[name].f.Close(); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -127,29 +143,50 @@ func (r *Recorder) Write(session string, line any) {
 	name := FileName(session)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f, ok := r.files[name]
+	b = append(b, '\n')
+	path := filepath.Join(r.dir, "sessions", name)
+	lf, ok := r.files[name]
+	if ok && lf.size > 0 && lf.size+int64(len(b)) > r.maxBytes {
+		r.closeLog(name)
+		// Another process may have moved it aside already; then there is nothing to move.
+		if err := os.Rename(path, path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.log.Warn("session log", "err", err)
+		}
+		ok = false
+	}
 	if !ok {
-		path := filepath.Join(r.dir, "sessions", name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			r.log.Warn("session log", "err", err)
 			return
 		}
-		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
 			r.log.Warn("session log", "err", err)
 			return
 		}
-		if len(r.order) == maxOpenLogs {
-			_ = r.files[r.order[0]].Close()
-			delete(r.files, r.order[0])
-			r.order = r.order[1:]
+		lf = &logFile{f: f}
+		if st, err := f.Stat(); err == nil {
+			lf.size = st.Size()
 		}
-		r.files[name] = f
+		if len(r.order) == maxOpenLogs {
+			r.closeLog(r.order[0])
+		}
+		r.files[name] = lf
 		r.order = append(r.order, name)
 	}
 	// One write call per line: O_APPEND keeps lines whole even with other writers.
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	n, err := lf.f.Write(b)
+	lf.size += int64(n)
+	if err != nil {
 		r.log.Warn("session log", "err", err)
 	}
+}
+
+// closeLog closes the open session log name; the caller holds r.mu.
+func (r *Recorder) closeLog(name string) {
+	_ = r.files[name].f.Close()
+	delete(r.files, name)
+	r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == name })
 }
 
 // safeSession reports whether session is a safe file name as it stands: 1 to 80 of
