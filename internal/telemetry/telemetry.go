@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nodmix/nodmix/internal/dispatch"
 )
@@ -101,10 +102,26 @@ func (r *Recorder) Observe(ev dispatch.Event) {
 	r.bytesOut += int64(ev.ResultBytes)
 	r.mu.Unlock()
 	r.Write(ev.Session, callLine{
-		Time: ev.Time.UTC(), Type: "call", Surface: ev.Surface, CallID: ev.CallID, Tool: ev.ToolID, Name: ev.ToolName,
-		Source: string(ev.Source), Outcome: ev.Outcome, DurationMS: float64(ev.Duration.Microseconds()) / 1000,
+		Time: ev.Time.UTC(), Type: "call", Surface: clip(ev.Surface), CallID: clip(ev.CallID), Tool: clip(ev.ToolID),
+		Name: clip(ev.ToolName), Source: clip(string(ev.Source)), Outcome: clip(ev.Outcome), DurationMS: float64(ev.Duration.Microseconds()) / 1000,
 		ArgsBytes: ev.ArgsBytes, ResultBytes: ev.ResultBytes,
 	})
+}
+
+// maxField bounds a string of a call line: the target of an unknown call is whatever a model or
+// client named, of any length.
+const maxField = 256
+
+// clip cuts s to at most maxField bytes and a whole rune, marking the cut with "…".
+func clip(s string) string {
+	if len(s) <= maxField {
+		return s
+	}
+	i := maxField - len("…")
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // Counters is a snapshot of the counters.
