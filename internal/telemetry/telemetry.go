@@ -224,14 +224,28 @@ func safeSession(session string) bool {
 }
 
 // FileName is the log file name of a session: the id itself when it is a safe file name, else a
-// hash of it, so a client-chosen id can never escape the log directory.
+// hash of it, so a client-chosen id can never escape the log directory. An id that looks like a
+// hash's name is hashed too, so that no id can choose to share another one's log.
 func FileName(session string) string {
 	if session == "" {
 		session = "default"
 	}
-	if safeSession(session) {
+	if safeSession(session) && !hashName(session) {
 		return session + ".jsonl"
 	}
 	sum := sha256.Sum256([]byte(session))
 	return fmt.Sprintf("s-%s.jsonl", hex.EncodeToString(sum[:8]))
+}
+
+// hashName reports whether s has the form of a hashed file name without its extension.
+func hashName(s string) bool {
+	if len(s) != 18 || s[:2] != "s-" {
+		return false
+	}
+	for i := 2; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -112,3 +112,15 @@ func TestUnknownToolNameIsClipped(t *testing.T) {
 		t.Errorf("logged tool %q, outcome %q; want a valid prefix of the name, outcome unknown", line.Tool, line.Outcome)
 	}
 }
+
+// A client may choose as its session id the file name another session's id hashes to; the two
+// must still log to two files.
+func TestFileNameOfAHashedNameDiffers(t *testing.T) {
+	for _, id := range []string{"a/b", "../x", strings.Repeat("y", 81), "é"} {
+		hashed := telemetry.FileName(id)
+		lookalike := strings.TrimSuffix(hashed, ".jsonl")
+		if got := telemetry.FileName(lookalike); got == hashed {
+			t.Errorf("sessions %q and %q both log to %s", id, lookalike, got)
+		}
+	}
+}
