@@ -51,6 +51,7 @@ func New(dir string, log *slog.Logger) *Recorder {
 type logFile struct {
 	f    *os.File
 	size int64
+	torn bool // the file does not end in a newline: a write was cut short
 }
 
 // maxLogBytes bounds one session log: a long-running gateway's busiest session keeps at most
@@ -176,14 +177,19 @@ func (r *Recorder) Write(session string, line any) {
 			r.log.Warn("session log", "err", err)
 			return
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		// Read as well, to see whether the last write, maybe another process's, was cut short.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
 			r.log.Warn("session log", "err", err)
 			return
 		}
 		lf = &logFile{f: f}
-		if st, err := f.Stat(); err == nil {
+		if st, err := f.Stat(); err == nil && st.Size() > 0 {
 			lf.size = st.Size()
+			last := []byte{0}
+			if _, err := f.ReadAt(last, lf.size-1); err == nil && last[0] != '\n' {
+				lf.torn = true
+			}
 		}
 		if len(r.order) == maxOpenLogs {
 			r.closeLog(r.order[0])
@@ -191,9 +197,14 @@ func (r *Recorder) Write(session string, line any) {
 		r.files[name] = lf
 		r.order = append(r.order, name)
 	}
+	if lf.torn {
+		// After a cut (a full disk), the fragment ends on its own line; this line stays whole.
+		b = append([]byte{'\n'}, b...)
+	}
 	// One write call per line: O_APPEND keeps lines whole even with other writers.
 	n, err := lf.f.Write(b)
 	lf.size += int64(n)
+	lf.torn = n < len(b) && (n > 0 || lf.torn)
 	if err != nil {
 		r.log.Warn("session log", "err", err)
 	}
