@@ -72,3 +72,30 @@ func TestSessionLogIsBounded(t *testing.T) {
 		t.Errorf("%d files, want the log and one older generation", len(entries))
 	}
 }
+
+// The cap holds also when more sessions are busy than logs are kept open, so that every write
+// reopens its log.
+func TestSessionLogIsBoundedWhenReopened(t *testing.T) {
+	dir := t.TempDir()
+	r := New(dir, nil)
+	r.maxBytes = 2000
+	defer r.Close()
+	for round := range 30 {
+		for s := range maxOpenLogs + 1 {
+			r.Observe(dispatch.Event{Session: fmt.Sprint("s", s), CallID: fmt.Sprint("c", round), ToolID: "t", Outcome: "ok"})
+		}
+	}
+	path := filepath.Join(dir, "sessions", "s0.jsonl")
+	for _, p := range []string{path, path + ".1"} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() > r.maxBytes {
+			t.Errorf("%s is %d bytes, over the cap of %d", p, st.Size(), r.maxBytes)
+		}
+	}
+	if got := readLog(t, path); len(got) == 0 || got[len(got)-1] != "c29" {
+		t.Errorf("latest log ends with %v, want the last call c29", got)
+	}
+}

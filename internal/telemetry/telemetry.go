@@ -163,39 +163,17 @@ func (r *Recorder) Write(session string, line any) {
 	defer r.mu.Unlock()
 	b = append(b, '\n')
 	path := filepath.Join(r.dir, "sessions", name)
-	lf, ok := r.files[name]
-	if ok && lf.size > 0 && lf.size+int64(len(b)) > r.maxBytes {
+	lf := r.open(name, path)
+	if lf != nil && lf.size > 0 && lf.size+int64(len(b)) > r.maxBytes {
 		r.closeLog(name)
 		// Another process may have moved it aside already; then there is nothing to move.
 		if err := os.Rename(path, path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.log.Warn("session log", "err", err)
 		}
-		ok = false
+		lf = r.open(name, path)
 	}
-	if !ok {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			r.log.Warn("session log", "err", err)
-			return
-		}
-		// Read as well, to see whether the last write, maybe another process's, was cut short.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			r.log.Warn("session log", "err", err)
-			return
-		}
-		lf = &logFile{f: f}
-		if st, err := f.Stat(); err == nil && st.Size() > 0 {
-			lf.size = st.Size()
-			last := []byte{0}
-			if _, err := f.ReadAt(last, lf.size-1); err == nil && last[0] != '\n' {
-				lf.torn = true
-			}
-		}
-		if len(r.order) == maxOpenLogs {
-			r.closeLog(r.order[0])
-		}
-		r.files[name] = lf
-		r.order = append(r.order, name)
+	if lf == nil {
+		return
 	}
 	if lf.torn {
 		// After a cut (a full disk), the fragment ends on its own line; this line stays whole.
@@ -208,6 +186,38 @@ func (r *Recorder) Write(session string, line any) {
 	if err != nil {
 		r.log.Warn("session log", "err", err)
 	}
+}
+
+// open returns the session log name at path, opening it unless it is open; nil (and a warning
+// logged) if it cannot be opened. The caller holds r.mu.
+func (r *Recorder) open(name, path string) *logFile {
+	if lf, ok := r.files[name]; ok {
+		return lf
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		r.log.Warn("session log", "err", err)
+		return nil
+	}
+	// Read as well, to see whether the last write, maybe another process's, was cut short.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		r.log.Warn("session log", "err", err)
+		return nil
+	}
+	lf := &logFile{f: f}
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		lf.size = st.Size()
+		last := []byte{0}
+		if _, err := f.ReadAt(last, lf.size-1); err == nil && last[0] != '\n' {
+			lf.torn = true
+		}
+	}
+	if len(r.order) == maxOpenLogs {
+		r.closeLog(r.order[0])
+	}
+	r.files[name] = lf
+	r.order = append(r.order, name)
+	return lf
 }
 
 // closeLog closes the open session log name; the caller holds r.mu.
