@@ -89,7 +89,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: Append's base is not the stored transcript length; another turn wrote first.
 	ErrConflict = errors.New("session changed since it was read")
-	// ErrInvalidKey: a session key that is empty, longer than MaxKeyLen or holds a control character.
+	// ErrInvalidKey: a session key that is empty, longer than MaxKeyLen or holds a control character
+	// (C0, DEL or C1).
 	ErrInvalidKey = fmt.Errorf("session key: must be 1 to %d bytes", MaxKeyLen)
 )
 
@@ -99,7 +100,8 @@ const MaxKeyLen = 256
 
 // CheckKey returns an error wrapping ErrInvalidKey unless key is a usable session key. A key
 // holds no control character: faces send it back (the gateway in a response header, where one
-// breaks the response or is read as a space, naming another session) and print it.
+// breaks the response or is read as a space, naming another session) and print it (where a C1
+// control such as U+009B starts a terminal escape).
 func CheckKey(key string) error {
 	if key == "" || len(key) > MaxKeyLen {
 		return fmt.Errorf("%w (got %d)", ErrInvalidKey, len(key))
@@ -110,7 +112,7 @@ func CheckKey(key string) error {
 	return nil
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+func isControl(r rune) bool { return r < 0x20 || 0x7f <= r && r <= 0x9f }
 
 // Stamp returns the time a write at now records, given the latest time the store recorded: now in
 // UTC to the microsecond (what every store, PostgreSQL included, keeps exactly), and strictly

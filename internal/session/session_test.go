@@ -32,6 +32,9 @@ func TestCheckKey(t *testing.T) {
 		{"line\r\nX-Injected: 1", false},
 		{"tab\there", false},
 		{"del\x7f", false},
+		{"csi\u009b2J", false},   // a C1 control: terminals read U+009B as the start of an escape
+		{"nel\u0085line", false}, // a C1 line break
+		{"nbsp\u00a0ok", true},
 	} {
 		err := session.CheckKey(tc.key)
 		if (err == nil) != tc.ok || err != nil && !errors.Is(err, session.ErrInvalidKey) {

@@ -1,17 +1,22 @@
 // Package telemetry records what happens to tool calls: counters in memory and one JSON Lines
-// session log per session under $NODMIX_HOME/logs. It records sizes and outcomes, never arguments.
+// session log per session under $NODMIX_HOME/logs, each kept to maxLogBytes and one older
+// generation. It records sizes and outcomes, never arguments.
 package telemetry
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nodmix/nodmix/internal/dispatch"
 )
@@ -21,8 +26,10 @@ type Recorder struct {
 	dir string
 	log *slog.Logger
 
+	maxBytes int64 // a session log longer than this is moved aside to <name>.1 and started anew
+
 	mu       sync.Mutex
-	files    map[string]*os.File // open session logs, at most maxOpenLogs
+	files    map[string]*logFile // open session logs, at most maxOpenLogs
 	order    []string            // open order, oldest first
 	counts   map[string]int      // outcome → calls
 	bySource map[string]int
@@ -37,8 +44,19 @@ func New(dir string, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{dir: dir, log: log, files: map[string]*os.File{}, counts: map[string]int{}, bySource: map[string]int{}}
+	return &Recorder{dir: dir, log: log, maxBytes: maxLogBytes, files: map[string]*logFile{}, counts: map[string]int{}, bySource: map[string]int{}}
 }
+
+// logFile is an open session log and its size as this recorder knows it.
+type logFile struct {
+	f    *os.File
+	size int64
+	torn bool // the file does not end in a newline: a write was cut short
+}
+
+// maxLogBytes bounds one session log: a long-running gateway's busiest session keeps at most
+// this and the one generation before it.
+const maxLogBytes = 16 << 20
 
 // maxOpenLogs bounds the session logs kept open between writes; the oldest is closed first.
 const maxOpenLogs = 64
@@ -50,7 +68,7 @@ func (r *Recorder) Close() error {
 	defer r.mu.Unlock()
 	var first error
 	for _, name := range r.order {
-		if err := r.files[name].Close(); err != nil && first == nil {
+		if err := r.files[name].f.Close(); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -85,10 +103,26 @@ func (r *Recorder) Observe(ev dispatch.Event) {
 	r.bytesOut += int64(ev.ResultBytes)
 	r.mu.Unlock()
 	r.Write(ev.Session, callLine{
-		Time: ev.Time.UTC(), Type: "call", Surface: ev.Surface, CallID: ev.CallID, Tool: ev.ToolID, Name: ev.ToolName,
-		Source: string(ev.Source), Outcome: ev.Outcome, DurationMS: float64(ev.Duration.Microseconds()) / 1000,
+		Time: ev.Time.UTC(), Type: "call", Surface: clip(ev.Surface), CallID: clip(ev.CallID), Tool: clip(ev.ToolID),
+		Name: clip(ev.ToolName), Source: clip(string(ev.Source)), Outcome: clip(ev.Outcome), DurationMS: float64(ev.Duration.Microseconds()) / 1000,
 		ArgsBytes: ev.ArgsBytes, ResultBytes: ev.ResultBytes,
 	})
+}
+
+// maxField bounds a string of a call line: the target of an unknown call is whatever a model or
+// client named, of any length.
+const maxField = 256
+
+// clip cuts s to at most maxField bytes and a whole rune, marking the cut with "…".
+func clip(s string) string {
+	if len(s) <= maxField {
+		return s
+	}
+	i := maxField - len("…")
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // Counters is a snapshot of the counters.
@@ -127,29 +161,70 @@ func (r *Recorder) Write(session string, line any) {
 	name := FileName(session)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f, ok := r.files[name]
-	if !ok {
-		path := filepath.Join(r.dir, "sessions", name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	b = append(b, '\n')
+	path := filepath.Join(r.dir, "sessions", name)
+	lf := r.open(name, path)
+	if lf != nil && lf.size > 0 && lf.size+int64(len(b)) > r.maxBytes {
+		r.closeLog(name)
+		// Another process may have moved it aside already; then there is nothing to move.
+		if err := os.Rename(path, path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.log.Warn("session log", "err", err)
-			return
 		}
-		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
-			r.log.Warn("session log", "err", err)
-			return
-		}
-		if len(r.order) == maxOpenLogs {
-			_ = r.files[r.order[0]].Close()
-			delete(r.files, r.order[0])
-			r.order = r.order[1:]
-		}
-		r.files[name] = f
-		r.order = append(r.order, name)
+		lf = r.open(name, path)
+	}
+	if lf == nil {
+		return
+	}
+	if lf.torn {
+		// After a cut (a full disk), the fragment ends on its own line; this line stays whole.
+		b = append([]byte{'\n'}, b...)
 	}
 	// One write call per line: O_APPEND keeps lines whole even with other writers.
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	n, err := lf.f.Write(b)
+	lf.size += int64(n)
+	lf.torn = n < len(b) && (n > 0 || lf.torn)
+	if err != nil {
 		r.log.Warn("session log", "err", err)
 	}
+}
+
+// open returns the session log name at path, opening it unless it is open; nil (and a warning
+// logged) if it cannot be opened. The caller holds r.mu.
+func (r *Recorder) open(name, path string) *logFile {
+	if lf, ok := r.files[name]; ok {
+		return lf
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		r.log.Warn("session log", "err", err)
+		return nil
+	}
+	// Read as well, to see whether the last write, maybe another process's, was cut short.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		r.log.Warn("session log", "err", err)
+		return nil
+	}
+	lf := &logFile{f: f}
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		lf.size = st.Size()
+		last := []byte{0}
+		if _, err := f.ReadAt(last, lf.size-1); err == nil && last[0] != '\n' {
+			lf.torn = true
+		}
+	}
+	if len(r.order) == maxOpenLogs {
+		r.closeLog(r.order[0])
+	}
+	r.files[name] = lf
+	r.order = append(r.order, name)
+	return lf
+}
+
+// closeLog closes the open session log name; the caller holds r.mu.
+func (r *Recorder) closeLog(name string) {
+	_ = r.files[name].f.Close()
+	delete(r.files, name)
+	r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == name })
 }
 
 // safeSession reports whether session is a safe file name as it stands: 1 to 80 of
@@ -170,14 +245,28 @@ func safeSession(session string) bool {
 }
 
 // FileName is the log file name of a session: the id itself when it is a safe file name, else a
-// hash of it, so a client-chosen id can never escape the log directory.
+// hash of it, so a client-chosen id can never escape the log directory. An id that looks like a
+// hash's name is hashed too, so that no id can choose to share another one's log.
 func FileName(session string) string {
 	if session == "" {
 		session = "default"
 	}
-	if safeSession(session) {
+	if safeSession(session) && !hashName(session) {
 		return session + ".jsonl"
 	}
 	sum := sha256.Sum256([]byte(session))
 	return fmt.Sprintf("s-%s.jsonl", hex.EncodeToString(sum[:8]))
+}
+
+// hashName reports whether s has the form of a hashed file name without its extension.
+func hashName(s string) bool {
+	if len(s) != 18 || s[:2] != "s-" {
+		return false
+	}
+	for i := 2; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

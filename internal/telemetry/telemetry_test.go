@@ -3,12 +3,14 @@ package telemetry_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/catalog"
@@ -77,5 +79,48 @@ func TestManySessionsKeepFewFilesOpen(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(dir, "sessions"))
 	if len(entries) != 200 {
 		t.Errorf("%d session logs, want 200", len(entries))
+	}
+}
+
+// A model may name a tool that does not exist with a name of any length; its call is logged
+// with the name cut short, so one call cannot write a line of megabytes.
+func TestUnknownToolNameIsClipped(t *testing.T) {
+	dir := t.TempDir()
+	r := telemetry.New(dir, nil)
+	defer r.Close()
+	snap, err := catalog.NewSnapshot(1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &dispatch.Pipeline{Observers: []dispatch.Observer{r}}
+	name := "é" + strings.Repeat("x", 1<<20)
+	if _, err := p.Call(t.Context(), snap, dispatch.Request{Target: name, Session: "s", Surface: "tool_call"}); !errors.Is(err, dispatch.ErrUnknownTool) {
+		t.Fatalf("call: %v, want ErrUnknownTool", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sessions", "s.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 4096 {
+		t.Errorf("one call wrote a %d-byte line", len(b))
+	}
+	var line struct{ Tool, Outcome string }
+	if err := json.Unmarshal(b, &line); err != nil {
+		t.Fatalf("line %.200q: %v", b, err)
+	}
+	if line.Outcome != "unknown" || !strings.HasPrefix(name, strings.TrimSuffix(line.Tool, "…")) || !utf8.ValidString(line.Tool) {
+		t.Errorf("logged tool %q, outcome %q; want a valid prefix of the name, outcome unknown", line.Tool, line.Outcome)
+	}
+}
+
+// A client may choose as its session id the file name another session's id hashes to; the two
+// must still log to two files.
+func TestFileNameOfAHashedNameDiffers(t *testing.T) {
+	for _, id := range []string{"a/b", "../x", strings.Repeat("y", 81), "é"} {
+		hashed := telemetry.FileName(id)
+		lookalike := strings.TrimSuffix(hashed, ".jsonl")
+		if got := telemetry.FileName(lookalike); got == hashed {
+			t.Errorf("sessions %q and %q both log to %s", id, lookalike, got)
+		}
 	}
 }

@@ -22,7 +22,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 	t.Run("session keys", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()
-		for _, key := range []string{"", strings.Repeat("k", session.MaxKeyLen+1), "a\x00b", "a\r\nb"} {
+		for _, key := range []string{"", strings.Repeat("k", session.MaxKeyLen+1), "a\x00b", "a\r\nb", "a\u009bb"} {
 			noop := func(*session.Info) error { return nil }
 			errs := map[string]error{}
 			_, errs["Session"] = s.Session(ctx, key)
