@@ -65,25 +65,23 @@ type partResult struct {
 }
 
 // readLines is ReadFile of text read whole, decoded in up to workers stretches of whole lines at
-// once into one slice, each stretch from the index of its first line on. The ids are then checked
-// in line order, so that the error returned is the first in line order, as reading a line at a
-// time finds it. The schemas are slices of data, which is never written again.
+// once into one slice, each stretch into the places after those of the stretches before. The
+// ids are then checked in line order, so that the error returned is the first in line order, as
+// reading a line at a time finds it. The schemas are slices of data, which is never written again.
 func readLines(data []byte, readErr error, workers int) ([]Tool, error) {
 	parts := splitLines(data, max(1, workers))
-	at := make([]int, len(parts)) // the first line of each stretch, from 0
-	lines := 0
+	at := make([]int, len(parts)+1) // the first slot of each stretch's tools
 	for i, p := range parts {
-		at[i] = lines
-		lines += countLines(p)
+		at[i+1] = at[i] + maxTools(p)
 	}
-	tools := make([]Tool, lines) // at most one a line
+	tools := make([]Tool, at[len(parts)])
 	results := make([]partResult, len(parts))
 	if len(parts) == 1 {
 		results[0] = decodePart(parts[0], tools)
 	} else {
 		var wg sync.WaitGroup
 		for i, p := range parts {
-			wg.Go(func() { results[i] = decodePart(p, tools[at[i]:]) })
+			wg.Go(func() { results[i] = decodePart(p, tools[at[i]:at[i+1]:at[i+1]]) })
 		}
 		wg.Wait()
 	}
@@ -142,6 +140,15 @@ func splitLines(data []byte, n int) [][]byte {
 	return append(parts, data)
 }
 
+// minToolLine is the length of the shortest line that is a tool, {"id":"x"}.
+const minToolLine = 10
+
+// maxTools is the most tools a stretch can hold: one a line, and no more than its lines of
+// minToolLine bytes. Blank lines hold no place: a file of newlines is not a tool's memory each.
+func maxTools(part []byte) int {
+	return min(countLines(part), len(part)/minToolLine)
+}
+
 // countLines is the number of lines of a stretch.
 func countLines(part []byte) int {
 	n := bytes.Count(part, []byte{'\n'})
@@ -152,11 +159,11 @@ func countLines(part []byte) int {
 }
 
 // decodePart decodes the lines of one stretch into tools until the first it refuses. tools has
-// room for a tool a line.
+// room for maxTools(part).
 func decodePart(part []byte, tools []Tool) (res partResult) {
 	a := arena{inPlace: true}
 	var ft fileTool
-	res.lines = make([]int, 0, countLines(part))
+	res.lines = make([]int, 0, len(tools))
 	line := 0
 	for len(part) > 0 {
 		content := part

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -88,4 +89,38 @@ func FuzzReadFileWays(f *testing.F) {
 		}
 		checkWays(t, text, readErr)
 	})
+}
+
+// TestReadFileBlankLinesCostNoTools: text read whole holds a place for a tool per line that could
+// be one, not per line: a megabyte of blank lines is not a million tools' worth of memory
+// (176 MB), whichever way it is cut. A place is 176 bytes, and a line that can be a tool at
+// least 10: no text costs much more than 18 times its length.
+func TestReadFileBlankLinesCostNoTools(t *testing.T) {
+	var interleaved strings.Builder
+	for i := range 1 << 14 {
+		fmt.Fprintf(&interleaved, `{"id":"t%d"}`+"%s", i, strings.Repeat("\n", 64))
+	}
+	texts := []struct {
+		name  string
+		text  string
+		tools int
+	}{
+		{"newlines", strings.Repeat("\n", 1<<20) + `{"id":"a"}`, 1},
+		{"spaces", strings.Repeat(" \r\n", 1<<18) + `{"id":"a"}` + "\n\t\n", 1},
+		{"interleaved", interleaved.String(), 1 << 14},
+	}
+	for _, tt := range texts {
+		for _, workers := range []int{1, 3} {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			tools, err := readLines([]byte(tt.text), nil, workers)
+			runtime.ReadMemStats(&after)
+			if err != nil || len(tools) != tt.tools {
+				t.Errorf("%s in %d stretches: %d tools, %v; want %d", tt.name, workers, len(tools), err, tt.tools)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 24*uint64(len(tt.text)) {
+				t.Errorf("%s in %d stretches: %d bytes allocated for %d of text", tt.name, workers, alloc, len(tt.text))
+			}
+		}
+	}
 }

@@ -149,7 +149,7 @@ func (s *Service) inCorpus(sel map[string]bool) func(*catalog.Tool) bool {
 // corpusOf returns the positions in entries of the corpus of a session with selection sel.
 func (s *Service) corpusOf(entries []*catalog.Entry, sel map[string]bool) []int {
 	inCorpus := s.inCorpus(sel)
-	var corpus []int
+	corpus := []int{} // never nil: a nil subset indexes every tool
 	for i, e := range entries {
 		if inCorpus(&e.Tool) {
 			corpus = append(corpus, i)

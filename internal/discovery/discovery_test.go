@@ -289,3 +289,42 @@ func TestGenericRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Once a session has activated every hidden tool its corpus is empty: a search finds nothing,
+// rather than the visible tools (built-ins, tools activated before), which it would activate
+// again and count as matches of a corpus of none.
+func TestSearchOfEmptyCorpusFindsNothing(t *testing.T) {
+	svc, snap := mcpOnly(t)
+	_, d, isErr := call(t, svc, snap, "s", `{"query":"github slack","limit":8}`)
+	if isErr || len(d.ActivatedTools) != 3 {
+		t.Fatalf("activating every hidden tool: %+v", d)
+	}
+	type result struct {
+		Text      string
+		Activated []string
+		Active    []string
+		Total     int
+	}
+	var got []result
+	for _, q := range []string{"find files", "github issue"} {
+		text, d, isErr := call(t, svc, snap, "s", fmt.Sprintf(`{"query":%q}`, q))
+		if isErr {
+			t.Fatalf("search %q: %s", q, text)
+		}
+		got = append(got, result{text, d.ActivatedTools, d.ActiveSelectedTools, d.TotalTools})
+	}
+	active := []string{"mcp__slack_post_message", "mcp__github_create_issue", "mcp__github_list_pull_requests"} // in activation order
+	want := []result{
+		{`{"query":"find files","activated_tools":[],"match_count":0,"total_tools":0}`, []string{}, active, 0},
+		{`{"query":"github issue","activated_tools":[],"match_count":0,"total_tools":0}`, []string{}, active, 0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// And in a catalog where nothing is hidden at all.
+	svc = discovery.NewService(discovery.NewRules(discovery.MCPOnly, nil, []string{"github", "slack"}, snap), session.NewMemory(), nil)
+	text, d, _ := call(t, svc, snap, "t", `{"query":"find files"}`)
+	if want := `{"query":"find files","activated_tools":[],"match_count":0,"total_tools":0}`; text != want || len(d.ActiveSelectedTools) != 0 {
+		t.Errorf("nothing hidden: %s, active %v; want %s and none active", text, d.ActiveSelectedTools, want)
+	}
+}

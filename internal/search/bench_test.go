@@ -2,6 +2,7 @@ package search
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nodmix/nodmix/internal/benchtest"
@@ -159,4 +160,28 @@ func BenchmarkStraightforwardBM25(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkBM25LongQuery is a search for a long query: every distinct term
+// of 10,000 tools (the Seal-Tools catalog, mirrored), five times over.
+func BenchmarkBM25LongQuery(b *testing.B) {
+	docs := seedDocs(benchTools(b, 10000))
+	ix := NewBM25(docs)
+	var words []string
+	seen := map[string]bool{}
+	for _, d := range docs {
+		for _, tok := range Tokenize(d.Name + " " + d.Summary) {
+			if !seen[tok] {
+				seen[tok] = true
+				words = append(words, tok)
+			}
+		}
+	}
+	q := strings.Repeat(strings.Join(words, " ")+" ", 5)
+	b.Logf("%d distinct terms, %d bytes", len(words), len(q))
+	benchtest.LoopCPU(b, func() {
+		if _, err := ix.Search(q, 8); err != nil {
+			b.Fatal(err)
+		}
+	})
 }

@@ -228,11 +228,61 @@ func (ix *BM25) DocFreq(term string) int {
 
 // bm25Scratch is one search's working memory; the pool hands each to one goroutine.
 type bm25Scratch struct {
-	sc      tokenScanner
-	qterms  []queryTerm
+	sc     tokenScanner
+	qterms []queryTerm
+	// slot[t] is 1 + the position of term t in qterms while indexed, else 0 (queryTermAt).
+	slot    []int32
+	indexed bool
 	scores  []float64 // by position; zero outside touched
 	touched []int32
 	cands   []candidate
+}
+
+// queryIndexFrom is how many distinct terms a query's terms are scanned for before they are
+// found through bm25Scratch.slot: a query is as long as its caller makes it, and a scan per
+// token would cost its length times its distinct terms.
+const queryIndexFrom = 64
+
+// queryTermAt returns the position of term id in s.qterms, or -1. nterms is the index's number
+// of terms, the length slot needs.
+func (s *bm25Scratch) queryTermAt(id int32, nterms int) int {
+	if len(s.qterms) < queryIndexFrom {
+		for k := range s.qterms {
+			if s.qterms[k].id == id {
+				return k
+			}
+		}
+		return -1
+	}
+	if !s.indexed {
+		if len(s.slot) < nterms {
+			s.slot = make([]int32, nterms)
+		}
+		for k, q := range s.qterms {
+			s.slot[q.id] = int32(k) + 1
+		}
+		s.indexed = true
+	}
+	return int(s.slot[id]) - 1
+}
+
+// addQueryTerm appends a term that is not in s.qterms yet.
+func (s *bm25Scratch) addQueryTerm(id int32) {
+	s.qterms = append(s.qterms, queryTerm{id: id, count: 1})
+	if s.indexed {
+		s.slot[id] = int32(len(s.qterms))
+	}
+}
+
+// unindexQueryTerms leaves slot all zero again for the next search.
+func (s *bm25Scratch) unindexQueryTerms() {
+	if !s.indexed {
+		return
+	}
+	for _, q := range s.qterms {
+		s.slot[q.id] = 0
+	}
+	s.indexed = false
 }
 
 type queryTerm struct {
@@ -278,18 +328,13 @@ func (ix *BM25) SearchFunc(query string, limit int, allow func(i int) bool) ([]H
 		if !ok || ix.start[id] == ix.start[id+1] {
 			continue // no document has it: it adds nothing anywhere
 		}
-		seen := false
-		for k := range s.qterms {
-			if s.qterms[k].id == id {
-				s.qterms[k].count++
-				seen = true
-				break
-			}
-		}
-		if !seen {
-			s.qterms = append(s.qterms, queryTerm{id: id, count: 1})
+		if k := s.queryTermAt(id, len(ix.start)-1); k >= 0 {
+			s.qterms[k].count++
+		} else {
+			s.addQueryTerm(id)
 		}
 	}
+	s.unindexQueryTerms()
 	n := float64(len(ix.docs))
 	k1p1 := ix.k1 + 1
 	s.touched = s.touched[:0]

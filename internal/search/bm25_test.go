@@ -351,3 +351,44 @@ func TestIndexWorkersAgree(t *testing.T) {
 		}
 	}
 }
+
+// A query with many distinct terms, each many times, past the count where its terms are
+// found through an index rather than a scan: counts and order of first occurrence are the
+// same either way, and so the hits. The searches after it, on scratch that held it, are
+// unaffected.
+func TestBM25LongQueryMatchesReference(t *testing.T) {
+	tools := readTools(t, sealtoolsTools)
+	docs := seedDocs(tools[:400])
+	ix := NewBM25(docs)
+	ref := newRefBM25(docs)
+	var words []string
+	seen := map[string]bool{}
+	for _, d := range docs[:150] {
+		for _, tok := range Tokenize(d.Summary) {
+			if !seen[tok] {
+				seen[tok] = true
+				words = append(words, tok)
+			}
+		}
+	}
+	if len(words) < 4*queryIndexFrom {
+		t.Fatalf("%d distinct words, want at least %d", len(words), 4*queryIndexFrom)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var long []string
+	for range 5 {
+		long = append(long, words...)
+		rng.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+	}
+	queries := []string{strings.Join(long, " "), words[0], strings.Join(words[:queryIndexFrom+1], " "), "github issue"}
+	for _, q := range append(queries, queries...) {
+		want, wantErr := ref.search(q, 0)
+		got, err := ix.Search(q, 0)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("Search(%.40q) err = %v, want %v", q, err, wantErr)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("Search(%.40q) mismatch (-want +got):\n%s", q, diff)
+		}
+	}
+}
