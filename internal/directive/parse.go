@@ -359,9 +359,22 @@ func remove(out []byte, text string, end int) ([]byte, int) {
 
 func isHBlank(c byte) bool { return c == ' ' || c == '\t' }
 
+// skipHBlank skips the blanks at s[k:] that keep to the line: tabs and Unicode space separators
+// (an input method's ideographic space, a no-break space), which end a directive's name too.
 func skipHBlank(s string, k int) int {
-	for k < len(s) && isHBlank(s[k]) {
-		k++
+	for k < len(s) {
+		if isHBlank(s[k]) {
+			k++
+			continue
+		}
+		if s[k] < utf8.RuneSelf {
+			break
+		}
+		r, size := utf8.DecodeRuneInString(s[k:])
+		if !unicode.Is(unicode.Zs, r) {
+			break
+		}
+		k += size
 	}
 	return k
 }
