@@ -319,17 +319,19 @@ func (sp *spec) argument(text string, nameEnd int, m mode, tail int) (D, int, bo
 // remove drops a directive that ends at text[end] (out holds everything before it) with the
 // blank or the line around it, and returns out and the index to resume copying from.
 func remove(out []byte, text string, end int) ([]byte, int) {
-	// Alone on its line: drop the line, leading blanks and newline included.
-	lineStart := len(out)
-	for lineStart > 0 && isHBlank(out[lineStart-1]) {
-		lineStart--
+	// Alone on its line: drop the line, leading blanks and newline included. The rest of the
+	// line is looked at first: the blanks before the directive are then scanned only for the
+	// one directive that ends its line, not again for each of many on a long line of blanks.
+	k := end
+	for k < len(text) && (isHBlank(text[k]) || text[k] == '\r') {
+		k++
 	}
-	if lineStart == 0 || out[lineStart-1] == '\n' {
-		k := end
-		for k < len(text) && (isHBlank(text[k]) || text[k] == '\r') {
-			k++
+	if k == len(text) || text[k] == '\n' {
+		lineStart := len(out)
+		for lineStart > 0 && isHBlank(out[lineStart-1]) {
+			lineStart--
 		}
-		if k == len(text) || text[k] == '\n' {
+		if lineStart == 0 || out[lineStart-1] == '\n' {
 			out = out[:lineStart]
 			if k < len(text) {
 				return out, k + 1
@@ -357,9 +359,22 @@ func remove(out []byte, text string, end int) ([]byte, int) {
 
 func isHBlank(c byte) bool { return c == ' ' || c == '\t' }
 
+// skipHBlank skips the blanks at s[k:] that keep to the line: tabs and Unicode space separators
+// (an input method's ideographic space, a no-break space), which end a directive's name too.
 func skipHBlank(s string, k int) int {
-	for k < len(s) && isHBlank(s[k]) {
-		k++
+	for k < len(s) {
+		if isHBlank(s[k]) {
+			k++
+			continue
+		}
+		if s[k] < utf8.RuneSelf {
+			break
+		}
+		r, size := utf8.DecodeRuneInString(s[k:])
+		if !unicode.Is(unicode.Zs, r) {
+			break
+		}
+		k += size
 	}
 	return k
 }

@@ -3,6 +3,7 @@ package directive
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -201,5 +202,61 @@ func BenchmarkParseAdversarial(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Parse(msg)
+	}
+}
+
+// TestParseManyDirectivesAfterBlanks: a message whose line starts with a long run of blanks and
+// then holds many directives is parsed in time linear in its length. Each removal looked back
+// over every blank before it to see whether the directive was alone on its line, so 64,000
+// directives after 512 KB of spaces took tens of seconds of a gateway core; the bound below is
+// two orders of magnitude above what a linear parse needs, even under the race detector.
+func TestParseManyDirectivesAfterBlanks(t *testing.T) {
+	const n = 64000
+	blanks := strings.Repeat(" ", 8*n)
+	in := blanks + strings.Repeat("/t on ", n) + "x"
+	start := time.Now()
+	p := Parse(in)
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("Parse of %d bytes with %d directives took %v", len(in), n, elapsed)
+	}
+	if p.Body != blanks+"x" || p.Only || len(p.Directives) != n {
+		t.Errorf("Parse: body of %d bytes (want %d), Only %v, %d directives (want %d)",
+			len(p.Body), len(blanks)+1, p.Only, len(p.Directives), n)
+	}
+	if d, ok := p.Last(Think); !ok || d.Value != "low" {
+		t.Errorf("Last(Think) = %+v, %v; want low", d, ok)
+	}
+}
+
+// TestParseUnicodeBlanks: the blank between a directive and its argument may be any Unicode
+// space on the line, as the reference's \s allows: an ideographic space (what a CJK input method
+// types for the space bar) or a no-break space. The name already ended at such a blank, so the
+// directive was found, its argument dropped, and "/think　high" went to the model as text.
+func TestParseUnicodeBlanks(t *testing.T) {
+	high := []D{{Name: Think, Raw: "high", Value: "high"}}
+	tests := []struct {
+		in   string
+		want Parsed
+	}{
+		{"/think\u3000high", Parsed{Only: true, Directives: high}},
+		{"/think\u00a0high", Parsed{Only: true, Directives: high}},
+		{"/think:\u202fhigh", Parsed{Only: true, Directives: high}},
+		{"/think\u3000high please", Parsed{Body: "please", Directives: high}},
+		{"/think extra\u3000high", Parsed{Only: true, Directives: []D{{Name: Think, Raw: "extra\u3000high", Value: "xhigh"}}}},
+		{"/fast\u3000on", Parsed{Only: true, Directives: []D{{Name: Fast, Raw: "on", Value: "on"}}}},
+		// A line separator still ends the line: the argument does not move to the next one.
+		{"/think\u2028high", Parsed{Body: "/think\u2028high"}},
+		// A zero-width space is not a blank: the name does not end there.
+		{"/think\u200bhigh", Parsed{Body: "/think\u200bhigh"}},
+	}
+	for _, tt := range tests {
+		if d := cmp.Diff(tt.want, Parse(tt.in)); d != "" {
+			t.Errorf("Parse(%q) (-want +got):\n%s", tt.in, d)
+		}
+	}
+	// A native command names its argument after such a blank too, and rejects what it is not.
+	want := Parsed{Only: true, Directives: []D{{Name: Think, Raw: "big", Invalid: true}}}
+	if d := cmp.Diff(want, ParseCommand("/think\u3000big")); d != "" {
+		t.Errorf("ParseCommand (-want +got):\n%s", d)
 	}
 }

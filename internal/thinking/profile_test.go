@@ -285,3 +285,36 @@ func TestTable(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileModelIDs: a model id with a line break or other control bytes, or a very long one,
+// still gets its provider's family and that provider's wire. The patterns' ".*" did not cross a
+// newline, so such an id matched no row of its provider, not even the catch-all, and took the
+// OpenAI-compatible row: an Anthropic, Gemini or Ollama request was given reasoning_effort.
+func TestHostileModelIDs(t *testing.T) {
+	long := strings.Repeat("vendor/", 50000)
+	tests := []struct {
+		t      Target
+		family string
+		field  string // a member the level high puts in the body
+	}{
+		{Target{Provider: "anthropic", Model: "my\nmodel", Reasoning: true}, "anthropic-messages", `"thinking"`},
+		{Target{Provider: "anthropic", Model: "claude-opus-4-7@\n\x00", Reasoning: true}, "claude-opus-4.7", `"output_config"`},
+		{Target{Provider: "anthropic", Model: long + "claude-opus-4-7", Reasoning: true}, "claude-opus-4.7", `"output_config"`},
+		{Target{Provider: "google", Model: "gemini-3-pro-\r\nx"}, "gemini-3-pro", `"thinkingConfig"`},
+		{Target{Provider: "ollama", Model: "my\nmodel", Reasoning: true}, "ollama", `"think"`},
+		{Target{Provider: "zai", Model: "glm\n5"}, "zai", `"thinking"`},
+		{Target{Provider: "moonshot", Model: "kimi-k2\n" + long}, "moonshot/kimi", `"thinking"`},
+	}
+	for _, tt := range tests {
+		p := ProfileFor(tt.t)
+		if p.Family != tt.family {
+			t.Errorf("ProfileFor(%s, %.40q) = %s, want %s", tt.t.Provider, tt.t.Model, p.Family, tt.family)
+			continue
+		}
+		patch, err := Map(tt.t, p.Nearest(High), false)
+		if err != nil || !strings.Contains(string(patch.Body), tt.field) || strings.Contains(string(patch.Body), "reasoning_effort") {
+			t.Errorf("Map(%s, %.40q, high) = %s, %v; want %s and no reasoning_effort",
+				tt.t.Provider, tt.t.Model, patch.Body, err, tt.field)
+		}
+	}
+}

@@ -105,9 +105,10 @@ func spec(s string) []level {
 }
 
 // model compiles a model pattern. It must match the whole id, after an optional "vendor/" (an
-// OpenRouter or Ollama namespace) or "vendor." (a Bedrock id) prefix.
+// OpenRouter or Ollama namespace) or "vendor." (a Bedrock id) prefix. "." matches any character, a
+// newline too, so an id with control bytes still meets its provider's catch-all.
 func model(pattern string) *regexp.Regexp {
-	return regexp.MustCompile(`^(?:.*[/.])?(?:` + pattern + `)$`)
+	return regexp.MustCompile(`(?s)^(?:.*[/.])?(?:` + pattern + `)$`)
 }
 
 // Level lists shared by the rows of one family across providers, so that direct Anthropic and

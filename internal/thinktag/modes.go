@@ -83,6 +83,7 @@ func (f *Filter) lineStart(s string, i int, eof bool) (int, bool) {
 		k++
 	}
 	if k == len(s) && !eof {
+		f.wait = waitRun // the run goes on: Write need not read it again for each byte of it
 		return i, false
 	}
 	f.midLine = true

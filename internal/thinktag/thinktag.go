@@ -96,6 +96,7 @@ const (
 	waitNone waitKind = iota
 	waitLine          // a tag on a line that may open a fence: decided by the next backtick or newline
 	waitSpan          // a tag after pending backtick runs: decided by look
+	waitRun           // a line start ending in a run of fence characters: decided by another byte
 )
 
 // Write takes the next delta of the reply and returns the visible text that can be shown now.
@@ -115,6 +116,11 @@ func (f *Filter) Write(delta string) (visible string) {
 	case waitSpan:
 		f.look.feed(delta, f.spans)
 		if !f.look.done {
+			f.hold = append(f.hold, delta...)
+			return ""
+		}
+	case waitRun:
+		if c := f.hold[len(f.hold)-1]; strings.Trim(delta, string(c)) == "" {
 			f.hold = append(f.hold, delta...)
 			return ""
 		}

@@ -3,6 +3,7 @@ package thinktag
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -291,5 +292,36 @@ func TestFilterAfterClose(t *testing.T) {
 	}
 	if got := f.Close(); got != "" {
 		t.Errorf("second Close = %q, want nothing", got)
+	}
+}
+
+// TestFilterLongFenceRunByteByByte: a line that starts with a long run of tildes or backticks,
+// streamed a byte at a time, as a model caught in a repetition loop writes it, is filtered in
+// time linear in its length. The run is held until it ends, as the fence it may open is as long
+// as the run; each Write read the held run again from its start, so 160,000 tildes took half a
+// minute of a gateway core. The bound is two orders of magnitude above a linear read.
+func TestFilterLongFenceRunByteByByte(t *testing.T) {
+	const n = 160000
+	for _, c := range []string{"~", "`"} {
+		run := strings.Repeat(c, n)
+		in := run + "\n<think>code</think>\n" + run + "\nafter <think>why</think>done"
+		wantV, wantR := Split(in)
+		if wantV != run+"\n<think>code</think>\n"+run+"\nafter done" || wantR != "why" {
+			t.Fatalf("Split of the %q fences: visible of %d bytes, reasoning %q", c, len(wantV), wantR)
+		}
+		start := time.Now()
+		var f Filter
+		var b strings.Builder
+		for i := 0; i < len(in); i++ {
+			b.WriteString(f.Write(in[i : i+1]))
+		}
+		b.WriteString(f.Close())
+		if elapsed := time.Since(start); elapsed > 10*time.Second {
+			t.Errorf("%q: streaming %d bytes a byte at a time took %v", c, len(in), elapsed)
+		}
+		if got := b.String(); got != wantV || f.Reasoning() != wantR {
+			t.Errorf("%q: streamed visible of %d bytes (Split: %d), reasoning %q (Split: %q)",
+				c, len(got), len(wantV), f.Reasoning(), wantR)
+		}
 	}
 }
