@@ -8,7 +8,6 @@ import (
 	"embed"
 	"encoding/hex"
 	"io/fs"
-	"mime"
 	"net/http"
 	"path"
 	"strings"
@@ -35,6 +34,16 @@ type file struct {
 	mime string
 }
 
+// pageTypes are the media types of the page's files. They are fixed here, not read from the
+// host's MIME tables, which a system may map otherwise (.js as text/plain), and with nosniff the
+// browser would then refuse the script.
+var pageTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".svg":  "image/svg+xml",
+}
+
 // Mount serves the page at GET / and its files under Prefix; every other request goes to next.
 // The returned handler is safe for concurrent use; the files are read once, here.
 func Mount(next http.Handler) http.Handler {
@@ -49,8 +58,8 @@ func Mount(next http.Handler) http.Handler {
 		}
 		sum := sha256.Sum256(body)
 		name := strings.TrimPrefix(p, "static/")
-		ctype := mime.TypeByExtension(path.Ext(name))
-		if ctype == "" {
+		ctype, ok := pageTypes[path.Ext(name)]
+		if !ok {
 			ctype = "application/octet-stream"
 		}
 		files[Prefix+name] = file{name: name, body: body, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, mime: ctype}
