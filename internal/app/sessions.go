@@ -166,6 +166,12 @@ func (a *App) DeleteSession(ctx context.Context, key string) error {
 	if err := a.Store.DeleteSession(ctx, key); err != nil {
 		return fmt.Errorf("session %q: %w", key, err)
 	}
+	// Its log goes too. The session is gone either way: a log left behind is only a warning.
+	if a.Telemetry != nil {
+		if err := a.Telemetry.Remove(key); err != nil {
+			a.Log.Warn("delete session: remove its log", "session", key, "err", err)
+		}
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/session"
+	"github.com/nodmix/nodmix/internal/telemetry"
 	"github.com/nodmix/nodmix/internal/thinking"
 )
 
@@ -267,6 +269,45 @@ func TestSessionRowsTranscriptAndDelete(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestDeleteSessionRemovesItsLog: a deleted session's log (and its older generation) goes with
+// it, on the persistent app the faces run.
+func TestDeleteSessionRemovesItsLog(t *testing.T) {
+	home := t.TempDir()
+	env := func(k string) string {
+		if k == "NODMIX_HOME" || k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(`{agents: {defaults: {model: "scripted/demo"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a, err := New(ctx, Options{Getenv: env, Persistent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Turn(ctx, TurnRequest{Session: "chat", Input: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "hello"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(home, "logs", "sessions", telemetry.FileName("chat"))
+	if _, err := os.Stat(logPath); err != nil {
+		t.Fatalf("the turn left no session log: %v", err)
+	}
+	if err := os.WriteFile(logPath+".1", []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DeleteSession(ctx, "chat"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{logPath, logPath + ".1"} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s outlived its session: %v", filepath.Base(p), err)
+		}
+	}
+}
 
 func TestEconomyFromCounters(t *testing.T) {
 	a := sessionsApp(t, `{agents: {defaults: {model: "scripted/demo"}}}`)

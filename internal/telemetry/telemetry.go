@@ -188,6 +188,31 @@ func (r *Recorder) Write(session string, line any) {
 	}
 }
 
+// Remove deletes the log of session and its older generation, as when the session itself is
+// deleted. A log that does not exist is not an error.
+func (r *Recorder) Remove(session string) error {
+	if r.dir == "" {
+		return nil
+	}
+	name := FileName(session)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.files[name]; ok {
+		r.closeLog(name)
+	}
+	path := filepath.Join(r.dir, "sessions", name)
+	var errs []error
+	for _, p := range []string{path, path + ".1"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("session log: %w", err)
+	}
+	return nil
+}
+
 // open returns the session log name at path, opening it unless it is open; nil (and a warning
 // logged) if it cannot be opened. The caller holds r.mu.
 func (r *Recorder) open(name, path string) *logFile {
