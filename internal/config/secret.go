@@ -266,13 +266,8 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 		}
 		local := append(slices.Clone(sub), rel...)
 		full := append(slices.Clone(prefix), local...)
-		if n.Kind == json5.String && isURLPath(full) {
-			if r := RedactURL(n.Str); r != n.Str {
-				b, _ := json.Marshal(r)
-				return b, true
-			}
-			return nil, false
-		}
+		// Secrets first: a secret named like a URL (a webhook) may hold its credential in
+		// the path, which RedactURL keeps.
 		for k := 1; k <= len(local); k++ {
 			if !isSecretPath(full[:len(prefix)+k]) {
 				continue
@@ -281,6 +276,12 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 				return nil, false
 			}
 			return []byte(`"` + Mask + `"`), true
+		}
+		if n.Kind == json5.String && isURLPath(full) {
+			if r := RedactURL(n.Str); r != n.Str {
+				b, _ := json.Marshal(r)
+				return b, true
+			}
 		}
 		return nil, false
 	}

@@ -274,3 +274,32 @@ func TestGetMasksEverySecretField(t *testing.T) {
 		}
 	}
 }
+
+// A secret whose name ends in URL (a webhook, a database URL) is masked whole: showing it as an
+// endpoint, without only its user info and query, would print a credential held in its path.
+func TestGetMasksSecretURLs(t *testing.T) {
+	const value = "T0-B0-do-not-print"
+	path := writeFile(t, `{
+  mcp: {servers: {s: {command: "x", env: {SLACK_WEBHOOK_URL: "https://hooks.example.com/services/`+value+`"}},
+                  h: {url: "https://mcp.example.com/x?key=`+value+`"}}},
+  tools: {exec: {env: {DATABASE_URL: "postgres://db.example.com/`+value+`"}}},
+  plugins: {entries: {x: {config: {apiKey: {baseUrl: "https://api.example.com/`+value+`"}}}}},
+}`, 0o600)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		"mcp.servers.s.env.SLACK_WEBHOOK_URL": `"********"`,
+		"tools.exec.env.DATABASE_URL":         `"********"`,
+		"plugins.entries.x.config.apiKey":     "{\n  \"baseUrl\": \"********\"\n}",
+		"mcp.servers.h.url":                   `"https://mcp.example.com/x?…"`,
+	} {
+		if got, err := f.Get(p); err != nil || string(got) != want {
+			t.Errorf("Get(%s) = %s, %v; want %s", p, got, err, want)
+		}
+	}
+	if got, _ := f.Get(""); strings.Contains(string(got), value) {
+		t.Errorf("Get(\"\") reveals a secret:\n%s", got)
+	}
+}
