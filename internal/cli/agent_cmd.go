@@ -13,6 +13,8 @@ import (
 	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/provider"
+	"github.com/nodmix/nodmix/internal/session"
 	"github.com/spf13/cobra"
 )
 
@@ -45,6 +47,15 @@ func newAgentCmd(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			if strings.TrimSpace(message) == "" && !heartbeat {
 				return usagef("agent: -m MESSAGE is required (or --heartbeat)")
+			}
+			// The check the provider registry makes, before anything starts.
+			if id, m, ok := strings.Cut(model, "/"); model != "" && (!ok || id == "" || m == "") {
+				return usagef("--model %q: %w", clipText(model, 80), provider.ErrModelRef)
+			}
+			if sessionKey != "" {
+				if err := session.CheckKey(sessionKey); err != nil {
+					return usagef("--session: %w", err)
+				}
 			}
 			// Without --session the turn runs in a fresh session that is not kept.
 			persistent := sessionKey != ""

@@ -118,7 +118,10 @@ func newToolsSearchCmd(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			n, err := discovery.ParseLimit(json.RawMessage(limit))
 			if err != nil {
-				return err
+				return usagef("--limit %q: must be a positive integer", clipText(limit, 40))
+			}
+			if strings.TrimSpace(args[0]) == "" {
+				return usagef("tools search: QUERY must not be empty")
 			}
 			a, err := g.openApp(c.Context(), f.file, sess != "", "")
 			if err != nil {
@@ -201,7 +204,7 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 		Short: "Call a tool through the dispatch pipeline (policy, approvals, hooks, middleware)",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(c *cobra.Command, pos []string) error {
-			if !json.Valid([]byte(args)) {
+			if trimmed := strings.TrimSpace(args); !json.Valid([]byte(trimmed)) || !strings.HasPrefix(trimmed, "{") {
 				return usagef("--args: must be a JSON object")
 			}
 			a, err := g.openApp(c.Context(), "", true, "")
