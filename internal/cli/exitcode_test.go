@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,6 +39,41 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		_, stderr, code := run(t, t.TempDir(), tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.says) {
 			t.Errorf("%q: exit code %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.says)
+		}
+	}
+}
+
+// failingWriter is a stdout that cannot be written, as a full disk.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestOutputThatCannotBeWrittenFails: a command whose output could not be written (stdout on a
+// full disk) exits 1 and says so, whether it prints text or JSON; it exited 0 with nothing written
+// for the commands that print text.
+func TestOutputThatCannotBeWrittenFails(t *testing.T) {
+	cat := filepath.Join("..", "..", "examples", "catalog.jsonl")
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, "NODMIX_HOME": filepath.Join(home, ".nodmix")}
+	if code := Execute(context.Background(), Env{Args: []string{"config", "set", "gateway.listen", "127.0.0.1:9"},
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}); code != ExitOK {
+		t.Fatalf("config set: exit code %d", code)
+	}
+	for _, args := range [][]string{
+		{"version"},
+		{"config", "file"},
+		{"config", "get", "gateway.listen"},
+		{"sessions", "list"},
+		{"tools", "describe", "--catalog", cat, "mcp:github:create_issue"},
+		{"tools", "list", "--catalog", cat},
+		{"tools", "list", "--catalog", cat, "--json"},
+		{"agent", "-m", "hi", "--model", "scripted/demo"},
+	} {
+		var errb bytes.Buffer
+		code := Execute(context.Background(), Env{Args: args, Stdin: strings.NewReader(""), Stdout: failingWriter{}, Stderr: &errb,
+			Getenv: func(k string) string { return env[k] }})
+		if code != ExitFailure || !strings.Contains(errb.String(), "no space left on device") {
+			t.Errorf("%q: exit code %d, stderr %q; want %d and the write error", args, code, errb.String(), ExitFailure)
 		}
 	}
 }
