@@ -97,11 +97,11 @@ func newAgentCmd(g *globals) *cobra.Command {
 				defer mu.Unlock()
 				switch ev.Kind {
 				case agent.EventToolStart:
-					fmt.Fprintf(errw, "→ %s %s\n", ev.Call.Name, clipText(string(ev.Call.Args), 200))
+					fmt.Fprintf(errw, "→ %s %s\n", sanitize(ev.Call.Name), sanitize(clipText(string(ev.Call.Args), 200)))
 				case agent.EventToolEnd:
 					tools = append(tools, toolEvent{Name: ev.Call.Name, Args: ev.Call.Args, IsError: ev.Result.IsError})
 					if ev.Result.IsError {
-						fmt.Fprintf(errw, "✗ %s: %s\n", ev.Call.Name, clipText(ev.Result.Text(), 200))
+						fmt.Fprintf(errw, "✗ %s: %s\n", sanitize(ev.Call.Name), sanitize(clipText(ev.Result.Text(), 200)))
 					}
 				}
 				if !asJSON {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestBadFlagValuesAreUsageErrors: a flag or argument whose value can never be right is a usage
@@ -74,6 +75,23 @@ func TestOutputThatCannotBeWrittenFails(t *testing.T) {
 			Getenv: func(k string) string { return env[k] }})
 		if code != ExitFailure || !strings.Contains(errb.String(), "no space left on device") {
 			t.Errorf("%q: exit code %d, stderr %q; want %d and the write error", args, code, errb.String(), ExitFailure)
+		}
+	}
+}
+
+// TestAgentProgressLinesStripTerminalControls: the tool lines `nodmix agent` prints on stderr
+// show a model's arguments and a tool's error, neither of which may drive the terminal (a raw
+// U+009B in JSON arguments is a CSI).
+func TestAgentProgressLinesStripTerminalControls(t *testing.T) {
+	msg := `exec {"command": ["/nonexistent-\u001b]0;pwned\u0007-` + "\u009b" + `2J"]}`
+	_, stderr, code := run(t, t.TempDir(), "agent", "--model", "scripted/demo", "-m", msg)
+	if code != ExitOK || !strings.Contains(stderr, "→ exec") || !strings.Contains(stderr, "✗ exec") {
+		t.Fatalf("exit code %d, stderr %q; want 0 and the lines of a failed exec call", code, stderr)
+	}
+	for _, r := range stderr {
+		if r != '\n' && unicode.IsControl(r) {
+			t.Errorf("stderr holds control character %U: %q", r, stderr)
+			break
 		}
 	}
 }
