@@ -30,7 +30,12 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		{[]string{"agent", "-m", "hi", "--model", "bogus"}, ExitUsage, "--model"},
 		{[]string{"agent", "-m", "hi", "--model", "scripted/demo", "--session", long}, ExitUsage, "--session"},
 		{[]string{"agent", "-m", "hi", "--model", "scripted/demo", "--session", "a\x01b"}, ExitUsage, "--session"},
+		{[]string{"config", "get", "tools..allow"}, ExitUsage, "empty segment"},
+		{[]string{"config", "set", "", "1"}, ExitUsage, "empty path"},
+		{[]string{"config", "unset", "tools.allow[x]"}, ExitUsage, "not an array index"},
 		// Failures, not usage errors.
+		{[]string{"config", "get", "tools.allow"}, ExitFailure, "not set"},
+		{[]string{"config", "set", "tools.allow", "1"}, ExitFailure, "must be an array of strings"},
 		{[]string{"tools", "describe", "--catalog", cat, "no-such-tool"}, ExitFailure, "unknown tool"},
 		{[]string{"agent", "-m", "hi", "--model", "nosuchprovider/m"}, ExitFailure, "unknown provider"},
 		// And what is right still runs.
