@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,6 +97,29 @@ func TestAgentProgressLinesStripTerminalControls(t *testing.T) {
 	for _, r := range stderr {
 		if r != '\n' && unicode.IsControl(r) {
 			t.Errorf("stderr holds control character %U: %q", r, stderr)
+			break
+		}
+	}
+}
+
+// TestToolsDescribeStripsTerminalControls: a tool's description and schema come from its
+// server; `tools describe` prints them for a person without the controls that would drive the
+// terminal, keeping the description's lines.
+func TestToolsDescribeStripsTerminalControls(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog.jsonl")
+	tool := `{"id":"mcp:evil:x","name":"mcp__evil__x","description":"line one\u001b]0;pwned\u0007\nline two \u009b2J","source":"mcp","server":"evil","mcp_tool_name":"x",` +
+		`"input_schema":{"type":"object","properties":{"q":{"type":"string","description":"q` + "\u009b" + `2J"}}}}` + "\n"
+	if err := os.WriteFile(cat, []byte(tool), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := run(t, dir, "tools", "describe", "--catalog", cat, "mcp:evil:x")
+	if code != ExitOK || !strings.Contains(out, "line one") || !strings.Contains(out, "\nline two") {
+		t.Fatalf("exit code %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	for _, r := range out {
+		if r != '\n' && unicode.IsControl(r) {
+			t.Errorf("stdout holds control character %U: %q", r, out)
 			break
 		}
 	}

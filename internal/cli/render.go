@@ -76,6 +76,15 @@ func sanitize(s string) string {
 	}, s)
 }
 
+// sanitizeLines is sanitize for text of several lines, which it keeps.
+func sanitizeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = sanitize(strings.TrimSuffix(l, "\r"))
+	}
+	return strings.Join(lines, "\n")
+}
+
 // truncate cuts s to at most n terminal columns (East Asian wide characters count two), ending
 // with "…" when it cut.
 func truncate(s string, n int) string {

@@ -178,8 +178,9 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 			out := c.OutOrStdout()
 			fmt.Fprintf(out, "%s (%s)\n", d.ID, d.Name)
 			fmt.Fprintf(out, "source: %s, owner: %s, load mode: %s\n", d.Source, d.Owner, d.LoadMode)
+			// Description and schema are the server's text: shown without terminal controls.
 			if d.Description != "" {
-				fmt.Fprintf(out, "\n%s\n", d.Description)
+				fmt.Fprintf(out, "\n%s\n", sanitizeLines(d.Description))
 			}
 			var pretty strings.Builder
 			enc := json.NewEncoder(&pretty)
@@ -187,7 +188,7 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 			var v any
 			_ = json.Unmarshal(d.InputSchema, &v)
 			_ = enc.Encode(v)
-			fmt.Fprintf(out, "\ninput schema:\n%s", pretty.String())
+			fmt.Fprintf(out, "\ninput schema:\n%s", sanitizeLines(pretty.String()))
 			return nil
 		},
 	}
