@@ -124,3 +124,30 @@ func TestToolsDescribeStripsTerminalControls(t *testing.T) {
 		}
 	}
 }
+
+// TestToolListingsStripTerminalControls: a tool id holds its server's name for the tool as sent,
+// which `tools list` and `tools describe` print without its control characters.
+func TestToolListingsStripTerminalControls(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog.jsonl")
+	tool := `{"id":"mcp:evil:x\u001b]0;pwned\u0007\u009b2J","name":"mcp__evil__x","description":"d","source":"mcp","server":"evil","mcp_tool_name":"x\u001b]0;pwned\u0007\u009b2J",` +
+		`"input_schema":{"type":"object"}}` + "\n"
+	if err := os.WriteFile(cat, []byte(tool), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"tools", "list", "--catalog", cat},
+		{"tools", "describe", "--catalog", cat, "mcp__evil__x"},
+	} {
+		out, stderr, code := run(t, dir, args...)
+		if code != ExitOK || !strings.Contains(out, "mcp:evil:x") {
+			t.Fatalf("%q: exit code %d, stdout %q, stderr %q", args, code, out, stderr)
+		}
+		for _, r := range out {
+			if r != '\n' && unicode.IsControl(r) {
+				t.Errorf("%q: stdout holds control character %U: %q", args, r, out)
+				break
+			}
+		}
+	}
+}

@@ -94,7 +94,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tNAME\tDESCRIPTION")
 			for _, e := range entries {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", e.Tool.ID, e.Tool.Name, truncate(sanitize(e.Tool.SummaryText()), 72))
+				fmt.Fprintf(w, "%s\t%s\t%s\n", sanitize(e.Tool.ID), sanitize(e.Tool.Name), truncate(sanitize(e.Tool.SummaryText()), 72))
 			}
 			if err := w.Flush(); err != nil {
 				return err
@@ -176,9 +176,9 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 				return writeJSON(c.OutOrStdout(), d)
 			}
 			out := c.OutOrStdout()
-			fmt.Fprintf(out, "%s (%s)\n", d.ID, d.Name)
-			fmt.Fprintf(out, "source: %s, owner: %s, load mode: %s\n", d.Source, d.Owner, d.LoadMode)
-			// Description and schema are the server's text: shown without terminal controls.
+			// What a server named or wrote is shown without terminal controls.
+			fmt.Fprintf(out, "%s (%s)\n", sanitize(d.ID), sanitize(d.Name))
+			fmt.Fprintf(out, "source: %s, owner: %s, load mode: %s\n", d.Source, sanitize(d.Owner), d.LoadMode)
 			if d.Description != "" {
 				fmt.Fprintf(out, "\n%s\n", sanitizeLines(d.Description))
 			}
