@@ -13,6 +13,8 @@ import (
 	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/provider"
+	"github.com/nodmix/nodmix/internal/session"
 	"github.com/spf13/cobra"
 )
 
@@ -45,6 +47,15 @@ func newAgentCmd(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			if strings.TrimSpace(message) == "" && !heartbeat {
 				return usagef("agent: -m MESSAGE is required (or --heartbeat)")
+			}
+			// The check the provider registry makes, before anything starts.
+			if id, m, ok := strings.Cut(model, "/"); model != "" && (!ok || id == "" || m == "") {
+				return usagef("--model %q: %w", clipText(model, 80), provider.ErrModelRef)
+			}
+			if sessionKey != "" {
+				if err := session.CheckKey(sessionKey); err != nil {
+					return usagef("--session: %w", err)
+				}
 			}
 			// Without --session the turn runs in a fresh session that is not kept.
 			persistent := sessionKey != ""
@@ -86,11 +97,11 @@ func newAgentCmd(g *globals) *cobra.Command {
 				defer mu.Unlock()
 				switch ev.Kind {
 				case agent.EventToolStart:
-					fmt.Fprintf(errw, "→ %s %s\n", ev.Call.Name, clipText(string(ev.Call.Args), 200))
+					fmt.Fprintf(errw, "→ %s %s\n", sanitize(ev.Call.Name), sanitize(clipText(string(ev.Call.Args), 200)))
 				case agent.EventToolEnd:
 					tools = append(tools, toolEvent{Name: ev.Call.Name, Args: ev.Call.Args, IsError: ev.Result.IsError})
 					if ev.Result.IsError {
-						fmt.Fprintf(errw, "✗ %s: %s\n", ev.Call.Name, clipText(ev.Result.Text(), 200))
+						fmt.Fprintf(errw, "✗ %s: %s\n", sanitize(ev.Call.Name), sanitize(clipText(ev.Result.Text(), 200)))
 					}
 				}
 				if !asJSON {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/nodmix/nodmix/internal/policy"
 	"golang.org/x/sys/unix"
@@ -39,7 +40,7 @@ func (t *terminalAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (po
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.env.Stderr, "Approve a call to %s (rule %q) with arguments %s? [y/N] ", req.ToolID, req.Pattern, req.Args)
+	fmt.Fprintf(t.env.Stderr, "Approve a call to %s (rule %q) with arguments %s? [y/N] ", visible(req.ToolID), req.Pattern, visible(string(req.Args)))
 	// The read cannot be interrupted, so it runs apart from ctx: it ends when the person answers
 	// or stdin closes, at the latest when the process exits.
 	answer := make(chan string, 1)
@@ -58,6 +59,27 @@ func (t *terminalAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (po
 		return policy.Decision{Approve: true}, nil
 	}
 }
+
+// visible escapes, as \uXXXX, the characters that would act on the terminal instead of showing:
+// controls (C0 and C1, U+009B starting an escape that can rewrite the line) and bidi controls
+// (which reorder what follows). In JSON the escapes mean the same characters, so a person
+// approving arguments reads exactly what the tool would get.
+func visible(s string) string {
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hidden(r) { // all of them are in the Basic Multilingual Plane
+			fmt.Fprintf(&b, "\\u%04x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func hidden(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }
 
 func randomID() string {
 	var b [6]byte

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/config"
+	"github.com/nodmix/nodmix/internal/config/json5"
 	"github.com/nodmix/nodmix/internal/plugins"
 	"github.com/spf13/cobra"
 )
@@ -105,7 +106,7 @@ func newConfigCmd(g *globals) *cobra.Command {
 		&cobra.Command{
 			Use:   "get PATH",
 			Short: "Print the value at a dotted path (secrets masked)",
-			Args:  exactArgs(1, "PATH"),
+			Args:  pathArgs(1, true),
 			RunE: func(c *cobra.Command, args []string) error {
 				f, err := g.openConfig(c.Context())
 				if err != nil {
@@ -123,7 +124,7 @@ func newConfigCmd(g *globals) *cobra.Command {
 		&cobra.Command{
 			Use:   "unset PATH",
 			Short: "Remove a value",
-			Args:  exactArgs(1, "PATH"),
+			Args:  pathArgs(1, false),
 			RunE: func(c *cobra.Command, args []string) error {
 				f, err := g.openConfig(c.Context())
 				if err != nil {
@@ -167,7 +168,7 @@ func newConfigSetCmd(g *globals) *cobra.Command {
 			if len(args) != 2 {
 				return usagef("%s: needs 2 argument(s): [PATH VALUE] (flags go before PATH)", c.CommandPath())
 			}
-			return nil
+			return pathArgs(2, false)(c, args)
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			f, err := g.openConfig(c.Context())
@@ -183,6 +184,23 @@ func newConfigSetCmd(g *globals) *cobra.Command {
 	// Flags end at PATH, so a VALUE such as -1 is a value and not a shorthand flag.
 	set.Flags().SetInterspersed(false)
 	return set
+}
+
+// pathArgs takes n arguments, the first a config path (the whole file, "", when whole): a path
+// that cannot be parsed is a usage error, not a failure of the file.
+func pathArgs(n int, whole bool) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return exactArgs(n, "PATH")(c, args)
+		}
+		if args[0] == "" && whole {
+			return nil
+		}
+		if _, err := json5.ParsePath(args[0]); err != nil {
+			return usagef("%s: %w", c.CommandPath(), err)
+		}
+		return nil
+	}
 }
 
 func newPluginsCmd(g *globals) *cobra.Command {

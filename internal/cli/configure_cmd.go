@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +29,7 @@ func newConfigureCmd(g *globals) *cobra.Command {
 				in := bufio.NewReader(g.env.Stdin)
 				out := c.OutOrStdout()
 				if provider == "" {
-					p, err := prompt(in, out, "Web search provider [tavily]: ")
+					p, err := prompt(c.Context(), in, out, "Web search provider [tavily]: ")
 					if err != nil {
 						return err
 					}
@@ -38,7 +39,7 @@ func newConfigureCmd(g *globals) *cobra.Command {
 					provider = "tavily"
 				}
 				if keyEnv == "" {
-					k, err := promptSecret(g.env.Stdin, in, out, "Tavily API key (leave empty to use TAVILY_API_KEY from the environment): ")
+					k, err := promptSecret(c.Context(), g.env.Stdin, in, out, "Tavily API key (leave empty to use TAVILY_API_KEY from the environment): ")
 					if err != nil {
 						return err
 					}
@@ -76,17 +77,36 @@ func newConfigureCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func prompt(in *bufio.Reader, out io.Writer, q string) (string, error) {
+// prompt asks q and reads a line. An interrupt (ctx ending) ends the prompt at once: what is
+// typed after it is no answer. The read cannot be interrupted, so it runs apart from ctx and
+// ends when stdin gives a line or closes, at the latest when the process exits.
+func prompt(ctx context.Context, in *bufio.Reader, out io.Writer, q string) (string, error) {
 	fmt.Fprint(out, q)
-	line, err := in.ReadString('\n')
-	if err != nil && err != io.EOF {
-		return "", err
+	type answer struct {
+		line string
+		err  error
 	}
-	return strings.TrimSpace(line), nil
+	got := make(chan answer, 1)
+	go func() {
+		line, err := in.ReadString('\n')
+		got <- answer{line, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case a := <-got:
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if a.err != nil && a.err != io.EOF {
+			return "", a.err
+		}
+		return strings.TrimSpace(a.line), nil
+	}
 }
 
 // promptSecret reads a line without echoing it when stdin is a terminal.
-func promptSecret(stdin io.Reader, in *bufio.Reader, out io.Writer, q string) (string, error) {
+func promptSecret(ctx context.Context, stdin io.Reader, in *bufio.Reader, out io.Writer, q string) (string, error) {
 	if f, ok := stdin.(*os.File); ok {
 		fd := int(f.Fd())
 		if old, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
@@ -100,5 +120,5 @@ func promptSecret(stdin io.Reader, in *bufio.Reader, out io.Writer, q string) (s
 			}
 		}
 	}
-	return prompt(in, out, q)
+	return prompt(ctx, in, out, q)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	"github.com/nodmix/nodmix/internal/discovery"
 	"golang.org/x/text/width"
@@ -63,15 +64,25 @@ func orEmpty(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// sanitize keeps one line: tabs become three spaces, newlines and other control characters a space.
+// sanitize keeps one line: tabs become three spaces, newlines and other control characters a
+// space, the C1 ones (U+0080–U+009F) too: a terminal takes U+009B as the start of an escape.
 func sanitize(s string) string {
 	s = strings.ReplaceAll(s, "\t", "   ")
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
 	}, s)
+}
+
+// sanitizeLines is sanitize for text of several lines, which it keeps.
+func sanitizeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = sanitize(strings.TrimSuffix(l, "\r"))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // truncate cuts s to at most n terminal columns (East Asian wide characters count two), ending

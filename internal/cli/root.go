@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -65,7 +66,8 @@ func Execute(ctx context.Context, env Env) int {
 	root := newRoot(env)
 	root.SetArgs(env.Args)
 	root.SetIn(env.Stdin)
-	root.SetOut(env.Stdout)
+	out := &outputWriter{w: env.Stdout}
+	root.SetOut(out)
 	root.SetErr(env.Stderr)
 	if env.Batch != nil {
 		if c, _, err := root.Find(env.Args); err == nil && c.Annotations[batchAnnotation] != "" {
@@ -73,6 +75,9 @@ func Execute(ctx context.Context, env Env) int {
 		}
 	}
 	err := root.ExecuteContext(ctx)
+	if err == nil {
+		err = out.Err()
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -82,6 +87,36 @@ func Execute(ctx context.Context, env Env) int {
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// outputWriter is the commands' stdout. It keeps the first write error, which fails a command
+// that otherwise succeeded: output lost to a full disk is not a success. Later writes return
+// that error without trying. Agent turns write from their observer, hence the lock.
+type outputWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = fmt.Errorf("write output: %w", err)
+		return n, o.err
+	}
+	return n, nil
+}
+
+// Err returns the first write error, or nil.
+func (o *outputWriter) Err() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 type globals struct {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/llm"
@@ -181,5 +182,38 @@ func TestSessionsCommand(t *testing.T) {
 	defer s.Close()
 	if _, err := s.Blob(context.Background(), "raw-1"); err == nil {
 		t.Error("rm kept the session's blob")
+	}
+}
+
+// TestSessionsShowStripsTerminalControls: what a model or a tool put in a transcript cannot
+// drive the terminal of the person reading it: C1 controls (U+0080–U+009F, such as the
+// one-character CSI U+009B, which terminals honour in UTF-8) go like C0 ones.
+func TestSessionsShowStripsTerminalControls(t *testing.T) {
+	home := t.TempDir()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(home, ".nodmix", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := "a\x1b[2Jb\u009b2Jc\u009d0;pwned\u0007d\u0085e"
+	if _, err := s.Append(ctx, "k", 0, []llm.Message{
+		{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: hostile}}},
+		{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.KindToolCall, Name: "x\u009by", Args: json.RawMessage(`{}`)}}},
+		{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, Name: "x", Text: hostile}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, args := range [][]string{{"sessions", "show", "k"}, {"sessions", "list"}} {
+		out, errOut, code := run(t, home, args...)
+		if code != ExitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		for _, r := range out {
+			if r != '\n' && unicode.IsControl(r) {
+				t.Errorf("%q prints control character %U:\n%q", args, r, out)
+				break
+			}
+		}
 	}
 }

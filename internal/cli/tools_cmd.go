@@ -94,7 +94,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tNAME\tDESCRIPTION")
 			for _, e := range entries {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", e.Tool.ID, e.Tool.Name, truncate(sanitize(e.Tool.SummaryText()), 72))
+				fmt.Fprintf(w, "%s\t%s\t%s\n", sanitize(e.Tool.ID), sanitize(e.Tool.Name), truncate(sanitize(e.Tool.SummaryText()), 72))
 			}
 			if err := w.Flush(); err != nil {
 				return err
@@ -118,7 +118,10 @@ func newToolsSearchCmd(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			n, err := discovery.ParseLimit(json.RawMessage(limit))
 			if err != nil {
-				return err
+				return usagef("--limit %q: must be a positive integer", clipText(limit, 40))
+			}
+			if strings.TrimSpace(args[0]) == "" {
+				return usagef("tools search: QUERY must not be empty")
 			}
 			a, err := g.openApp(c.Context(), f.file, sess != "", "")
 			if err != nil {
@@ -173,10 +176,11 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 				return writeJSON(c.OutOrStdout(), d)
 			}
 			out := c.OutOrStdout()
-			fmt.Fprintf(out, "%s (%s)\n", d.ID, d.Name)
-			fmt.Fprintf(out, "source: %s, owner: %s, load mode: %s\n", d.Source, d.Owner, d.LoadMode)
+			// What a server named or wrote is shown without terminal controls.
+			fmt.Fprintf(out, "%s (%s)\n", sanitize(d.ID), sanitize(d.Name))
+			fmt.Fprintf(out, "source: %s, owner: %s, load mode: %s\n", d.Source, sanitize(d.Owner), d.LoadMode)
 			if d.Description != "" {
-				fmt.Fprintf(out, "\n%s\n", d.Description)
+				fmt.Fprintf(out, "\n%s\n", sanitizeLines(d.Description))
 			}
 			var pretty strings.Builder
 			enc := json.NewEncoder(&pretty)
@@ -184,7 +188,7 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 			var v any
 			_ = json.Unmarshal(d.InputSchema, &v)
 			_ = enc.Encode(v)
-			fmt.Fprintf(out, "\ninput schema:\n%s", pretty.String())
+			fmt.Fprintf(out, "\ninput schema:\n%s", sanitizeLines(pretty.String()))
 			return nil
 		},
 	}
@@ -201,7 +205,7 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 		Short: "Call a tool through the dispatch pipeline (policy, approvals, hooks, middleware)",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(c *cobra.Command, pos []string) error {
-			if !json.Valid([]byte(args)) {
+			if trimmed := strings.TrimSpace(args); !json.Valid([]byte(trimmed)) || !strings.HasPrefix(trimmed, "{") {
 				return usagef("--args: must be a JSON object")
 			}
 			a, err := g.openApp(c.Context(), "", true, "")

@@ -235,7 +235,8 @@ func (f *File) accept(out []byte) error {
 // Save writes the text if it changed: to a temporary file in the same directory, synced, then
 // renamed over the original, so the file is never seen half-written. The original's mode is
 // kept; a new file is created 0600 in a directory created 0700. If the file changed on disk
-// since Load, Save writes nothing and returns ErrModified.
+// since Load, Save writes nothing and returns ErrModified; concurrent savers are serialised, so
+// one of them always sees the other's change.
 func (f *File) Save() error {
 	if !f.dirty {
 		return nil
@@ -250,6 +251,7 @@ func (f *File) Save() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("save config: %w", err)
 	}
+	defer lockDir(dir)()
 	current, err := os.ReadFile(target)
 	switch {
 	case err == nil && (!f.exists || !bytes.Equal(current, f.disk)):

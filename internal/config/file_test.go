@@ -3,10 +3,13 @@ package config
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -309,6 +312,50 @@ func TestSaveDetectsConcurrentChange(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); string(data) != other {
 		t.Errorf("Save overwrote a concurrent change")
+	}
+}
+
+// TestConcurrentSavesLoseNoEdit: savers racing on one file (scripts running `config set` side
+// by side) each either keep their edit or get ErrModified, never success with the edit lost to
+// another saver's rename.
+func TestConcurrentSavesLoseNoEdit(t *testing.T) {
+	path := writeFile(t, "{}\n", 0o600)
+	const n = 16
+	saved := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, err := Load(path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := f.Set(fmt.Sprintf("mcp.servers.s%d", i), []byte(`{command: "x"}`)); err != nil {
+				t.Error(err)
+				return
+			}
+			switch err := f.Save(); {
+			case err == nil:
+				saved[i] = true
+			case !errors.Is(err, ErrModified):
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(saved, true) {
+		t.Fatal("no saver succeeded")
+	}
+	for i, ok := range saved {
+		if _, kept := f.Config().MCP.Servers[fmt.Sprintf("s%d", i)]; ok && !kept {
+			t.Errorf("saver %d succeeded, but its edit is not in the file", i)
+		}
 	}
 }
 

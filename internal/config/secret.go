@@ -217,8 +217,9 @@ func isSecretRef(n *json5.Node) bool {
 
 // secretSuffixes are the key names that hold secrets. A key is secret-like when, lowercased and
 // without '_' and '-', it ends with one of these: apiKey, api_key, apiKeys, token, accessToken,
-// clientSecret, password, dbPassword... "tokens" is left out on purpose: maxTokens is a count.
-var secretSuffixes = []string{"apikey", "apikeys", "token", "password", "passwords", "passwd", "secret", "secrets"}
+// clientSecret, password, dbPassword, an Authorization header... "tokens" is left out on purpose:
+// maxTokens is a count.
+var secretSuffixes = []string{"apikey", "apikeys", "token", "password", "passwords", "passwd", "secret", "secrets", "authorization"}
 
 // separators is built once: isSecretName runs for every value a masked rendering visits.
 var separators = strings.NewReplacer("_", "", "-", "")
@@ -234,13 +235,17 @@ func isSecretName(key string) bool {
 }
 
 // isSecretPath reports whether the value at path (absolute segments) holds a secret: the
-// values of mcp.servers.*.env and mcp.servers.*.headers, and any secret-like key anywhere, which
-// covers gateway.auth.token and plugins.entries.*.config.**.apiKey.
+// values of the maps the decoder reads as Secrets (mcp.servers.*.env and .headers,
+// models.providers.*.headers, tools.exec.env), and any secret-like key anywhere, which covers
+// gateway.auth.token and plugins.entries.*.config.**.apiKey.
 func isSecretPath(path []string) bool {
 	if len(path) == 0 {
 		return false
 	}
-	if len(path) == 5 && path[0] == "mcp" && path[1] == "servers" && (path[3] == "env" || path[3] == "headers") {
+	switch {
+	case len(path) == 5 && path[0] == "mcp" && path[1] == "servers" && (path[3] == "env" || path[3] == "headers"),
+		len(path) == 5 && path[0] == "models" && path[1] == "providers" && path[3] == "headers",
+		len(path) == 4 && path[0] == "tools" && path[1] == "exec" && path[2] == "env":
 		return true
 	}
 	last := path[len(path)-1]
@@ -261,13 +266,8 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 		}
 		local := append(slices.Clone(sub), rel...)
 		full := append(slices.Clone(prefix), local...)
-		if n.Kind == json5.String && isURLPath(full) {
-			if r := RedactURL(n.Str); r != n.Str {
-				b, _ := json.Marshal(r)
-				return b, true
-			}
-			return nil, false
-		}
+		// Secrets first: a secret named like a URL (a webhook) may hold its credential in
+		// the path, which RedactURL keeps.
 		for k := 1; k <= len(local); k++ {
 			if !isSecretPath(full[:len(prefix)+k]) {
 				continue
@@ -276,6 +276,12 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 				return nil, false
 			}
 			return []byte(`"` + Mask + `"`), true
+		}
+		if n.Kind == json5.String && isURLPath(full) {
+			if r := RedactURL(n.Str); r != n.Str {
+				b, _ := json.Marshal(r)
+				return b, true
+			}
 		}
 		return nil, false
 	}

@@ -96,6 +96,7 @@ func TestSecretNames(t *testing.T) {
 	for key, want := range map[string]bool{
 		"apiKey": true, "api_key": true, "API-KEY": true, "apiKeys": true, "token": true, "accessToken": true,
 		"password": true, "dbPassword": true, "secret": true, "clientSecret": true, "passwd": true,
+		"Authorization": true, "proxy-authorization": true,
 		"baseUrl": false, "maxTokens": false, "tokenizer": false, "secretName": false, "keyId": false,
 	} {
 		if got := isSecretName(key); got != want {
@@ -237,4 +238,68 @@ func mustParse(t *testing.T, text string) *json5.Node {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// Every value the decoder takes as a Secret is masked by Get too, whatever its key is called:
+// a provider's headers and the exec environment, like a server's headers and env. A header
+// named Authorization is a credential wherever it appears, a plugin's or a model's params too.
+func TestGetMasksEverySecretField(t *testing.T) {
+	const value = "sk-live-do-not-print"
+	path := writeFile(t, `{
+  models: {providers: {x: {baseUrl: "https://h", headers: {Authorization: "Bearer `+value+`", "X-Org": "`+value+`"}}}},
+  tools: {exec: {env: {DEPLOY_KEY: "`+value+`", GH: {"$env": "GH_PAT"}}}},
+  plugins: {entries: {x: {config: {headers: {authorization: "Bearer `+value+`"}}}}},
+  agents: {defaults: {models: {"x/y": {params: {headers: {Authorization: "Bearer `+value+`"}}}}}},
+}`, 0o600)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"", "models", "models.providers.x.headers", "models.providers.x.headers.Authorization",
+		"models.providers.x.headers.X-Org", "tools.exec", "tools.exec.env.DEPLOY_KEY", "plugins.entries.x", "agents"} {
+		got, err := f.Get(p)
+		if err != nil {
+			t.Fatalf("Get(%q): %v", p, err)
+		}
+		if strings.Contains(string(got), value) {
+			t.Errorf("Get(%q) reveals a secret:\n%s", p, got)
+		}
+	}
+	if got, err := f.Get("tools.exec.env.GH"); err != nil || string(got) != "{\n  \"$env\": \"GH_PAT\"\n}" {
+		t.Errorf("Get(tools.exec.env.GH) = %s, %v; want the SecretRef as written", got, err)
+	}
+	for _, format := range []string{"%v", "%+v"} {
+		if s := fmt.Sprintf(format, f.Config()); strings.Contains(s, value) {
+			t.Errorf("fmt %s reveals a secret:\n%s", format, s)
+		}
+	}
+}
+
+// A secret whose name ends in URL (a webhook, a database URL) is masked whole: showing it as an
+// endpoint, without only its user info and query, would print a credential held in its path.
+func TestGetMasksSecretURLs(t *testing.T) {
+	const value = "T0-B0-do-not-print"
+	path := writeFile(t, `{
+  mcp: {servers: {s: {command: "x", env: {SLACK_WEBHOOK_URL: "https://hooks.example.com/services/`+value+`"}},
+                  h: {url: "https://mcp.example.com/x?key=`+value+`"}}},
+  tools: {exec: {env: {DATABASE_URL: "postgres://db.example.com/`+value+`"}}},
+  plugins: {entries: {x: {config: {apiKey: {baseUrl: "https://api.example.com/`+value+`"}}}}},
+}`, 0o600)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		"mcp.servers.s.env.SLACK_WEBHOOK_URL": `"********"`,
+		"tools.exec.env.DATABASE_URL":         `"********"`,
+		"plugins.entries.x.config.apiKey":     "{\n  \"baseUrl\": \"********\"\n}",
+		"mcp.servers.h.url":                   `"https://mcp.example.com/x?…"`,
+	} {
+		if got, err := f.Get(p); err != nil || string(got) != want {
+			t.Errorf("Get(%s) = %s, %v; want %s", p, got, err, want)
+		}
+	}
+	if got, _ := f.Get(""); strings.Contains(string(got), value) {
+		t.Errorf("Get(\"\") reveals a secret:\n%s", got)
+	}
 }
