@@ -122,7 +122,7 @@ func newSessionsCmd(g *globals) *cobra.Command {
 	var rmJSON bool
 	rm := &cobra.Command{
 		Use:   "rm KEY",
-		Short: "Remove a session: its transcript, settings, discovery selections and kept outputs",
+		Short: "Remove a session: its transcript, settings, discovery selections, kept outputs and log",
 		Args:  keyArg,
 		RunE: func(c *cobra.Command, args []string) error {
 			a, err := openStore(c)
@@ -131,8 +131,9 @@ func newSessionsCmd(g *globals) *cobra.Command {
 			}
 			defer a.Close()
 			key := args[0]
-			if err := a.Store.DeleteSession(c.Context(), key); err != nil {
-				return notFound(key, err)
+			// Through the app, which removes the session's log too; its error names the key.
+			if err := a.DeleteSession(c.Context(), key); err != nil {
+				return err
 			}
 			if rmJSON {
 				return writeJSON(c.OutOrStdout(), map[string]string{"removed": key})
