@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ type File struct {
 // with Set and Unset; Config then holds what could be decoded, defaults elsewhere.
 func Load(path string) (*File, error) {
 	f := &File{path: path, mode: 0o600}
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f.cfg = Default()
@@ -103,6 +104,27 @@ func Load(path string) (*File, error) {
 	}
 	f.src, f.root, f.cfg, f.errs = data, root, cfg, Errors(err)
 	return f, err
+}
+
+// MaxFileBytes bounds a config file: a path naming a device or a runaway file (/dev/zero) is an
+// error, not all of the memory.
+const MaxFileBytes = 16 << 20
+
+// readBounded reads path whole, refusing more than MaxFileBytes.
+func readBounded(path string) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB", path, MaxFileBytes>>20)
+	}
+	return data, nil
 }
 
 // Path returns the file's path.
