@@ -37,6 +37,17 @@ type toolEvent struct {
 	IsError bool            `json:"is_error,omitempty"`
 }
 
+// sessionFlag checks a --session value: empty (none given) or a valid session key.
+func sessionFlag(key string) error {
+	if key == "" {
+		return nil
+	}
+	if err := session.CheckKey(key); err != nil {
+		return usagef("--session: %w", err)
+	}
+	return nil
+}
+
 func newAgentCmd(g *globals) *cobra.Command {
 	var message, sessionKey, model, agentID string
 	var dryRun, asJSON, heartbeat bool
@@ -52,10 +63,8 @@ func newAgentCmd(g *globals) *cobra.Command {
 			if id, m, ok := strings.Cut(model, "/"); model != "" && (!ok || id == "" || m == "") {
 				return usagef("--model %q: %w", clipText(model, 80), provider.ErrModelRef)
 			}
-			if sessionKey != "" {
-				if err := session.CheckKey(sessionKey); err != nil {
-					return usagef("--session: %w", err)
-				}
+			if err := sessionFlag(sessionKey); err != nil {
+				return err
 			}
 			// Without --session the turn runs in a fresh session that is not kept.
 			persistent := sessionKey != ""

@@ -18,6 +18,9 @@ func newToolsCodeCmd(g *globals) *cobra.Command {
 			if (file == "") == (code == "") {
 				return usagef("tools code: give exactly one of --file and -e")
 			}
+			if err := sessionFlag(sess); err != nil {
+				return err
+			}
 			if file != "" {
 				b, err := os.ReadFile(file)
 				if err != nil {

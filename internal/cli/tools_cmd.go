@@ -123,6 +123,9 @@ func newToolsSearchCmd(g *globals) *cobra.Command {
 			if strings.TrimSpace(args[0]) == "" {
 				return usagef("tools search: QUERY must not be empty")
 			}
+			if err := sessionFlag(sess); err != nil {
+				return err
+			}
 			a, err := g.openApp(c.Context(), f.file, sess != "", "")
 			if err != nil {
 				return err
@@ -207,6 +210,9 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, pos []string) error {
 			if trimmed := strings.TrimSpace(args); !json.Valid([]byte(trimmed)) || !strings.HasPrefix(trimmed, "{") {
 				return usagef("--args: must be a JSON object")
+			}
+			if err := sessionFlag(sess); err != nil {
+				return err
 			}
 			a, err := g.openApp(c.Context(), "", true, "")
 			if err != nil {
