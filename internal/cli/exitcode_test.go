@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -97,12 +98,7 @@ func TestAgentProgressLinesStripTerminalControls(t *testing.T) {
 	if code != ExitOK || !strings.Contains(stderr, "→ exec") || !strings.Contains(stderr, "✗ exec") {
 		t.Fatalf("exit code %d, stderr %q; want 0 and the lines of a failed exec call", code, stderr)
 	}
-	for _, r := range stderr {
-		if r != '\n' && unicode.IsControl(r) {
-			t.Errorf("stderr holds control character %U: %q", r, stderr)
-			break
-		}
-	}
+	checkNoControls(t, "stderr", stderr)
 }
 
 // TestToolsDescribeStripsTerminalControls: a tool's description and schema come from its
@@ -120,12 +116,7 @@ func TestToolsDescribeStripsTerminalControls(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "line one") || !strings.Contains(out, "\nline two") {
 		t.Fatalf("exit code %d, stdout %q, stderr %q", code, out, stderr)
 	}
-	for _, r := range out {
-		if r != '\n' && unicode.IsControl(r) {
-			t.Errorf("stdout holds control character %U: %q", r, out)
-			break
-		}
-	}
+	checkNoControls(t, "stdout", out)
 }
 
 // TestToolListingsStripTerminalControls: a tool id holds its server's name for the tool as sent,
@@ -146,11 +137,18 @@ func TestToolListingsStripTerminalControls(t *testing.T) {
 		if code != ExitOK || !strings.Contains(out, "mcp:evil:x") {
 			t.Fatalf("%q: exit code %d, stdout %q, stderr %q", args, code, out, stderr)
 		}
-		for _, r := range out {
-			if r != '\n' && unicode.IsControl(r) {
-				t.Errorf("%q: stdout holds control character %U: %q", args, r, out)
-				break
-			}
+		checkNoControls(t, fmt.Sprintf("%q: stdout", args), out)
+	}
+}
+
+// checkNoControls fails t if text, what name printed, holds a control character other than a
+// newline: one that a terminal would act on.
+func checkNoControls(t *testing.T, name, text string) {
+	t.Helper()
+	for _, r := range text {
+		if r != '\n' && unicode.IsControl(r) {
+			t.Errorf("%s holds control character %U: %q", name, r, text)
+			return
 		}
 	}
 }

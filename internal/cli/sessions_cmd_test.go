@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/llm"
@@ -209,11 +209,6 @@ func TestSessionsShowStripsTerminalControls(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("%q: exit %d: %s", args, code, errOut)
 		}
-		for _, r := range out {
-			if r != '\n' && unicode.IsControl(r) {
-				t.Errorf("%q prints control character %U:\n%q", args, r, out)
-				break
-			}
-		}
+		checkNoControls(t, fmt.Sprintf("%q", args), out)
 	}
 }
