@@ -118,10 +118,10 @@ func newToolsSearchCmd(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			n, err := discovery.ParseLimit(json.RawMessage(limit))
 			if err != nil {
-				return usagef("--limit %q: must be a positive integer", clipText(limit, 40))
+				return usagef("--limit: %w", err) // the documented message of search_tool_bm25
 			}
 			if strings.TrimSpace(args[0]) == "" {
-				return usagef("tools search: QUERY must not be empty")
+				return usagef("QUERY: %w", discovery.ErrEmptyQuery)
 			}
 			if err := sessionFlag(sess); err != nil {
 				return err
