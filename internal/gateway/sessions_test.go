@@ -230,6 +230,7 @@ func TestSessionsRefuseBadRequests(t *testing.T) {
 		{"unknown model", sessCall{"PATCH", "/v1/sessions/s", `{"model":"nope/x"}`, ""}, 400, "invalid_value", "model", []string{"scripted/demo"}},
 		{"key too long", sessCall{"PATCH", "/v1/sessions/" + long, `{}`, ""}, 400, "invalid_session", "", nil},
 		{"key with a control character", sessCall{"PATCH", "/v1/sessions/a%00b", `{}`, ""}, 400, "invalid_session", "", nil},
+		{"key that is not UTF-8", sessCall{"PATCH", "/v1/sessions/a%FFb", `{}`, ""}, 400, "invalid_session", "", nil},
 		{"empty key", sessCall{"GET", "/v1/sessions/", "", ""}, 400, "invalid_session", "", nil},
 		{"missing", sessCall{"GET", "/v1/sessions/none", "", ""}, 404, "session_not_found", "", nil},
 		{"delete missing", sessCall{"DELETE", "/v1/sessions/none", "", ""}, 404, "session_not_found", "", nil},

@@ -183,6 +183,10 @@ func TestSessionKeyWithControlCharacters(t *testing.T) {
 	if r := turnOn(gw, "/v1/responses", `{"input":"hi"}`, long); r.status != http.StatusBadRequest || !strings.Contains(r.body, `"param":"X-Nodmix-Session"`) {
 		t.Errorf("long header = %d %s, want 400 naming the header", r.status, r.body)
 	}
+	// A header's bytes that are not UTF-8 would come back from the session list as U+FFFD.
+	if r := turnOn(gw, "/v1/responses", `{"input":"hi"}`, "k\xff"); r.status != http.StatusBadRequest || !strings.Contains(r.body, `"param":"X-Nodmix-Session"`) {
+		t.Errorf("header not UTF-8 = %d %s, want 400 naming the header", r.status, r.body)
+	}
 	// A tab is a valid header value, but no more a part of a session's name.
 	if r := turnOn(gw, "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`, "a\tb"); r.status != http.StatusBadRequest || !strings.Contains(r.body, `"param":"X-Nodmix-Session"`) {
 		t.Errorf("header with a tab = %d %s, want 400 naming the header", r.status, r.body)

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nodmix/nodmix/internal/llm"
 )
@@ -89,8 +90,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: Append's base is not the stored transcript length; another turn wrote first.
 	ErrConflict = errors.New("session changed since it was read")
-	// ErrInvalidKey: a session key that is empty, longer than MaxKeyLen or holds a control character
-	// (C0, DEL or C1).
+	// ErrInvalidKey: a session key that is empty, longer than MaxKeyLen, not UTF-8 or holds a
+	// control character (C0, DEL or C1).
 	ErrInvalidKey = fmt.Errorf("session key: must be 1 to %d bytes", MaxKeyLen)
 )
 
@@ -108,6 +109,10 @@ func CheckKey(key string) error {
 	}
 	if strings.ContainsFunc(key, isControl) {
 		return fmt.Errorf("%w, without control characters", ErrInvalidKey)
+	}
+	if !utf8.ValidString(key) {
+		// JSON carries such a key as U+FFFD: a session listed that way could not be named again.
+		return fmt.Errorf("%w, in UTF-8", ErrInvalidKey)
 	}
 	return nil
 }

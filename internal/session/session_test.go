@@ -32,6 +32,7 @@ func TestCheckKey(t *testing.T) {
 		{"line\r\nX-Injected: 1", false},
 		{"tab\there", false},
 		{"del\x7f", false},
+		{"bytes\xff\xfe", false}, // not UTF-8: JSON would carry it as U+FFFD
 		{"csi\u009b2J", false},   // a C1 control: terminals read U+009B as the start of an escape
 		{"nel\u0085line", false}, // a C1 line break
 		{"nbsp\u00a0ok", true},

@@ -22,7 +22,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 	t.Run("session keys", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()
-		for _, key := range []string{"", strings.Repeat("k", session.MaxKeyLen+1), "a\x00b", "a\r\nb", "a\u009bb"} {
+		for _, key := range []string{"", strings.Repeat("k", session.MaxKeyLen+1), "a\x00b", "a\r\nb", "a\u009bb", "\xff\xfe"} {
 			noop := func(*session.Info) error { return nil }
 			errs := map[string]error{}
 			_, errs["Session"] = s.Session(ctx, key)
@@ -41,7 +41,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 			t.Errorf("refused keys left sessions: %v, %v", all, err)
 		}
 		// Any other string is a key.
-		for _, key := range []string{strings.Repeat("é", session.MaxKeyLen/2), "user:42/chat 7", "'; DROP TABLE sessions; --", "\xff\xfe"} {
+		for _, key := range []string{strings.Repeat("é", session.MaxKeyLen/2), "user:42/chat 7", "'; DROP TABLE sessions; --"} {
 			if _, err := s.Append(ctx, key, 0, Transcript()[:1]); err != nil {
 				t.Errorf("Append(%q): %v", key, err)
 				continue
