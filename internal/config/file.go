@@ -264,10 +264,10 @@ func (f *File) Save() error {
 		return nil
 	}
 	target := f.path
-	if f.exists {
-		if real, err := filepath.EvalSymlinks(f.path); err == nil {
-			target = real // replace the link's target, not the link
-		}
+	if real, err := filepath.EvalSymlinks(f.path); err == nil {
+		target = real // replace the link's target, not the link
+	} else if end, ok := linkEnd(f.path); ok {
+		target = end // a link to a file not made yet: make it there, and keep the link
 	}
 	dir := filepath.Dir(target)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -289,6 +289,30 @@ func (f *File) Save() error {
 	f.disk = bytes.Clone(f.src)
 	f.exists, f.dirty = true, false
 	return nil
+}
+
+// linkEnd follows the symbolic links from path, the last of which names a file that does not
+// exist, and returns that file's path; false if path is no link or the chain does not end so.
+func linkEnd(path string) (string, bool) {
+	p := path
+	for range 40 { // as many links as Linux follows
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, p != path
+		}
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return "", false
+		}
+		to, err := os.Readlink(p)
+		if err != nil {
+			return "", false
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		p = to
+	}
+	return "", false
 }
 
 // staleTemp is the age past which a temporary file of writeAtomic is taken to be left over

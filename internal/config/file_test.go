@@ -386,6 +386,47 @@ func TestSaveThroughSymlink(t *testing.T) {
 	}
 }
 
+// TestSaveThroughDanglingSymlink: a config path that is a link (a dotfiles checkout, say) to a
+// file not made yet gets that file, through a relative link too; the links stay.
+func TestSaveThroughDanglingSymlink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on windows")
+	}
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "nodmix.json5")
+	mid := filepath.Join(dir, "mid.json5")
+	link := filepath.Join(dir, "home", "nodmix.json5")
+	for _, d := range []string{filepath.Dir(real), filepath.Dir(link)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("dotfiles/nodmix.json5", mid); err != nil { // relative to its own directory
+		t.Fatal(err)
+	}
+	if err := os.Symlink(mid, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Set("gateway.listen", []byte(`"0.0.0.0:9000"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Save(); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{link, mid} {
+		if fi, err := os.Lstat(l); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s was replaced: %v", l, err)
+		}
+	}
+	if data, err := os.ReadFile(real); err != nil || !strings.Contains(string(data), `"0.0.0.0:9000"`) {
+		t.Errorf("the link's target: %q, %v", data, err)
+	}
+}
+
 func TestBlankFileWithComment(t *testing.T) {
 	path := writeFile(t, "// nothing configured yet", 0o600)
 	f, err := Load(path)
