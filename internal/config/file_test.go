@@ -368,16 +368,7 @@ func TestSaveThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Load(link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Set("gateway.listen", []byte(`"0.0.0.0:9000"`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Save(); err != nil {
-		t.Fatal(err)
-	}
+	setListen(t, link)
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the link was replaced: %v", err)
 	}
@@ -407,7 +398,21 @@ func TestSaveThroughDanglingSymlink(t *testing.T) {
 	if err := os.Symlink(mid, link); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Load(link)
+	setListen(t, link)
+	for _, l := range []string{link, mid} {
+		if fi, err := os.Lstat(l); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s was replaced: %v", l, err)
+		}
+	}
+	if data, err := os.ReadFile(real); err != nil || !strings.Contains(string(data), `"0.0.0.0:9000"`) {
+		t.Errorf("the link's target: %q, %v", data, err)
+	}
+}
+
+// setListen sets gateway.listen in the config at path and saves it.
+func setListen(t *testing.T, path string) {
+	t.Helper()
+	f, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,14 +421,6 @@ func TestSaveThroughDanglingSymlink(t *testing.T) {
 	}
 	if err := f.Save(); err != nil {
 		t.Fatal(err)
-	}
-	for _, l := range []string{link, mid} {
-		if fi, err := os.Lstat(l); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-			t.Errorf("%s was replaced: %v", l, err)
-		}
-	}
-	if data, err := os.ReadFile(real); err != nil || !strings.Contains(string(data), `"0.0.0.0:9000"`) {
-		t.Errorf("the link's target: %q, %v", data, err)
 	}
 }
 
