@@ -151,13 +151,7 @@ func TestChatRefusesBadBodies(t *testing.T) {
 	}
 	for _, c := range cases {
 		resp, b := post(t, srv.URL+"/v1/chat/completions", c.body)
-		var e struct {
-			Error struct {
-				Message string  `json:"message"`
-				Type    string  `json:"type"`
-				Param   *string `json:"param"`
-			} `json:"error"`
-		}
+		var e apiErr
 		if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != 400 || e.Error.Type != "invalid_request_error" {
 			t.Errorf("%s: status %d body %s", c.body, resp.StatusCode, b)
 			continue

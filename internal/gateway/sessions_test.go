@@ -67,17 +67,6 @@ func sessDo(t *testing.T, srv *httptest.Server, c sessCall) (*http.Response, []b
 	return resp, b
 }
 
-// sessError is the error object the sessions API answers with.
-type sessError struct {
-	Error struct {
-		Message string   `json:"message"`
-		Type    string   `json:"type"`
-		Param   *string  `json:"param"`
-		Code    string   `json:"code"`
-		Options []string `json:"options"`
-	} `json:"error"`
-}
-
 type sessRow struct {
 	Key            string            `json:"key"`
 	Model          string            `json:"model"`
@@ -199,7 +188,7 @@ func TestSessionsLifecycle(t *testing.T) {
 	}
 	for _, c := range []sessCall{{method: "DELETE", path: "/v1/sessions/web-1"}, {method: "GET", path: "/v1/sessions/web-1"}} {
 		resp, b = sessDo(t, srv, c)
-		if e := sessDecode[sessError](t, b); resp.StatusCode != 404 || e.Error.Code != "session_not_found" {
+		if e := sessDecode[apiErr](t, b); resp.StatusCode != 404 || e.Error.Code != "session_not_found" {
 			t.Errorf("%s after delete = %d %s", c.method, resp.StatusCode, b)
 		}
 	}
@@ -248,7 +237,7 @@ func TestSessionsRefuseBadRequests(t *testing.T) {
 			if tt.code == "" {
 				return
 			}
-			e := sessDecode[sessError](t, b)
+			e := sessDecode[apiErr](t, b)
 			if e.Error.Code != tt.code || e.Error.Type != "invalid_request_error" || e.Error.Message == "" {
 				t.Errorf("error = %s", b)
 			}
@@ -359,7 +348,7 @@ func TestAPIRefusesAWrongTokenAsOpenAIDoes(t *testing.T) {
 		for _, tok := range []string{"", "s3cret-gateway-tokeX", "wrong-but-long-token-value"} {
 			c.token = tok
 			resp, b := sessDo(t, srv, c)
-			e := sessDecode[sessError](t, b)
+			e := sessDecode[apiErr](t, b)
 			if resp.StatusCode != http.StatusUnauthorized || e.Error.Type != "invalid_request_error" || e.Error.Code != "invalid_api_key" ||
 				!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || resp.Header.Get("WWW-Authenticate") == "" {
 				t.Errorf("%s %s with token %q = %d %q %s", c.method, c.path, tok, resp.StatusCode, resp.Header.Get("Content-Type"), b)

@@ -10,13 +10,14 @@ import (
 	"github.com/nodmix/nodmix/internal/llm"
 )
 
-// apiErr is OpenAI's error object as the tests read it.
+// apiErr is OpenAI's error object as the tests read it, with the options the sessions API adds.
 type apiErr struct {
 	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    string  `json:"code"`
+		Message string   `json:"message"`
+		Type    string   `json:"type"`
+		Param   *string  `json:"param"`
+		Code    string   `json:"code"`
+		Options []string `json:"options"`
 	} `json:"error"`
 }
 

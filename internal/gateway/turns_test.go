@@ -163,12 +163,7 @@ func TestSessionKeyWithControlCharacters(t *testing.T) {
 				body = fmt.Sprintf(`{"user":%s,"input":"hi"}`, u)
 			}
 			r := turnOn(gw, path, body, "")
-			var e struct {
-				Error struct {
-					Message string  `json:"message"`
-					Param   *string `json:"param"`
-				} `json:"error"`
-			}
+			var e apiErr
 			if err := json.Unmarshal([]byte(r.body), &e); err != nil || r.status != http.StatusBadRequest || e.Error.Param == nil || *e.Error.Param != "user" {
 				t.Errorf("%s user %q = %d %s, want 400 naming user", path, user, r.status, r.body)
 			}
