@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/gateway"
 	"github.com/nodmix/nodmix/internal/leaktest"
 )
@@ -28,17 +25,7 @@ func TestClientDisconnectCancelsTheTurn(t *testing.T) {
 		close(cancelled)
 	}))
 	defer provider.Close()
-	home := t.TempDir()
-	cfg := fmt.Sprintf(`{models: {providers: {slow: {baseUrl: %q, models: [{id: "m"}]}}}, tools: {deny: ["*"]}}`, provider.URL+"/v1")
-	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"NODMIX_HOME": home, "HOME": home}
-	a, err := app.New(context.Background(), app.Options{Getenv: func(k string) string { return env[k] }, Persistent: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := persistentApp(t, fmt.Sprintf(`{models: {providers: {slow: {baseUrl: %q, models: [{id: "m"}]}}}, tools: {deny: ["*"]}}`, provider.URL+"/v1"))
 	gw := httptest.NewServer(gateway.WithAPI(http.NotFoundHandler(), &gateway.API{Agent: a}))
 	defer gw.Close()
 

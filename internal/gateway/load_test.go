@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -26,28 +25,19 @@ func quietModel(*llmtest.Seen) llmtest.Reply { return llmtest.Reply{Text: "pong 
 
 // newStack is a mock provider and a gateway in front of it, with no tools (the turn is the
 // provider call alone). persistent keeps sessions in SQLite under a temp home.
-func newStack(tb testing.TB, persistent bool) (mock *llmtest.Server, gw *httptest.Server, home string, a *app.App) {
+func newStack(tb testing.TB, persistent bool) (mock *llmtest.Server, gw *httptest.Server, a *app.App) {
 	tb.Helper()
 	mock = llmtest.NewOpenAI(quietModel)
 	tb.Cleanup(mock.Close)
-	home = tb.TempDir()
 	cfg := fmt.Sprintf(`{
   models: {providers: {mock: {baseUrl: %q, api: "openai-completions", apiKey: "sk-bench", models: [{id: "m"}]}}},
   agents: {defaults: {model: "mock/m"}},
   tools: {deny: ["*"]},
 }`, mock.URL+"/v1")
-	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	env := map[string]string{"NODMIX_HOME": home, "HOME": home}
-	a, err := app.New(context.Background(), app.Options{Getenv: func(k string) string { return env[k] }, Persistent: persistent})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { a.Close() })
+	a = newApp(tb, cfg, persistent)
 	gw = httptest.NewServer(gateway.WithAPI(http.NotFoundHandler(), &gateway.API{Agent: a}))
 	tb.Cleanup(gw.Close)
-	return mock, gw, home, a
+	return mock, gw, a
 }
 
 func do(tb testing.TB, c *http.Client, url, body, session string) time.Duration {
@@ -86,7 +76,7 @@ func BenchmarkGatewayAddedCost(b *testing.B) {
 			name = "stream"
 		}
 		b.Run(name, func(b *testing.B) {
-			mock, gw, _, _ := newStack(b, false)
+			mock, gw, _ := newStack(b, false)
 			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 			body := fmt.Sprintf(`{"model":"mock/m","stream":%v,"messages":[{"role":"user","content":"ping"}]}`, stream)
 			direct := strings.Replace(body, "mock/m", "m", 1)
@@ -150,7 +140,7 @@ func openFDs() int {
 func TestLoadKeepsEverythingAndLeaksNothing(t *testing.T) {
 	leaktest.Check(t)
 	fds := openFDs()
-	mock, gw, _, a := newStack(t, true)
+	mock, gw, a := newStack(t, true)
 	const sessions, turns = 10, 10
 	lat, wall := load(t, gw, sessions, turns)
 	rows, err := a.Store.Sessions(context.Background())
@@ -186,7 +176,7 @@ func TestLoadKeepsEverythingAndLeaksNothing(t *testing.T) {
 // BenchmarkLoad50x100 is the load run: 50 concurrent sessions × 100 turns on SQLite.
 func BenchmarkLoad50x100(b *testing.B) {
 	for b.Loop() {
-		_, gw, _, a := newStack(b, true)
+		_, gw, a := newStack(b, true)
 		lat, wall := load(b, gw, 50, 100)
 		rows, _ := a.Store.Sessions(context.Background())
 		if len(rows) != 50 {

@@ -58,18 +58,22 @@ func mockProvider(url string) string {
 
 // persistentApp is a real app with cfg and its sessions in SQLite under a temp home; it closes
 // when the test ends.
-func persistentApp(t *testing.T, cfg string) *app.App {
-	t.Helper()
-	home := t.TempDir()
+func persistentApp(t *testing.T, cfg string) *app.App { return newApp(t, cfg, true) }
+
+// newApp is an app of cfg in a temporary home; persistent keeps its sessions in SQLite there.
+// It closes when the test ends.
+func newApp(tb testing.TB, cfg string, persistent bool) *app.App {
+	tb.Helper()
+	home := tb.TempDir()
 	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	env := map[string]string{"NODMIX_HOME": home, "HOME": home}
-	a, err := app.New(context.Background(), app.Options{Getenv: func(k string) string { return env[k] }, Persistent: true})
+	a, err := app.New(context.Background(), app.Options{Getenv: func(k string) string { return env[k] }, Persistent: persistent})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
+	tb.Cleanup(func() { a.Close() })
 	return a
 }
 
