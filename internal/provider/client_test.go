@@ -9,7 +9,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -306,12 +306,9 @@ func TestAStreamThatNeverEnds(t *testing.T) {
 // context cancelled while a retry waits ends the call at once, without another attempt.
 func TestRetriesStop(t *testing.T) {
 	t.Run("a begun stream", func(t *testing.T) {
-		var mu sync.Mutex
-		n := 0
+		var n atomic.Int32
 		url := server(t, func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			n++
-			mu.Unlock()
+			n.Add(1)
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hel\"}}]}\n\n")
 		})
@@ -322,21 +319,16 @@ func TestRetriesStop(t *testing.T) {
 		if _, err := collect(p, rq); !errors.Is(err, llm.ErrTruncated) {
 			t.Errorf("err = %v", err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if n != 1 {
-			t.Errorf("%d requests, want 1", n)
+		if got := n.Load(); got != 1 {
+			t.Errorf("%d requests, want 1", got)
 		}
 	})
 	t.Run("a cancel while waiting", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		var mu sync.Mutex
-		n := 0
+		var n atomic.Int32
 		url := server(t, func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			n++
-			mu.Unlock()
+			n.Add(1)
 			w.Header().Set("Retry-After", "19")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			cancel() // the client reads this answer and waits 19 s, or would
@@ -352,10 +344,8 @@ func TestRetriesStop(t *testing.T) {
 				t.Errorf("err = %v", err)
 			}
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if n != 1 {
-			t.Errorf("%d requests, want 1", n)
+		if got := n.Load(); got != 1 {
+			t.Errorf("%d requests, want 1", got)
 		}
 	})
 }
