@@ -48,17 +48,7 @@ func TestSessionLogIsBounded(t *testing.T) {
 		r.Observe(dispatch.Event{Session: "busy", CallID: id, ToolID: "t", Outcome: "ok"})
 	}
 	path := filepath.Join(dir, "sessions", "busy.jsonl")
-	var sizes int64
-	for _, p := range []string{path, path + ".1"} {
-		st, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Size() > r.maxBytes {
-			t.Errorf("%s is %d bytes, over the cap of %d", p, st.Size(), r.maxBytes)
-		}
-		sizes += st.Size()
-	}
+	sizes := checkBounded(t, r, path)
 	// What is kept is the latest calls, whole and in order.
 	kept := append(readLog(t, path+".1"), readLog(t, path)...)
 	if len(kept) == 0 || len(kept) == len(all) {
@@ -86,6 +76,17 @@ func TestSessionLogIsBoundedWhenReopened(t *testing.T) {
 		}
 	}
 	path := filepath.Join(dir, "sessions", "s0.jsonl")
+	checkBounded(t, r, path)
+	if got := readLog(t, path); len(got) == 0 || got[len(got)-1] != "c29" {
+		t.Errorf("latest log ends with %v, want the last call c29", got)
+	}
+}
+
+// checkBounded fails t unless the log at path and its older generation both exist within the
+// cap of r, and returns their sizes together.
+func checkBounded(t *testing.T, r *Recorder, path string) int64 {
+	t.Helper()
+	var sizes int64
 	for _, p := range []string{path, path + ".1"} {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -94,8 +95,7 @@ func TestSessionLogIsBoundedWhenReopened(t *testing.T) {
 		if st.Size() > r.maxBytes {
 			t.Errorf("%s is %d bytes, over the cap of %d", p, st.Size(), r.maxBytes)
 		}
+		sizes += st.Size()
 	}
-	if got := readLog(t, path); len(got) == 0 || got[len(got)-1] != "c29" {
-		t.Errorf("latest log ends with %v, want the last call c29", got)
-	}
+	return sizes
 }
