@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nodmix/nodmix/internal/config/json5"
+	"github.com/nodmix/nodmix/internal/thinking"
 )
 
 // Models is the models section: providers beyond (or overriding) the built-in ones.
@@ -310,10 +311,6 @@ func (d *decoder) agentSettings(p string, n *json5.Node, defaults bool) AgentSet
 	return s
 }
 
-// fastAutoKeys are the params that set how long /fast auto keeps a run's model calls fast, as
-// thinking.FastAutoWindow reads them.
-var fastAutoKeys = [...]string{"fastAutoOnSeconds", "fast_auto_on_seconds", "fastSeconds", "fast_seconds"}
-
 // modelParams decodes agents.defaults.models: "<provider>/<model>" → {params: {…}}.
 func (d *decoder) modelParams(p string, n *json5.Node) map[string]map[string]any {
 	out := map[string]map[string]any{}
@@ -342,7 +339,7 @@ func (d *decoder) modelParams(p string, n *json5.Node) map[string]map[string]any
 					return
 				}
 			}
-			for _, k := range fastAutoKeys {
+			for _, k := range thinking.FastAutoKeys() { // the params that set /fast auto's window
 				if v, ok := params[k]; ok {
 					if f, isNum := v.(float64); !isNum || f < 0 {
 						d.fail(join(p, k), "must be a number of seconds, 0 or more")

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/nodmix/nodmix/internal/thinking"
 )
 
 // secretCmp compares Secrets by what they hold.
@@ -319,12 +317,5 @@ func TestErrorsHelper(t *testing.T) {
 	}
 	if got := (&Error{Rule: "must be an object"}).Error(); got != "(root): must be an object" {
 		t.Errorf("root error = %q", got)
-	}
-}
-
-// TestFastAutoKeys: config checks the params thinking reads for the window of /fast auto.
-func TestFastAutoKeys(t *testing.T) {
-	if diff := cmp.Diff(thinking.FastAutoKeys(), fastAutoKeys[:]); diff != "" {
-		t.Errorf("config and thinking disagree on the /fast auto keys (-thinking +config):\n%s", diff)
 	}
 }
