@@ -184,7 +184,8 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 			// server that does not stream. Read as a stream, it would look cut short.
 			stream = stream && p.dialect.Name() == ollama.Name // whose stream is JSON lines
 		}
-		// Dialects bound what they read themselves (llm.MaxDocument, llm.MaxLine).
+		// The whole body is bounded above (maxResp); its lines and documents by the dialects
+		// (llm.MaxLine, llm.MaxDocument).
 		for ev, err := range p.dialect.Decode(body, stream) {
 			if err != nil {
 				yield(llm.Event{}, p.streamError(ctx, err, pr))
@@ -431,7 +432,8 @@ func joinURL(base, path string) string {
 
 // maskURL is a base URL with its password and the values of its query replaced by "********",
 // and those secrets (as written and decoded) for scrubbing provider text. A URL that does not parse
-// is masked whole past its scheme and host, which is where a credential could be.
+// falls back to redactURL (user info and query dropped) with no secrets to scrub; it is never
+// sent, since the request to it fails as a bad base URL.
 func maskURL(u string) (string, []string) {
 	pu, err := url.Parse(u)
 	if err != nil {
