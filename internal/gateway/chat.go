@@ -276,9 +276,8 @@ func toolParams(field string, raw json.RawMessage) (json.RawMessage, error) {
 // after it with: providers refuse a result that answers no call of the assistant message before
 // it, in this turn and every later one of the session it would be stored in.
 type callIDs struct {
-	ids       map[string]bool
-	assistant bool // an assistant message came: the results after it answer its calls
-	last      bool // the message before was an assistant message
+	ids  map[string]bool // nil until an assistant message came: the results after it answer its calls
+	last bool            // the message before was an assistant message
 }
 
 // see takes the next message; a tool result that answers no call is an error naming field,
@@ -296,15 +295,12 @@ func (c *callIDs) see(m llm.Message, field string, loose *string) error {
 		case llm.KindToolResult:
 			switch {
 			case c.ids[p.CallID]:
-			case c.assistant:
+			case c.ids != nil:
 				return bad(field, "answers no tool call: the assistant message before it does not call %q", p.CallID)
 			case *loose == "":
 				*loose = field
 			}
 		}
-	}
-	if m.Role == llm.RoleAssistant {
-		c.assistant = true
 	}
 	return nil
 }
