@@ -261,35 +261,20 @@ func (h *Hub) Close() error {
 // last listed, so that a call reaches it and fails with a clear error instead of "unknown tool"
 // and a restart does not make tools flicker in and out of client lists.
 //
-// A model-facing name two servers' tools map to stays with the server whose name sorts first
-// (whichever connected first), so that the catalog does not refuse every rebuild over it.
+// A model-facing name two servers' tools map to stays with the server whose name sorts first,
+// whichever connected first, so that the catalog does not refuse every rebuild over it.
 func (h *Hub) Tools() []catalog.Entry {
 	var out []catalog.Entry
-	var names map[string]bool // of the servers before, once there are two with tools
+	seen := map[string]bool{}
 	for _, d := range h.servers {
 		d.mu.Lock()
 		tools := d.tools
 		d.mu.Unlock()
-		if len(tools) == 0 {
-			continue
-		}
-		if len(out) == 0 {
-			out = append(out, tools...)
-			continue
-		}
-		if names == nil {
-			names = make(map[string]bool, len(out)+len(tools))
-			for _, e := range out {
-				names[e.Tool.Name] = true
-			}
-		}
 		for _, e := range tools {
-			if !names[e.Tool.Name] {
+			if !seen[e.Tool.Name] {
+				seen[e.Tool.Name] = true
 				out = append(out, e)
 			}
-		}
-		for _, e := range tools {
-			names[e.Tool.Name] = true
 		}
 	}
 	return out
