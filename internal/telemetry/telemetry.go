@@ -162,15 +162,15 @@ func (r *Recorder) Write(session string, line any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b = append(b, '\n')
-	path := filepath.Join(r.dir, "sessions", name)
-	lf := r.open(name, path)
+	lf := r.open(name)
 	if lf != nil && lf.size > 0 && lf.size+int64(len(b)) > r.maxBytes {
 		r.closeLog(name)
 		// Another process may have moved it aside already; then there is nothing to move.
+		path := r.path(name)
 		if err := os.Rename(path, path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.log.Warn("session log", "err", err)
 		}
-		lf = r.open(name, path)
+		lf = r.open(name)
 	}
 	if lf == nil {
 		return
@@ -200,7 +200,7 @@ func (r *Recorder) Remove(session string) error {
 	if _, ok := r.files[name]; ok {
 		r.closeLog(name)
 	}
-	path := filepath.Join(r.dir, "sessions", name)
+	path := r.path(name)
 	var errs []error
 	for _, p := range []string{path, path + ".1"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -213,12 +213,16 @@ func (r *Recorder) Remove(session string) error {
 	return nil
 }
 
-// open returns the session log name at path, opening it unless it is open; nil (and a warning
-// logged) if it cannot be opened. The caller holds r.mu.
-func (r *Recorder) open(name, path string) *logFile {
+// path is where the session log name is kept.
+func (r *Recorder) path(name string) string { return filepath.Join(r.dir, "sessions", name) }
+
+// open returns the session log name, opening it unless it is open; nil (and a warning logged)
+// if it cannot be opened. The caller holds r.mu.
+func (r *Recorder) open(name string) *logFile {
 	if lf, ok := r.files[name]; ok {
 		return lf
 	}
+	path := r.path(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		r.log.Warn("session log", "err", err)
 		return nil
