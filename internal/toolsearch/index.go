@@ -310,7 +310,7 @@ type pendingIndex struct {
 	done    chan struct{}
 	ix      *Index
 	err     error
-	waiters int // callers waiting on done; under the cache's mu
+	waiters int // callers waiting on done, under the cache's mu: read by tests, to know a caller waits
 }
 
 // indexCacheSize is how many catalog versions stay indexed: the current one and a few that
@@ -358,7 +358,7 @@ func (c *IndexCache) Index(snap *catalog.Snapshot) (*Index, error) {
 }
 
 // Cached reports whether the index of snap is built and kept, without building it or counting
-// as a use of it.
+// as a use of it. The tests of this package and of app use it to know a build has happened.
 func (c *IndexCache) Cached(snap *catalog.Snapshot) bool {
 	key := indexKey(snap.Version(), served(snap, c.policy))
 	c.mu.Lock()
