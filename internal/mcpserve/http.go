@@ -320,10 +320,16 @@ func (s *Server) reserve() error {
 	s.mu.Unlock()
 	if victim != nil {
 		s.log.Info("mcp session evicted: the session cap is reached and it was idle longest", "session", victim.b.id, "maxSessions", s.opts.MaxSessions)
-		victim.b.stopCalls()
-		_ = victim.ss.Close() // its watcher in adopt closes the binding
+		victim.end()
 	}
 	return nil
+}
+
+// end closes a session taken out of the server's table: its calls in progress first, since
+// closing the SDK session waits for them; its watcher in adopt then closes the binding.
+func (x *httpSession) end() {
+	x.b.stopCalls()
+	_ = x.ss.Close()
 }
 
 // release gives back a place reserve took, for a session that was never opened.
@@ -377,8 +383,7 @@ func (s *Server) expire(x *httpSession) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 	s.log.Info("mcp session closed: idle too long", "session", x.b.id, "sessionTimeout", s.opts.SessionTimeout)
-	x.b.stopCalls()
-	_ = x.ss.Close() // its watcher in adopt closes the binding
+	x.end()
 }
 
 // stopCalls ends the calls in progress of HTTP session id, if it is open.
