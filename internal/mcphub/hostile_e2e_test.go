@@ -12,14 +12,14 @@ import (
 )
 
 // deafServer is a stdio server in sh: after initialize it reads the tools/list request, sends
-// pings with long ids, answers the listing and never reads its stdin again, so the hub's answers
-// to the pings (all read before the server is ready) fill the pipe and the rest block.
+// $PINGS pings with long ids, answers the listing and never reads its stdin again, so the hub's
+// answers to the pings (all read before the server is ready) fill the pipe and the rest block.
 const deafServer = `read line
 printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"` + protocolVersion + `","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}\n'
 read line
 read line
 i=0
-while [ $i -lt 200 ]; do printf '{"jsonrpc":"2.0","id":"%s%d","method":"ping"}\n' "$PAD" $i; i=$((i+1)); done
+while [ $i -lt "$PINGS" ]; do printf '{"jsonrpc":"2.0","id":"%s%d","method":"ping"}\n' "$PAD" $i; i=$((i+1)); done
 printf '{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}\n'
 exec sleep 1000
 `
@@ -30,7 +30,7 @@ exec sleep 1000
 func TestStdioCloseDoesNotWaitForUnreadAnswers(t *testing.T) {
 	leaktest.Check(t)
 	cfg := stdioServer("deaf", "sh", []string{"-c", deafServer})
-	cfg.Env = map[string]string{"PAD": strings.Repeat("p", 1000)}
+	cfg.Env = map[string]string{"PAD": strings.Repeat("p", 1000), "PINGS": "200"}
 	h, _ := e2eHub(t, Options{TerminateGrace: 100 * time.Millisecond}, cfg)
 	waitState(t, h, "deaf", StateReady)
 	closeWithin(t, h)
@@ -42,7 +42,7 @@ func TestStdioCloseDoesNotWaitForUnreadAnswers(t *testing.T) {
 func TestStdioCallToDeafServerTimesOut(t *testing.T) {
 	leaktest.Check(t)
 	cfg := stdioServer("deaf", "sh", []string{"-c", deafServer})
-	cfg.Env = map[string]string{"PAD": strings.Repeat("p", 1000)}
+	cfg.Env = map[string]string{"PAD": strings.Repeat("p", 1000), "PINGS": "200"}
 	cfg.Timeout = 200 * time.Millisecond
 	h, _ := e2eHub(t, Options{TerminateGrace: 100 * time.Millisecond, Backoff: Backoff{Initial: time.Hour}}, cfg)
 	waitState(t, h, "deaf", StateReady)
@@ -61,5 +61,28 @@ func TestStdioCallToDeafServerTimesOut(t *testing.T) {
 		t.Fatal("the call did not end")
 	}
 	waitState(t, h, "deaf", StateDown)
+	closeWithin(t, h)
+}
+
+// A call's write that a deaf server's full stdin blocks, with no other write waiting, still ends
+// the session at the call's deadline: the SDK breaks a connection only at a write whose own
+// context has not ended, which the call's has, but the cancellation it sends next is such a
+// write, and it fails. (The connection must not stay ready with half a message in the stdin.)
+func TestStdioLoneCutWriteEndsTheSession(t *testing.T) {
+	leaktest.Check(t)
+	cfg := stdioServer("deaf", "sh", []string{"-c", deafServer})
+	cfg.Env = map[string]string{"PINGS": "0"}
+	cfg.Timeout = 200 * time.Millisecond
+	h, _ := e2eHub(t, Options{TerminateGrace: 100 * time.Millisecond, Backoff: Backoff{Initial: time.Hour}}, cfg)
+	waitState(t, h, "deaf", StateReady)
+	d, _ := h.server("deaf")
+	_, err := d.callTool(t.Context(), "x", json.RawMessage(`{"a":"`+strings.Repeat("a", 1<<20)+`"}`))
+	if err == nil || !strings.HasPrefix(err.Error(), `mcp server "deaf": call to tool "x" timed out after 200ms`) {
+		t.Errorf("call = %v, want a timeout naming the server and the call", err)
+	}
+	waitState(t, h, "deaf", StateDown)
+	if st := d.status(); !strings.Contains(st.LastError, "it does not read its stdin") {
+		t.Errorf("last error = %q, want it to say the server does not read", st.LastError)
+	}
 	closeWithin(t, h)
 }
