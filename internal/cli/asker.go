@@ -12,7 +12,6 @@ import (
 	"unicode"
 
 	"github.com/nodmix/nodmix/internal/policy"
-	"golang.org/x/sys/unix"
 )
 
 // terminalAsker asks for approvals on the controlling terminal. Prompts are serialized.
@@ -29,8 +28,7 @@ func isTerminal(v any) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return isTerminalFd(int(f.Fd()))
 }
 
 // Ask implements policy.Asker.

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -72,5 +73,48 @@ func TestApprovalPromptShowsArgumentsAsTheyAre(t *testing.T) {
 	}
 	if !strings.Contains(prompt, `\u009b2K\u009b1G`) || !strings.Contains(prompt, `\u202etxt.exe`) {
 		t.Errorf("the prompt does not show the characters escaped: %q", prompt)
+	}
+}
+
+// echoOn reports whether terminal f echoes what is typed.
+func echoOn(t *testing.T, f *os.File) bool {
+	t.Helper()
+	tio, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tio.Lflag&unix.ECHO != 0
+}
+
+// readerFunc is an io.Reader of a function.
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// TestPromptSecretTurnsEchoOff: a key typed at a terminal is not echoed while it is read, and
+// the terminal echoes again afterwards.
+func TestPromptSecretTurnsEchoOff(t *testing.T) {
+	_, tty := openPTY(t)
+	if !echoOn(t, tty) {
+		t.Fatal("a new terminal does not echo")
+	}
+	var echoedWhileRead bool
+	in := bufio.NewReader(readerFunc(func(p []byte) (int, error) {
+		echoedWhileRead = echoOn(t, tty)
+		return copy(p, "sk-typed\n"), nil
+	}))
+	var out bytes.Buffer
+	got, err := promptSecret(t.Context(), tty, in, &out, "API key: ")
+	if err != nil || got != "sk-typed" {
+		t.Fatalf("promptSecret = %q, %v; want the typed key", got, err)
+	}
+	if echoedWhileRead {
+		t.Error("the terminal echoed while the key was read")
+	}
+	if !echoOn(t, tty) {
+		t.Error("the terminal does not echo after the key was read")
+	}
+	if out.String() != "API key: \n" {
+		t.Errorf("prompt output = %q, want the question and a line's end", out.String())
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nodmix/nodmix/internal/plugins/tavily"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 func newConfigureCmd(g *globals) *cobra.Command {
@@ -108,16 +107,11 @@ func prompt(ctx context.Context, in *bufio.Reader, out io.Writer, q string) (str
 // promptSecret reads a line without echoing it when stdin is a terminal.
 func promptSecret(ctx context.Context, stdin io.Reader, in *bufio.Reader, out io.Writer, q string) (string, error) {
 	if f, ok := stdin.(*os.File); ok {
-		fd := int(f.Fd())
-		if old, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
-			noEcho := *old
-			noEcho.Lflag &^= unix.ECHO
-			if err := unix.IoctlSetTermios(fd, unix.TCSETS, &noEcho); err == nil {
-				defer func() {
-					_ = unix.IoctlSetTermios(fd, unix.TCSETS, old)
-					fmt.Fprintln(out)
-				}()
-			}
+		if restore, ok := noEcho(int(f.Fd())); ok {
+			defer func() {
+				restore()
+				fmt.Fprintln(out)
+			}()
 		}
 	}
 	return prompt(ctx, in, out, q)
