@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,5 +187,49 @@ func TestSaveRemovesStaleTemps(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{fresh, other, "nodmix.json5"}, names); diff != "" {
 		t.Errorf("directory after Save (-want +got):\n%s", diff)
+	}
+}
+
+// TestGetMasksServerArgs: config get shows a server's arguments with the secrets they carry
+// masked, by the names that carry them, and every other argument as it is.
+func TestGetMasksServerArgs(t *testing.T) {
+	path := writeFile(t, `{ mcp: { servers: {
+  gh: { command: "docker", args: ["run", "-i", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN=ghp-hidden1", "--rm", "ghcr.io/github/github-mcp-server"] },
+  remote: { command: "npx", args: ["mcp-remote", "https://mcp.example.com/sse?token=hidden2", "--header", "Authorization: Bearer hidden3", "--header", "X-Api-Key:hidden4"] },
+  tool: { command: "srv", args: ["--api-key", "hidden5", "--client-secret=hidden6", "--port", "8080", "--name=plain", "a=b", "https://example.com/open"] } } } }`, 0o600)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"gh":     {"run", "-i", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN=" + Mask, "--rm", "ghcr.io/github/github-mcp-server"},
+		"remote": {"mcp-remote", "https://mcp.example.com/sse?…", "--header", "Authorization: " + Mask, "--header", "X-Api-Key:" + Mask},
+		"tool":   {"--api-key", Mask, "--client-secret=" + Mask, "--port", "8080", "--name=plain", "a=b", "https://example.com/open"},
+	}
+	for server, args := range want {
+		for _, p := range []string{"", "mcp.servers." + server, "mcp.servers." + server + ".args"} {
+			got, err := f.Get(p)
+			if err != nil {
+				t.Fatalf("Get(%q): %v", p, err)
+			}
+			if strings.Contains(string(got), "hidden") {
+				t.Errorf("Get(%q) shows a secret:\n%s", p, got)
+			}
+			for _, a := range args {
+				if q, _ := json.Marshal(a); !strings.Contains(string(got), string(q)) {
+					t.Errorf("Get(%q) lacks the argument %s:\n%s", p, q, got)
+				}
+			}
+		}
+	}
+	for i, a := range want["tool"] {
+		p := fmt.Sprintf("mcp.servers.tool.args.%d", i)
+		got, err := f.Get(p)
+		if err != nil {
+			t.Fatalf("Get(%q): %v", p, err)
+		}
+		if q, _ := json.Marshal(a); string(got) != string(q) {
+			t.Errorf("Get(%q) = %s, want %s", p, got, q)
+		}
 	}
 }

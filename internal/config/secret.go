@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -277,6 +278,19 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 			}
 			return []byte(`"` + Mask + `"`), true
 		}
+		if i, ok := argIndex(full); ok && n.Kind == json5.String && len(local) > 0 {
+			var prev string
+			if i > 0 {
+				if p, err := json5.Lookup(root, append(local[:len(local)-1:len(local)-1], strconv.Itoa(i-1))); err == nil && p.Kind == json5.String {
+					prev = p.Str
+				}
+			}
+			if masked := maskArg(n.Str, prev); masked != n.Str {
+				b, _ := json.Marshal(masked)
+				return b, true
+			}
+			return nil, false
+		}
 		if n.Kind == json5.String && isURLPath(full) {
 			if r := RedactURL(n.Str); r != n.Str {
 				b, _ := json.Marshal(r)
@@ -285,6 +299,35 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 		}
 		return nil, false
 	}
+}
+
+// argIndex returns i when path is mcp.servers.*.args.i.
+func argIndex(path []string) (int, bool) {
+	if len(path) != 5 || path[0] != "mcp" || path[1] != "servers" || path[3] != "args" {
+		return 0, false
+	}
+	return json5.Index(path[4])
+}
+
+// maskArg masks what a server's command-line argument carries of a secret, going by names as
+// the rest of the config does: the value of a secret-like flag (`--api-key=v`, or `v` after
+// `--api-key`) or variable (`GITHUB_TOKEN=v`, as `docker -e` and `env` take it), a header
+// (`Authorization: Bearer v`, as `mcp-remote --header` takes it), and a URL's credentials. prev
+// is the argument before arg.
+func maskArg(arg, prev string) string {
+	if strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") && isSecretName(strings.TrimLeft(prev, "-")) {
+		return Mask
+	}
+	if name, _, ok := strings.Cut(arg, "="); ok && !strings.ContainsAny(name, " :/") && isSecretName(strings.TrimLeft(name, "-")) {
+		return name + "=" + Mask
+	}
+	if name, value, ok := strings.Cut(arg, ":"); ok && !strings.ContainsAny(name, " /") && isSecretName(name) {
+		return name + ":" + value[:len(value)-len(strings.TrimLeft(value, " "))] + Mask
+	}
+	if strings.Contains(arg, "://") {
+		return RedactURL(arg)
+	}
+	return arg
 }
 
 // maskRaw renders raw JSON compactly with secret-like keys masked. It treats raw as free-form
