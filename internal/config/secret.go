@@ -218,9 +218,9 @@ func isSecretRef(n *json5.Node) bool {
 
 // secretSuffixes are the key names that hold secrets. A key is secret-like when, lowercased and
 // without '_' and '-', it ends with one of these: apiKey, api_key, apiKeys, token, accessToken,
-// clientSecret, password, dbPassword, an Authorization header... "tokens" is left out on purpose:
-// maxTokens is a count.
-var secretSuffixes = []string{"apikey", "apikeys", "token", "password", "passwords", "passwd", "secret", "secrets", "authorization"}
+// clientSecret, password, dbPassword, an Authorization header, a Cookie... "tokens" is left out on
+// purpose: maxTokens is a count.
+var secretSuffixes = []string{"apikey", "apikeys", "token", "password", "passwords", "passwd", "secret", "secrets", "authorization", "cookie", "cookies"}
 
 // separators is built once: isSecretName runs for every value a masked rendering visits.
 var separators = strings.NewReplacer("_", "", "-", "")

@@ -96,7 +96,7 @@ func TestSecretNames(t *testing.T) {
 	for key, want := range map[string]bool{
 		"apiKey": true, "api_key": true, "API-KEY": true, "apiKeys": true, "token": true, "accessToken": true,
 		"password": true, "dbPassword": true, "secret": true, "clientSecret": true, "passwd": true,
-		"Authorization": true, "proxy-authorization": true,
+		"Authorization": true, "proxy-authorization": true, "cookie": true, "sessionCookies": true, "Set-Cookie": true,
 		"baseUrl": false, "maxTokens": false, "tokenizer": false, "secretName": false, "keyId": false,
 	} {
 		if got := isSecretName(key); got != want {
