@@ -3,8 +3,10 @@ package tavily
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Edit is one config change for `nodmix configure --section web`: set the dotted Path to Value, a
@@ -31,7 +33,7 @@ const (
 func ConfigureEdits(provider, apiKeyEnv, apiKey string) ([]Edit, error) {
 	provider = strings.ToLower(strings.TrimSpace(provider))
 	if provider != ID {
-		return nil, fmt.Errorf("provider: %q is not a web search provider (supported: tavily)", clip(provider))
+		return nil, fmt.Errorf("provider: %s is not a web search provider (supported: tavily)", typed(provider))
 	}
 	apiKeyEnv, apiKey = strings.TrimSpace(apiKeyEnv), strings.TrimSpace(apiKey)
 	if apiKeyEnv != "" && apiKey != "" {
@@ -44,7 +46,7 @@ func ConfigureEdits(provider, apiKeyEnv, apiKey string) ([]Edit, error) {
 	switch {
 	case apiKeyEnv != "":
 		if !envName().MatchString(apiKeyEnv) {
-			return nil, fmt.Errorf("api-key-env: %q is not a valid environment variable name (letters, digits and _, not starting with a digit)", clip(apiKeyEnv))
+			return nil, fmt.Errorf("api-key-env: %s is not a valid environment variable name (letters, digits and _, not starting with a digit)", typed(apiKeyEnv))
 		}
 		ref, _ := json.Marshal(map[string]string{"$env": apiKeyEnv})
 		edits = append(edits, Edit{Path: PathAPIKey, Value: string(ref)})
@@ -58,4 +60,22 @@ func ConfigureEdits(provider, apiKeyEnv, apiKey string) ([]Edit, error) {
 		edits = append(edits, Edit{Path: PathAPIKey, Value: string(lit), Secret: true})
 	}
 	return edits, nil
+}
+
+// typed quotes what was given for a name in an error, unless it may be a key pasted at the wrong
+// prompt: anything longer than a name would be, or holding other characters, is described
+// instead (keys are long runs of letters, digits and dashes).
+func typed(s string) string {
+	const longest = 24
+	plain := len(s) <= longest
+	for _, r := range s {
+		if !plain {
+			break
+		}
+		plain = r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == '.')
+	}
+	if plain {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("the value given (%d characters, not shown: it may be a key)", utf8.RuneCountInString(s))
 }

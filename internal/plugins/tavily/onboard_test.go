@@ -18,6 +18,7 @@ func TestConfigureEdits(t *testing.T) {
 		provider, apiKeyEnv, key string
 		want                     []Edit
 		wantErr                  string
+		hidden                   string // what the error must not show
 	}{
 		{name: "key from the environment at run time", provider: "tavily", want: base},
 		{name: "env ref", provider: "Tavily", apiKeyEnv: "TAVILY_API_KEY",
@@ -28,6 +29,10 @@ func TestConfigureEdits(t *testing.T) {
 		{name: "no provider", provider: "", wantErr: `provider: "" is not a web search provider`},
 		{name: "both", provider: "tavily", apiKeyEnv: "A", key: "tvly-x", wantErr: "api-key-env and api-key: give one or the other, not both"},
 		{name: "bad env name", provider: "tavily", apiKeyEnv: "MY-KEY", wantErr: `api-key-env: "MY-KEY" is not a valid environment variable name`},
+		{name: "key pasted as the provider", provider: "tvly-dev-0123456789abcdefghijklmnopqrstuv",
+			wantErr: "provider: the value given (41 characters, not shown: it may be a key) is not a web search provider", hidden: "0123456789"},
+		{name: "key pasted as the env name", provider: "tavily", apiKeyEnv: "tvly-dev-0123456789abcdefghijklmnopqrstuv",
+			wantErr: "api-key-env: the value given (41 characters, not shown: it may be a key) is not a valid environment variable name", hidden: "0123456789"},
 		{name: "key with a space", provider: "tavily", key: "tvly-a b", wantErr: "api-key: must not contain spaces or control characters"},
 	}
 	for _, tt := range tests {
@@ -37,7 +42,7 @@ func TestConfigureEdits(t *testing.T) {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
 				}
-				if tt.key != "" && strings.Contains(err.Error(), tt.key) {
+				if tt.key != "" && strings.Contains(err.Error(), tt.key) || tt.hidden != "" && strings.Contains(err.Error(), tt.hidden) {
 					t.Errorf("the error shows the key: %v", err)
 				}
 				return
