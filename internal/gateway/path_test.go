@@ -3,11 +3,13 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
 // FuzzPathAt: the path a type error is named by is found for any JSON text, without a panic,
-// and it is the path json's own Field gives once the indices are taken out.
+// and it is the path json's own Field gives once the indices are taken out, up to case: json
+// matches keys without regard to case, and the path names a key as the request spelled it.
 func FuzzPathAt(f *testing.F) {
 	for _, s := range []string{`{"messages":[{"role":"user"},{"tool_calls":[{},{"id":5}]}]}`, `[1,[2,{"a":"x"}]]`,
 		`{"messages":{}}`, `{"max_tokens":1e400}`, `{"a":{"b":[[],[{"c":true}]]}}`, `5`, `{"messages":[null,7]}`} {
@@ -41,7 +43,7 @@ func FuzzPathAt(f *testing.F) {
 			}
 			plain = append(plain, got[i])
 		}
-		if string(plain) != te.Field {
+		if !strings.EqualFold(string(plain), te.Field) {
 			t.Errorf("pathAt(%s, %d) = %q; json's field is %q", s, te.Offset, got, te.Field)
 		}
 	})
