@@ -56,6 +56,9 @@ func (m *Memory) AddSelected(_ context.Context, s string, names []string) ([]str
 			added = append(added, n)
 		}
 	}
+	if sel := m.sel[s]; len(sel) > MaxSelected {
+		m.sel[s] = slices.Clone(sel[len(sel)-MaxSelected:])
+	}
 	return added, nil
 }
 

@@ -25,6 +25,7 @@ type Store interface {
 	// Selected returns the tool names discovery activated in the session, in activation order.
 	Selected(ctx context.Context, session string) ([]string, error)
 	// AddSelected appends names not yet selected, keeping the order, and returns the ones added.
+	// A session keeps its MaxSelected latest selections: the oldest go as more are added.
 	AddSelected(ctx context.Context, session string, names []string) ([]string, error)
 	// PutBlob keeps data under key for the session (e.g. the raw output behind a compacted result).
 	PutBlob(ctx context.Context, session, key string, data []byte) error
@@ -54,6 +55,11 @@ type Store interface {
 
 	Close() error
 }
+
+// MaxSelected bounds a session's discovery selections. A search selects a few tools at a time,
+// so the bound is met only by a session whose tools keep changing names (a server that names them
+// anew on every connection), whose selections would otherwise grow for as long as it lives.
+const MaxSelected = 1024
 
 // Info is one session's row. Values returned by a Store are the caller's own; an empty Overrides
 // or Counters comes back nil. Times are UTC with microsecond precision.

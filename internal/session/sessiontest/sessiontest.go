@@ -5,6 +5,8 @@ package sessiontest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,6 +17,34 @@ import (
 // durable medium after Close, to check persistence.
 func Run(t *testing.T, open func(t *testing.T) session.Store, reopen func(t *testing.T) session.Store) {
 	ctx := context.Background()
+	t.Run("a session keeps its latest selections", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		var names []string
+		for i := range session.MaxSelected + 10 {
+			names = append(names, fmt.Sprintf("t%d", i))
+		}
+		// In steps, as searches add them: the first ten go once the bound is passed.
+		for lo := 0; lo < len(names); lo += 100 {
+			if _, err := s.AddSelected(ctx, "a", names[lo:min(lo+100, len(names))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Selected(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(names[10:], got); diff != "" {
+			t.Errorf("selected (-want +got):\n%s", diff)
+		}
+		// A dropped one can be selected again, as the latest.
+		if added, err := s.AddSelected(ctx, "a", []string{"t0"}); err != nil || !slices.Equal(added, []string{"t0"}) {
+			t.Fatalf("re-adding a dropped selection: %v, %v", added, err)
+		}
+		if got, _ := s.Selected(ctx, "a"); len(got) != session.MaxSelected || got[0] != "t11" || got[len(got)-1] != "t0" {
+			t.Errorf("after re-adding t0: %d selections, from %v to %v", len(got), got[:1], got[len(got)-1:])
+		}
+	})
 	t.Run("selections accumulate in order", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()

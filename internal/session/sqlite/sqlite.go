@@ -220,6 +220,12 @@ func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (a
 			added = append(added, n)
 		}
 	}
+	if len(added) > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM selections WHERE session = ? AND seq NOT IN (
+			SELECT seq FROM selections WHERE session = ? ORDER BY seq DESC LIMIT ?)`, sess, sess, session.MaxSelected); err != nil {
+			return nil, fmt.Errorf("selections: bound: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(session, touched) VALUES (?, unixepoch())
 		ON CONFLICT(session) DO UPDATE SET touched = excluded.touched`, sess); err != nil {
 		return nil, fmt.Errorf("selections: %w", err)
