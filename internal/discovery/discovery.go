@@ -74,12 +74,21 @@ type Service struct {
 	docs     []search.Doc   // the documents of tokens
 	corpusAt *catalog.Snapshot
 	cache    map[[32]byte]*search.BM25 // by subsetKey of the indexed positions
-	order    [][32]byte                // cache keys, oldest first
+	order    []cachedIndex             // the cache's entries, oldest first
+	// cachedDocs is the documents the cached indexes hold together, at most maxDocs: an index
+	// is about the size of its corpus, so a count of entries alone bounds nothing at 10,000 tools.
+	cachedDocs, maxDocs int
+}
+
+// cachedIndex is an entry of the index cache: its key, and the documents it indexes.
+type cachedIndex struct {
+	key  [32]byte
+	docs int
 }
 
 // NewService returns a discovery service.
 func NewService(rules Rules, store session.Store, onActivate func(session string)) *Service {
-	return &Service{rules: rules, store: store, onActivate: onActivate, cache: map[[32]byte]*search.BM25{}}
+	return &Service{rules: rules, store: store, onActivate: onActivate, cache: map[[32]byte]*search.BM25{}, maxDocs: maxCachedDocs}
 }
 
 // Rules returns the service's rules.
@@ -269,7 +278,12 @@ func Doc(t *catalog.Tool) search.Doc {
 	}
 }
 
-const maxCachedIndexes = 64
+// The index cache keeps at most 64 indexes, of at most 200,000 documents together (about 20 MB:
+// 1.1 MB per 10,000; CorpusIndex/10000 in the README). The newest index is kept whatever its size.
+const (
+	maxCachedIndexes = 64
+	maxCachedDocs    = 200_000
+)
 
 // index returns the BM25+ index over the entries of snap at positions subset (ascending); its hit
 // indices are positions in snap.Entries(). Tools are tokenized once per snapshot (and only the
@@ -293,7 +307,7 @@ func (s *Service) index(snap *catalog.Snapshot, subset []int) (*search.BM25, err
 		}
 		s.corpusAt = snap
 		clear(s.cache)
-		s.order = s.order[:0]
+		s.order, s.cachedDocs = s.order[:0], 0
 	}
 	full := s.tokens
 	if ix, ok := s.cache[key]; ok {
@@ -308,9 +322,11 @@ func (s *Service) index(snap *catalog.Snapshot, subset []int) (*search.BM25, err
 	s.mu.Lock()
 	if _, ok := s.cache[key]; !ok && s.tokens == full {
 		s.cache[key] = ix
-		s.order = append(s.order, key)
-		if len(s.order) > maxCachedIndexes {
-			delete(s.cache, s.order[0])
+		s.order = append(s.order, cachedIndex{key: key, docs: len(subset)})
+		s.cachedDocs += len(subset)
+		for len(s.order) > 1 && (len(s.order) > maxCachedIndexes || s.cachedDocs > s.maxDocs) {
+			delete(s.cache, s.order[0].key)
+			s.cachedDocs -= s.order[0].docs
 			s.order = s.order[1:]
 		}
 	}

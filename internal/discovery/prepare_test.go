@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 
@@ -67,5 +68,63 @@ func TestPrepare(t *testing.T) {
 		if ix != prepared {
 			t.Error("the first search replaced the prepared index")
 		}
+	}
+}
+
+// TestIndexCacheBounds: the cached indexes hold at most maxDocs documents together and at most
+// maxCachedIndexes indexes, the oldest going first, and the newest is kept whatever its size.
+func TestIndexCacheBounds(t *testing.T) {
+	const n = 40
+	entries := make([]catalog.Entry, n)
+	for i := range entries {
+		entries[i] = catalog.Entry{Tool: catalog.Tool{ID: fmt.Sprintf("mcp:s:t%d", i), Name: fmt.Sprintf("t%d", i), Description: "a tool"}}
+	}
+	snap, err := catalog.NewSnapshot(1, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewService(Rules{Mode: All, Everything: true}, session.NewMemory(), nil)
+	s.maxDocs = 3 * (n - 1)
+	without := func(skip int) []int {
+		var subset []int
+		for i := range n {
+			if i != skip {
+				subset = append(subset, i)
+			}
+		}
+		return subset
+	}
+	for skip := range 5 {
+		if _, err := s.index(snap, without(skip)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.cache) != 3 || s.cachedDocs != 3*(n-1) {
+		t.Fatalf("after five indexes of %d documents: %d cached, %d documents; want 3, %d", n-1, len(s.cache), s.cachedDocs, 3*(n-1))
+	}
+	for skip := range 5 {
+		if _, cached := s.cache[subsetKey(without(skip))]; cached != (skip >= 2) {
+			t.Errorf("index without %d cached: %v; want only the latest three", skip, cached)
+		}
+	}
+	s.maxDocs = 1
+	if _, err := s.index(snap, without(-1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, cached := s.cache[subsetKey(without(-1))]; len(s.cache) != 1 || !cached {
+		t.Errorf("past the bound: %d cached; want the newest alone", len(s.cache))
+	}
+	s.maxDocs = 1 << 30
+	for k := range maxCachedIndexes + 5 { // distinct subsets: {k}, then {0, k-n+1}
+		subset := []int{k}
+		if k >= n {
+			subset = []int{0, k - n + 1}
+		}
+		if _, err := s.index(snap, subset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.cache) != maxCachedIndexes || len(s.order) != maxCachedIndexes {
+		t.Errorf("%d cached, %d in order; want %d", len(s.cache), len(s.order), maxCachedIndexes)
 	}
 }
