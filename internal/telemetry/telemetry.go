@@ -275,16 +275,27 @@ func safeSession(session string) bool {
 
 // FileName is the log file name of a session: the id itself when it is a safe file name, else a
 // hash of it, so a client-chosen id can never escape the log directory. An id that looks like a
-// hash's name is hashed too, so that no id can choose to share another one's log.
+// hash's name is hashed too, so that no id can choose to share another one's log, and so is one
+// with a capital letter: on a file system that ignores case (macOS's, by default) sessions "Chat"
+// and "chat" would share one file, and deleting either would delete both logs.
 func FileName(session string) string {
 	if session == "" {
 		session = "default"
 	}
-	if safeSession(session) && !hashName(session) {
+	if safeSession(session) && !hashName(session) && !hasUpper(session) {
 		return session + ".jsonl"
 	}
 	sum := sha256.Sum256([]byte(session))
 	return fmt.Sprintf("s-%s.jsonl", hex.EncodeToString(sum[:8]))
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // hashName reports whether s has the form of a hashed file name without its extension.

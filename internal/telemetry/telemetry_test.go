@@ -113,6 +113,22 @@ func TestUnknownToolNameIsClipped(t *testing.T) {
 	}
 }
 
+// Sessions whose ids differ only in case log to files whose names differ in more than case: on a
+// file system that ignores case they would be one file.
+func TestFileNamesDifferBeyondCase(t *testing.T) {
+	ids := []string{"chat", "Chat", "CHAT", "a-B.c", "a-b.c", "default", "Default", "s-0123456789abcdef", "S-0123456789ABCDEF"}
+	for i, a := range ids {
+		for _, b := range ids[i+1:] {
+			if fa, fb := telemetry.FileName(a), telemetry.FileName(b); strings.EqualFold(fa, fb) {
+				t.Errorf("sessions %q and %q log to %s and %s", a, b, fa, fb)
+			}
+		}
+	}
+	if got := telemetry.FileName("chat"); got != "chat.jsonl" {
+		t.Errorf("FileName(chat) = %q, want the id itself", got)
+	}
+}
+
 // A client may choose as its session id the file name another session's id hashes to; the two
 // must still log to two files.
 func TestFileNameOfAHashedNameDiffers(t *testing.T) {
