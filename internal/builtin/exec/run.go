@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,11 +49,26 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 	cmd.Stderr = capt // the same writer: os/exec gives the child one pipe for both
 	// The whole group: grandchildren die with the command. Started through procgroup, the
 	// command also dies with nodmix on Linux, even if nodmix is killed outright.
-	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process.Pid) }
+	// killed records that the group was killed: only then did the timeout or the cancellation end
+	// the command. The contexts alone cannot tell, as they may expire after the command exited on
+	// its own, while a background process it left holds the pipe open.
+	var killed atomic.Bool
+	cmd.Cancel = func() error {
+		killed.Store(true)
+		return procgroup.Kill(cmd.Process.Pid)
+	}
 	cmd.WaitDelay = o.WaitDelay
 
 	err = procgroup.Start(cmd)
 	if err != nil {
+		// A context that is already done makes Start fail without running anything: that is the
+		// timeout or the cancellation, not a command that cannot start.
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			out := outcome{exitCode: -1, duration: time.Since(start)}
+			out.canceled = ctx.Err() != nil
+			out.timedOut = !out.canceled
+			return out
+		}
 		return outcome{exitCode: -1, spawnErr: spawnError(req, err), duration: time.Since(start)}
 	}
 	err = cmd.Wait()
@@ -64,6 +80,7 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 		}
 	}
 	switch {
+	case !killed.Load():
 	case ctx.Err() != nil:
 		out.canceled = true
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
