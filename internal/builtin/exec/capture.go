@@ -9,7 +9,7 @@ import (
 // drops in between, so that a command printing gigabytes costs no more memory than one printing
 // the budget. The first half of the budget holds the head, the second half a ring of the tail.
 //
-// A capture is written by one goroutine (os/exec copies the single stdout+stderr pipe from one
+// A capture is written by one goroutine (run copies the single stdout+stderr pipe from one
 // goroutine) and read only after the writer is done; it has no lock of its own.
 type capture struct {
 	headCap int

@@ -326,3 +326,97 @@ func TestQuoteArgv(t *testing.T) {
 		t.Errorf("quoteArgv = %s, want %s", got, want)
 	}
 }
+
+// TestExpiryAfterExitIsNotATimeout: a command that exits on its own before its timeout, leaving a
+// background process that holds the pipe past the timeout (or past a cancellation), was not
+// killed and must not be reported as timed out or cancelled: its group lives on. Should the
+// command be slow enough to meet its deadline, the group is killed, and the report says so.
+func TestExpiryAfterExitIsNotATimeout(t *testing.T) {
+	_, sh := tools(t, Options{WaitDelay: 1500 * time.Millisecond})
+	for _, tc := range []struct {
+		name   string
+		cancel bool
+	}{
+		{"timeout", false},
+		{"cancellation", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			args := map[string]any{"command": "sleep 30 & echo $!; echo $$ > " + dir + "/sh", "timeout": 0.5}
+			if tc.cancel {
+				args["timeout"] = 60
+				go func() {
+					// Cancel once the shell itself has ended; the sleeper still holds the pipe.
+					for {
+						if b, err := os.ReadFile(dir + "/sh"); err == nil && strings.HasSuffix(string(b), "\n") {
+							if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 && !alive(pid) {
+								cancel()
+								return
+							}
+						}
+						if ctx.Err() != nil {
+							return
+						}
+						time.Sleep(5 * time.Millisecond)
+					}
+				}()
+			}
+			res, rep := call(t, ctx, sh, args)
+			pid, err := strconv.Atoi(strings.TrimSpace(rep.Output))
+			if err != nil {
+				t.Fatalf("output %q is not the sleeper's pid", rep.Output)
+			}
+			defer func() { _ = syscall.Kill(pid, syscall.SIGKILL) }()
+			if rep.TimedOut || rep.Canceled {
+				// The deadline or the cancellation met the shell alive: then the group is gone.
+				waitGone(t, pid)
+				return
+			}
+			if !alive(pid) {
+				t.Errorf("the sleeper is gone, but the report says the command ended on its own: %s", res.Content[1].Text)
+			}
+			if rep.ExitCode != 0 || res.IsError || !rep.PipeHeld {
+				t.Errorf("exit=%d isError=%v pipe_held=%v, status %s", rep.ExitCode, res.IsError, rep.PipeHeld, res.Content[1].Text)
+			}
+		})
+	}
+}
+
+// TestDoneBeforeStart: a call whose context is done before the command could start reports the
+// cancellation or the timeout, not a command that cannot start.
+func TestDoneBeforeStart(t *testing.T) {
+	ex, _ := tools(t, Options{})
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		args   map[string]any
+		want   Report
+		status string
+	}{
+		{
+			name: "cancelled", ctx: cancelled, args: map[string]any{"command": []string{"true"}},
+			want:   Report{Command: "true", Argv: []string{"true"}, ExitCode: -1, Canceled: true},
+			status: "[cancelled; process group killed | ",
+		},
+		{
+			// A timeout this small is below a nanosecond: it has expired before the start.
+			name: "timeout", ctx: context.Background(), args: map[string]any{"command": []string{"true"}, "timeout": 1e-10},
+			want:   Report{Command: "true", Argv: []string{"true"}, ExitCode: -1, TimedOut: true},
+			status: "[timed out after 0s; process group killed | ",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, rep := call(t, tc.ctx, ex, tc.args)
+			if diff := cmp.Diff(tc.want, *rep, cmpopts.IgnoreUnexported(Report{}), cmpopts.IgnoreFields(Report{}, "DurationMs")); diff != "" {
+				t.Errorf("report (-want +got):\n%s", diff)
+			}
+			if !res.IsError || len(res.Content) != 2 || !strings.HasPrefix(res.Content[1].Text, tc.status) {
+				t.Errorf("isError=%v content=%q, want status prefix %q", res.IsError, res.Content, tc.status)
+			}
+		})
+	}
+}

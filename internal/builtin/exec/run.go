@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	osexec "os/exec"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,23 +42,60 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 	runCtx, cancel := context.WithTimeout(ctx, req.timeout)
 	defer cancel()
 
-	capt := newCapture(o.MaxOutputBytes)
+	// The child writes stdout and stderr to one pipe, so their order is kept. The pipe is ours,
+	// not os/exec's, so that a process holding it past waitDelay is noticed whatever the exit
+	// status (os/exec reports that only for a command that succeeded).
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return outcome{exitCode: -1, spawnErr: fmt.Errorf("output pipe: %w", err), duration: time.Since(start)}
+	}
+	defer pr.Close()
 	cmd := osexec.CommandContext(runCtx, req.argv[0], req.argv[1:]...)
 	cmd.Dir = req.cwd
 	cmd.Env = mergeEnv(env, req.env)
-	cmd.Stdout = capt
-	cmd.Stderr = capt // the same writer: os/exec gives the child one pipe for both
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	// killed records that the group was killed: only then did the timeout or the cancellation end
+	// the command. The contexts alone cannot tell, as they may expire after the command exited on
+	// its own, while a background process it left holds the pipe open.
+	var killed atomic.Bool
 	// The whole group: grandchildren die with the command. Started through procgroup, the
 	// command also dies with nodmix on Linux, even if nodmix is killed outright.
-	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process.Pid) }
+	cmd.Cancel = func() error {
+		killed.Store(true)
+		return procgroup.Kill(cmd.Process.Pid)
+	}
+	// Should the group kill fail, os/exec kills the command itself this long after.
 	cmd.WaitDelay = o.WaitDelay
 
 	err = procgroup.Start(cmd)
+	pw.Close() // the child has its own copy; ours would keep the pipe from ever ending
 	if err != nil {
+		// A context that is already done makes Start fail without running anything: that is the
+		// timeout or the cancellation, not a command that cannot start.
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			out := outcome{exitCode: -1, duration: time.Since(start)}
+			out.canceled = ctx.Err() != nil
+			out.timedOut = !out.canceled
+			return out
+		}
 		return outcome{exitCode: -1, spawnErr: spawnError(req, err), duration: time.Since(start)}
 	}
-	err = cmd.Wait()
-	out := outcome{snap: capt.result(), exitCode: -1, duration: time.Since(start)}
+	capt := newCapture(o.MaxOutputBytes)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(capt, pr) // capture never fails; a read error ends the output like EOF
+	}()
+	_ = cmd.Wait() // the process state below says how the command ended
+	out := outcome{exitCode: -1}
+	if !pipeClosed(copied, o.WaitDelay) {
+		out.pipeHeld = true
+		pr.Close() // ends the copy's pending read
+		<-copied
+	}
+	out.snap = capt.result()
+	out.duration = time.Since(start)
 	if st := cmd.ProcessState; st != nil {
 		out.exitCode = st.ExitCode()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -64,15 +103,26 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 		}
 	}
 	switch {
+	case !killed.Load():
 	case ctx.Err() != nil:
 		out.canceled = true
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		out.timedOut = true
 	}
-	if errors.Is(err, osexec.ErrWaitDelay) {
-		out.pipeHeld = true
-	}
 	return out
+}
+
+// pipeClosed waits at most d for the copy of the output to reach the end of the pipe, which
+// comes once every process holding it has closed it or exited.
+func pipeClosed(copied <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-copied:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // spawnError explains why the command did not start, naming the argument at fault.
