@@ -135,7 +135,7 @@ func (p *Pipeline) Call(ctx context.Context, snap *catalog.Snapshot, req Request
 	call := catalog.Call{Tool: t, Args: args, Session: req.Session, CallID: ev.CallID}
 
 	for _, g := range p.Gates {
-		if err := g.Check(ctx, call); err != nil {
+		if err := p.check(ctx, g, call); err != nil {
 			ev.Outcome = "blocked"
 			p.observe(ev, start)
 			reason := err.Error()
@@ -180,6 +180,21 @@ func (p *Pipeline) execute(ctx context.Context, ex catalog.Executor, call catalo
 		}
 	}()
 	return ex.Execute(ctx, call)
+}
+
+// errGateCrashed is the error of a gate that panicked.
+var errGateCrashed = errors.New("the check before the call crashed")
+
+// check runs one gate. A panic in it blocks the call (fail closed, like any gate error) instead of
+// ending the gateway: gates run on the caller's goroutine, the same as executors.
+func (p *Pipeline) check(ctx context.Context, g Gate, call catalog.Call) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log().Error("call gate panicked; blocking the call", "tool", call.Tool.ID, "panic", fmt.Sprint(r))
+			err = errGateCrashed
+		}
+	}()
+	return g.Check(ctx, call)
 }
 
 // process runs one middleware and fails open: on an error or a panic the raw result goes through.

@@ -63,6 +63,10 @@ func TestPipeline(t *testing.T) {
 			if string(c.Args) == `{"block":true}` {
 				return &dispatch.BlockedError{Reason: "hook said no"}
 			}
+			if string(c.Args) == `{"gatecrash":true}` {
+				var m map[string]bool
+				m["x"] = true // a nil map: a panic
+			}
 			return nil
 		})},
 		Observers: []dispatch.Observer{rec},
@@ -83,6 +87,7 @@ func TestPipeline(t *testing.T) {
 		{"echo", `{"block":true}`, nil, `Tool "nodmix:core:echo" was blocked before execution: hook said no`, true, "blocked"},
 		{"broken", `{}`, nil, `Tool "mcp:s:broken" failed: connection reset`, true, "error"},
 		{"crash", `{}`, nil, `Tool "nodmix:core:crash" failed: it crashed`, true, "error"},
+		{"echo", `{"gatecrash":true}`, nil, `Tool "nodmix:core:echo" was blocked before execution: the check before the call crashed`, true, "blocked"},
 		{"echo", `{"a":1,"b":{"c":[{"d":1,"d":2}]}}`, nil, `Invalid arguments for tool "nodmix:core:echo": arguments repeat the key "d": send each key once`, true, "invalid"},
 		{"echo", `{"repo":"x","r\u0065po":"y"}`, nil, `Invalid arguments for tool "nodmix:core:echo": arguments repeat the key "repo": send each key once`, true, "invalid"},
 		{"echo", `{"a":[{"k":1},{"k":2}],"A":1}`, nil, `{"a":[{"k":1},{"k":2}],"A":1}`, false, "ok"},
