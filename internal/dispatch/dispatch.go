@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 )
@@ -308,6 +310,11 @@ func repeatedKey(raw []byte) (string, bool) {
 // Canonical returns the canonical JSON form of args (keys sorted, no insignificant space), so an
 // approval can be bound to exactly the arguments it was given for.
 func Canonical(args json.RawMessage) ([]byte, error) {
+	// Decoding turns invalid UTF-8 and lone surrogate escapes into U+FFFD, so distinct arguments
+	// would share one canonical form (and one approval) while the executor gets the raw bytes.
+	if err := exactText(args); err != nil {
+		return nil, err
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -315,4 +322,60 @@ func Canonical(args json.RawMessage) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(v)
+}
+
+// exactText reports text in the JSON value raw that decoding would not keep exactly: invalid
+// UTF-8, or a \u escape of a surrogate that is not part of a pair.
+func exactText(raw []byte) error {
+	if !utf8.Valid(raw) {
+		return errors.New("arguments are not valid UTF-8")
+	}
+	// A backslash appears in valid JSON only inside a string, where it starts an escape.
+	prevHigh := false
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			if prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+			continue
+		}
+		if i+1 >= len(raw) {
+			return errors.New("arguments end inside an escape")
+		}
+		if raw[i+1] != 'u' {
+			if prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+			i++
+			continue
+		}
+		if i+6 > len(raw) {
+			return errors.New("arguments end inside an escape")
+		}
+		r, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 32)
+		if err != nil {
+			return fmt.Errorf("arguments hold a bad escape: %w", err)
+		}
+		switch c := rune(r); {
+		case c >= 0xd800 && c < 0xdc00:
+			if prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+			prevHigh = true
+		case c >= 0xdc00 && c < 0xe000:
+			if !prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+			prevHigh = false
+		default:
+			if prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+		}
+		i += 5
+	}
+	if prevHigh {
+		return errors.New("arguments hold a lone surrogate escape")
+	}
+	return nil
 }

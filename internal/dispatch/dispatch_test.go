@@ -149,3 +149,40 @@ func TestCanonical(t *testing.T) {
 		t.Errorf("canonical forms %s and %s", a, b)
 	}
 }
+
+// Distinct arguments must not share a canonical form: one approval would then cover both.
+func TestCanonicalKeepsDistinctArgsApart(t *testing.T) {
+	distinct := []string{
+		"{\"a\":\"\xff\"}",
+		"{\"a\":\"\xfe\"}",
+		`{"a":"\ud800"}`,
+		`{"a":"\udc00"}`,
+		`{"a":"\ud800x"}`,
+		`{"a":"\ud800\n"}`,
+		`{"a":"\ud800\ud800"}`,
+		`{"a":"\ufffd"}`,
+		`{"a":"\ud83d\ude00"}`,
+		`{"a":"\\ud800"}`,
+		`{"a":"\\\ud83d\ude00"}`,
+	}
+	seen := map[string]string{}
+	for _, in := range distinct {
+		args, err := dispatch.ObjectArgs(json.RawMessage(in))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		c, err := dispatch.Canonical(args)
+		if err != nil {
+			continue // refused: no approval can be bound to it
+		}
+		if prev, ok := seen[string(c)]; ok {
+			t.Errorf("%q and %q share the canonical form %q", prev, in, c)
+		}
+		seen[string(c)] = in
+	}
+	for _, in := range []string{`{"a":"\ufffd"}`, `{"a":"\ud83d\ude00"}`, `{"a":"\\ud800"}`, `{"a":"\\\ud83d\ude00"}`, `{"a":"é\t"}`} {
+		if _, err := dispatch.Canonical(json.RawMessage(in)); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
