@@ -148,6 +148,13 @@ func (p *Pipeline) Call(ctx context.Context, snap *catalog.Snapshot, req Request
 		}
 	}
 
+	if ctx.Err() != nil {
+		// The caller left while the call waited on its gates: a tool with side effects must not
+		// start for a result nobody reads. An executor is not bound to check ctx before it acts.
+		ev.Outcome = "blocked"
+		p.observe(ev, start)
+		return catalog.ErrorResult(fmt.Sprintf("Tool %q was not run: the call was canceled", t.ID)), nil
+	}
 	res, err := p.execute(ctx, e.Exec, call)
 	if err != nil {
 		p.log().Warn("tool call failed", "tool", t.ID, "err", err)

@@ -186,3 +186,38 @@ func TestCanonicalKeepsDistinctArgsApart(t *testing.T) {
 		}
 	}
 }
+
+// A call whose context ends while its gates run (an approval granted as the client hangs up)
+// does not start the tool.
+func TestCanceledCallDoesNotExecute(t *testing.T) {
+	ran := false
+	exec := catalog.ExecutorFunc(func(context.Context, catalog.Call) (*catalog.Result, error) {
+		ran = true
+		return catalog.TextResult("done"), nil
+	})
+	snap, err := catalog.NewSnapshot(1, []catalog.Entry{{Tool: catalog.Tool{ID: "nodmix:core:rm", Name: "rm", Source: catalog.SourceBuiltin}, Exec: exec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &recorder{}
+	p := &dispatch.Pipeline{
+		Gates:     []dispatch.Gate{gateFunc(func(context.Context, catalog.Call) error { cancel(); return nil })},
+		Observers: []dispatch.Observer{rec},
+	}
+	res, err := p.Call(ctx, snap, dispatch.Request{Target: "rm", Args: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran {
+		t.Error("the executor ran after the call was canceled")
+	}
+	want := `Tool "nodmix:core:rm" was not run: the call was canceled`
+	if diff := cmp.Diff(want, res.Text()); diff != "" || !res.IsError {
+		t.Errorf("result (error %v) (-want +got):\n%s", res.IsError, diff)
+	}
+	if got := rec.events[len(rec.events)-1].Outcome; got != "blocked" {
+		t.Errorf("outcome %q, want blocked", got)
+	}
+}
