@@ -36,3 +36,24 @@ func TestAskerRemovalKeepsNewerRegistration(t *testing.T) {
 		t.Errorf("askers (-want +got):\n%s", diff)
 	}
 }
+
+// A face's first turn builds the providers (and registers their clean-up) on a request's
+// goroutine while another may be shutting the app down.
+func TestProvidersWhileClosing(t *testing.T) {
+	a, err := New(context.Background(), Options{Getenv: testEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = a.Providers()
+	}()
+	if err := a.Close(); err != nil {
+		t.Error(err)
+	}
+	<-done
+	if err := a.Close(); err != nil {
+		t.Error(err)
+	}
+}

@@ -55,7 +55,7 @@ func (a *App) addPolicy() error {
 		a.Pipeline.Gates = append(a.Pipeline.Gates, gate)
 	}
 	a.Telemetry = telemetry.New(a.logDir, a.Log)
-	a.closers = append(a.closers, a.Telemetry.Close)
+	a.addCloser(a.Telemetry.Close)
 	a.Pipeline.Observers = append(a.Pipeline.Observers, a.Telemetry)
 	return nil
 }
