@@ -45,7 +45,7 @@ func (a *App) Providers() (*provider.Registry, error) {
 		client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		a.agents.providers, a.agents.err = provider.New(a.Config, provider.Options{HTTP: client, LookupEnv: a.lookupEnv, Log: a.Log})
 		// Kept-alive connections to providers end with the app.
-		a.closers = append(a.closers, func() error { client.CloseIdleConnections(); return nil })
+		a.addCloser(func() error { client.CloseIdleConnections(); return nil })
 	})
 	return a.agents.providers, a.agents.err
 }

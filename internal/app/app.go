@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/catalog"
@@ -70,7 +71,10 @@ type App struct {
 	toolSearch toolSearchState
 	agents     agentState
 
-	closers []func() error
+	// closersMu guards closers: New appends alone, but Providers appends on the first turn, from
+	// a request's goroutine, maybe while a shutting-down face runs Close.
+	closersMu sync.Mutex
+	closers   []func() error
 	// now, when set (by tests), is the clock of /fast auto's window; nil is time.Now.
 	now func() time.Time
 }
@@ -126,7 +130,7 @@ func New(ctx context.Context, opts Options) (a *App, err error) {
 	} else {
 		a.Store = session.NewMemory()
 	}
-	a.closers = append(a.closers, a.Store.Close)
+	a.addCloser(a.Store.Close)
 
 	a.Catalog = catalog.New(log)
 	a.Pipeline = &dispatch.Pipeline{Policy: dispatch.AllowAll{}, Log: log}
@@ -165,14 +169,24 @@ func httpClient() *http.Client {
 
 // Close shuts everything down in reverse order of start.
 func (a *App) Close() error {
+	a.closersMu.Lock()
+	closers := a.closers
+	a.closers = nil
+	a.closersMu.Unlock()
 	var errs []error
-	for i := len(a.closers) - 1; i >= 0; i-- {
-		if err := a.closers[i](); err != nil {
+	for i := len(closers) - 1; i >= 0; i-- {
+		if err := closers[i](); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	a.closers = nil
 	return errors.Join(errs...)
+}
+
+// addCloser registers what Close releases, after what is already registered.
+func (a *App) addCloser(c func() error) {
+	a.closersMu.Lock()
+	a.closers = append(a.closers, c)
+	a.closersMu.Unlock()
 }
 
 // serverWait bounds how long a one-shot command waits for downstream servers that are still

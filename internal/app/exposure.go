@@ -56,7 +56,7 @@ func (a *App) assembleExposure(ctx context.Context, opts Options) {
 	if opts.Mode == "" && opts.Tools == nil && !ts.Enabled && a.configuredDiscoveryMode() == discovery.Auto {
 		// Auto mode is decided by the tool count, which grows as MCP servers connect.
 		stop := a.Catalog.Watch(a.reconsiderAuto)
-		a.closers = append(a.closers, func() error { stop(); return nil })
+		a.addCloser(func() error { stop(); return nil })
 	}
 	a.Engine.Controls = a.toolSearchControls
 	a.Engine.Askers = a

@@ -35,7 +35,7 @@ func (a *App) startIndexAhead() {
 			a.prepareIndex()
 		}
 	})
-	a.closers = append(a.closers, func() error {
+	a.addCloser(func() error {
 		stopWatch()
 		cancel()
 		wg.Wait()

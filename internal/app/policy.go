@@ -55,7 +55,7 @@ func (a *App) addPolicy() error {
 		a.Pipeline.Gates = append(a.Pipeline.Gates, gate)
 	}
 	a.Telemetry = telemetry.New(a.logDir, a.Log)
-	a.closers = append(a.closers, a.Telemetry.Close)
+	a.addCloser(a.Telemetry.Close)
 	a.Pipeline.Observers = append(a.Pipeline.Observers, a.Telemetry)
 	return nil
 }
@@ -87,8 +87,12 @@ func (a *App) SetSessionAsker(session string, asker policy.Asker) (remove func()
 type askerRouter struct {
 	mu        sync.Mutex
 	def       policy.Asker
-	bySession map[string]policy.Asker
+	bySession map[string]*sessionAsker
 }
+
+// sessionAsker is one registration: its removal must not drop a later one of the same session
+// (a client that reattaches under its session id before the old binding is torn down).
+type sessionAsker struct{ policy.Asker }
 
 var _ policy.Asker = (*askerRouter)(nil)
 
@@ -102,12 +106,15 @@ func (r *askerRouter) set(session string, a policy.Asker) func() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bySession == nil {
-		r.bySession = map[string]policy.Asker{}
+		r.bySession = map[string]*sessionAsker{}
 	}
-	r.bySession[session] = a
+	reg := &sessionAsker{a}
+	r.bySession[session] = reg
 	return func() {
 		r.mu.Lock()
-		delete(r.bySession, session)
+		if r.bySession[session] == reg {
+			delete(r.bySession, session)
+		}
 		r.mu.Unlock()
 	}
 }
@@ -115,9 +122,9 @@ func (r *askerRouter) set(session string, a policy.Asker) func() {
 // Ask implements policy.Asker.
 func (r *askerRouter) Ask(ctx context.Context, req policy.ApprovalRequest) (policy.Decision, error) {
 	r.mu.Lock()
-	a, ok := r.bySession[req.Session]
-	if !ok {
-		a = r.def
+	var a policy.Asker = r.def
+	if reg, ok := r.bySession[req.Session]; ok {
+		a = reg.Asker
 	}
 	r.mu.Unlock()
 	if a == nil {

@@ -66,7 +66,7 @@ func (a *App) addSources(ctx context.Context, opts Options) error {
 			return err
 		}
 		a.Plugins[info.ID] = p
-		a.closers = append(a.closers, p.Close)
+		a.addCloser(p.Close)
 		if tp, ok := p.(plugin.ToolProvider); ok {
 			a.Catalog.Add(catalog.Static(tp.Tools()))
 		}
@@ -95,7 +95,7 @@ func (a *App) addSources(ctx context.Context, opts Options) error {
 		notify = a.Catalog.Add(hub)
 		hub.Start(ctx)
 		a.Hub = hub
-		a.closers = append(a.closers, hub.Close)
+		a.addCloser(hub.Close)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func (a *App) startSandbox(ctx context.Context, command []string) bool {
 		a.Log.Warn("code mode unavailable", "err", err)
 		return false
 	}
-	a.closers = append(a.closers, pool.Close)
+	a.addCloser(pool.Close)
 	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := pool.Available(actx); err != nil {

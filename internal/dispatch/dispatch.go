@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 )
@@ -135,7 +137,7 @@ func (p *Pipeline) Call(ctx context.Context, snap *catalog.Snapshot, req Request
 	call := catalog.Call{Tool: t, Args: args, Session: req.Session, CallID: ev.CallID}
 
 	for _, g := range p.Gates {
-		if err := g.Check(ctx, call); err != nil {
+		if err := p.check(ctx, g, call); err != nil {
 			ev.Outcome = "blocked"
 			p.observe(ev, start)
 			reason := err.Error()
@@ -146,6 +148,13 @@ func (p *Pipeline) Call(ctx context.Context, snap *catalog.Snapshot, req Request
 		}
 	}
 
+	if ctx.Err() != nil {
+		// The caller left while the call waited on its gates: a tool with side effects must not
+		// start for a result nobody reads. An executor is not bound to check ctx before it acts.
+		ev.Outcome = "blocked"
+		p.observe(ev, start)
+		return catalog.ErrorResult(fmt.Sprintf("Tool %q was not run: the call was canceled", t.ID)), nil
+	}
 	res, err := p.execute(ctx, e.Exec, call)
 	if err != nil {
 		p.log().Warn("tool call failed", "tool", t.ID, "err", err)
@@ -180,6 +189,21 @@ func (p *Pipeline) execute(ctx context.Context, ex catalog.Executor, call catalo
 		}
 	}()
 	return ex.Execute(ctx, call)
+}
+
+// errGateCrashed is the error of a gate that panicked.
+var errGateCrashed = errors.New("the check before the call crashed")
+
+// check runs one gate. A panic in it blocks the call (fail closed, like any gate error) instead of
+// ending the gateway: gates run on the caller's goroutine, the same as executors.
+func (p *Pipeline) check(ctx context.Context, g Gate, call catalog.Call) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log().Error("call gate panicked; blocking the call", "tool", call.Tool.ID, "panic", fmt.Sprint(r))
+			err = errGateCrashed
+		}
+	}()
+	return g.Check(ctx, call)
 }
 
 // process runs one middleware and fails open: on an error or a panic the raw result goes through.
@@ -293,6 +317,11 @@ func repeatedKey(raw []byte) (string, bool) {
 // Canonical returns the canonical JSON form of args (keys sorted, no insignificant space), so an
 // approval can be bound to exactly the arguments it was given for.
 func Canonical(args json.RawMessage) ([]byte, error) {
+	// Decoding turns invalid UTF-8 and lone surrogate escapes into U+FFFD, so distinct arguments
+	// would share one canonical form (and one approval) while the executor gets the raw bytes.
+	if err := exactText(args); err != nil {
+		return nil, err
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -300,4 +329,60 @@ func Canonical(args json.RawMessage) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(v)
+}
+
+// exactText reports text in the JSON value raw that decoding would not keep exactly: invalid
+// UTF-8, or a \u escape of a surrogate that is not part of a pair.
+func exactText(raw []byte) error {
+	if !utf8.Valid(raw) {
+		return errors.New("arguments are not valid UTF-8")
+	}
+	// A backslash appears in valid JSON only inside a string, where it starts an escape.
+	prevHigh := false
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			if prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+			continue
+		}
+		if i+1 >= len(raw) {
+			return errors.New("arguments end inside an escape")
+		}
+		if raw[i+1] != 'u' {
+			if prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+			i++
+			continue
+		}
+		if i+6 > len(raw) {
+			return errors.New("arguments end inside an escape")
+		}
+		r, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 32)
+		if err != nil {
+			return fmt.Errorf("arguments hold a bad escape: %w", err)
+		}
+		switch c := rune(r); {
+		case c >= 0xd800 && c < 0xdc00:
+			if prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+			prevHigh = true
+		case c >= 0xdc00 && c < 0xe000:
+			if !prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+			prevHigh = false
+		default:
+			if prevHigh {
+				return errors.New("arguments hold a lone surrogate escape")
+			}
+		}
+		i += 5
+	}
+	if prevHigh {
+		return errors.New("arguments hold a lone surrogate escape")
+	}
+	return nil
 }

@@ -63,6 +63,10 @@ func TestPipeline(t *testing.T) {
 			if string(c.Args) == `{"block":true}` {
 				return &dispatch.BlockedError{Reason: "hook said no"}
 			}
+			if string(c.Args) == `{"gatecrash":true}` {
+				var m map[string]bool
+				m["x"] = true // a nil map: a panic
+			}
 			return nil
 		})},
 		Observers: []dispatch.Observer{rec},
@@ -83,6 +87,7 @@ func TestPipeline(t *testing.T) {
 		{"echo", `{"block":true}`, nil, `Tool "nodmix:core:echo" was blocked before execution: hook said no`, true, "blocked"},
 		{"broken", `{}`, nil, `Tool "mcp:s:broken" failed: connection reset`, true, "error"},
 		{"crash", `{}`, nil, `Tool "nodmix:core:crash" failed: it crashed`, true, "error"},
+		{"echo", `{"gatecrash":true}`, nil, `Tool "nodmix:core:echo" was blocked before execution: the check before the call crashed`, true, "blocked"},
 		{"echo", `{"a":1,"b":{"c":[{"d":1,"d":2}]}}`, nil, `Invalid arguments for tool "nodmix:core:echo": arguments repeat the key "d": send each key once`, true, "invalid"},
 		{"echo", `{"repo":"x","r\u0065po":"y"}`, nil, `Invalid arguments for tool "nodmix:core:echo": arguments repeat the key "repo": send each key once`, true, "invalid"},
 		{"echo", `{"a":[{"k":1},{"k":2}],"A":1}`, nil, `{"a":[{"k":1},{"k":2}],"A":1}`, false, "ok"},
@@ -142,5 +147,77 @@ func TestCanonical(t *testing.T) {
 	b, _ := dispatch.Canonical(json.RawMessage(`{"a":{"c":[1,"x"],"d":2.50},"b":1}`))
 	if string(a) != string(b) || string(a) != `{"a":{"c":[1,"x"],"d":2.50},"b":1}` {
 		t.Errorf("canonical forms %s and %s", a, b)
+	}
+}
+
+// Distinct arguments must not share a canonical form: one approval would then cover both.
+func TestCanonicalKeepsDistinctArgsApart(t *testing.T) {
+	distinct := []string{
+		"{\"a\":\"\xff\"}",
+		"{\"a\":\"\xfe\"}",
+		`{"a":"\ud800"}`,
+		`{"a":"\udc00"}`,
+		`{"a":"\ud800x"}`,
+		`{"a":"\ud800\n"}`,
+		`{"a":"\ud800\ud800"}`,
+		`{"a":"\ufffd"}`,
+		`{"a":"\ud83d\ude00"}`,
+		`{"a":"\\ud800"}`,
+		`{"a":"\\\ud83d\ude00"}`,
+	}
+	seen := map[string]string{}
+	for _, in := range distinct {
+		args, err := dispatch.ObjectArgs(json.RawMessage(in))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		c, err := dispatch.Canonical(args)
+		if err != nil {
+			continue // refused: no approval can be bound to it
+		}
+		if prev, ok := seen[string(c)]; ok {
+			t.Errorf("%q and %q share the canonical form %q", prev, in, c)
+		}
+		seen[string(c)] = in
+	}
+	for _, in := range []string{`{"a":"\ufffd"}`, `{"a":"\ud83d\ude00"}`, `{"a":"\\ud800"}`, `{"a":"\\\ud83d\ude00"}`, `{"a":"é\t"}`} {
+		if _, err := dispatch.Canonical(json.RawMessage(in)); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
+
+// A call whose context ends while its gates run (an approval granted as the client hangs up)
+// does not start the tool.
+func TestCanceledCallDoesNotExecute(t *testing.T) {
+	ran := false
+	exec := catalog.ExecutorFunc(func(context.Context, catalog.Call) (*catalog.Result, error) {
+		ran = true
+		return catalog.TextResult("done"), nil
+	})
+	snap, err := catalog.NewSnapshot(1, []catalog.Entry{{Tool: catalog.Tool{ID: "nodmix:core:rm", Name: "rm", Source: catalog.SourceBuiltin}, Exec: exec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &recorder{}
+	p := &dispatch.Pipeline{
+		Gates:     []dispatch.Gate{gateFunc(func(context.Context, catalog.Call) error { cancel(); return nil })},
+		Observers: []dispatch.Observer{rec},
+	}
+	res, err := p.Call(ctx, snap, dispatch.Request{Target: "rm", Args: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran {
+		t.Error("the executor ran after the call was canceled")
+	}
+	want := `Tool "nodmix:core:rm" was not run: the call was canceled`
+	if diff := cmp.Diff(want, res.Text()); diff != "" || !res.IsError {
+		t.Errorf("result (error %v) (-want +got):\n%s", res.IsError, diff)
+	}
+	if got := rec.events[len(rec.events)-1].Outcome; got != "blocked" {
+		t.Errorf("outcome %q, want blocked", got)
 	}
 }

@@ -106,16 +106,28 @@ func StartWith(ctx context.Context, f Factory, raw json.RawMessage, host Host, p
 	if prepare != nil {
 		prepare(p)
 	}
-	if err := p.Decode(raw); err != nil {
+	if err := step(func() error { return p.Decode(raw) }); err != nil {
 		return nil, fmt.Errorf("plugin %q: config: %w", f.Info.ID, err)
 	}
-	if err := p.Init(ctx, host); err != nil {
-		_ = p.Close()
+	if err := step(func() error { return p.Init(ctx, host) }); err != nil {
+		_ = step(p.Close)
 		return nil, fmt.Errorf("plugin %q: init: %w", f.Info.ID, err)
 	}
-	if err := p.Validate(); err != nil {
-		_ = p.Close()
+	if err := step(p.Validate); err != nil {
+		_ = step(p.Close)
 		return nil, fmt.Errorf("plugin %q: validate: %w", f.Info.ID, err)
 	}
 	return p, nil
+}
+
+// step runs one lifecycle step and turns a panic into its error: a plugin's bug on odd config
+// must read as that plugin's error (`nodmix config validate` lists it with the others) and still
+// let it close, not end nodmix with a stack trace.
+func step(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("it crashed: %v", r)
+		}
+	}()
+	return fn()
 }

@@ -22,6 +22,9 @@ func (f *fake) step(name string) error {
 	if f.failAt == name {
 		return errors.New(name + " failed")
 	}
+	if f.failAt == name+" panic" {
+		panic(name + " bug")
+	}
 	return nil
 }
 
@@ -40,6 +43,9 @@ func TestLifecycle(t *testing.T) {
 		{"decode", []string{"decode"}, `plugin "p": config: decode failed`},
 		{"init", []string{"decode", "init", "close"}, `plugin "p": init: init failed`},
 		{"validate", []string{"decode", "init", "validate", "close"}, `plugin "p": validate: validate failed`},
+		{"decode panic", []string{"decode"}, `plugin "p": config: it crashed: decode bug`},
+		{"init panic", []string{"decode", "init", "close"}, `plugin "p": init: it crashed: init bug`},
+		{"validate panic", []string{"decode", "init", "validate", "close"}, `plugin "p": validate: it crashed: validate bug`},
 	}
 	for _, tt := range tests {
 		var steps []string
