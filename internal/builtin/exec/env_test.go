@@ -92,3 +92,33 @@ func TestEnvError(t *testing.T) {
 		t.Error("the command ran")
 	}
 }
+
+// TestCallPathFindsTheProgram: exec looks its program up on the PATH the command will have (the
+// call's env), not on nodmix's own.
+func TestCallPathFindsTheProgram(t *testing.T) {
+	ex, _ := tools(t, Options{})
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/nodmix-test-tool", []byte("#!/bin/sh\necho found on the call PATH\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"the call's PATH", map[string]string{"PATH": dir + ":" + os.Getenv("PATH")}, "found on the call PATH\n"},
+		{"nodmix's PATH", nil, `Command did not start: command not found: "nodmix-test-tool" is not in PATH`},
+		{"a relative directory is not searched", map[string]string{"PATH": "."}, `Command did not start: command not found: "nodmix-test-tool" is not in PATH`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := map[string]any{"command": []string{"nodmix-test-tool"}, "cwd": dir}
+			if tc.env != nil {
+				args["env"] = tc.env
+			}
+			res, _ := call(t, context.Background(), ex, args)
+			if got := res.Content[0].Text; !strings.HasPrefix(got, tc.want) {
+				t.Errorf("output %q, want it to start with %q", got, tc.want)
+			}
+		})
+	}
+}

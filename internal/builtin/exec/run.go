@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -53,6 +55,7 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 	cmd := osexec.CommandContext(runCtx, req.argv[0], req.argv[1:]...)
 	cmd.Dir = req.cwd
 	cmd.Env = mergeEnv(env, req.env)
+	findOnPath(cmd, req.argv[0])
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	// killed records that the group was killed: only then did the timeout or the cancellation end
@@ -110,6 +113,35 @@ func run(ctx context.Context, req *request, o *Options) outcome {
 		out.timedOut = true
 	}
 	return out
+}
+
+// findOnPath looks name up on the PATH of the command's environment, which the call's env or
+// tools.exec.env may set, rather than on nodmix's own, which os/exec searched. As os/exec does,
+// it searches only absolute directories (a relative one would depend on the cwd).
+func findOnPath(cmd *osexec.Cmd, name string) {
+	if strings.Contains(name, "/") {
+		return
+	}
+	path, ok := "", false
+	for _, kv := range cmd.Env {
+		if v, found := strings.CutPrefix(kv, "PATH="); found {
+			path, ok = v, true // the last one is what the process sees
+		}
+	}
+	if !ok || path == os.Getenv("PATH") {
+		return
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			cmd.Path, cmd.Err = p, nil
+			return
+		}
+	}
+	cmd.Path, cmd.Err = name, &osexec.Error{Name: name, Err: osexec.ErrNotFound}
 }
 
 // pipeClosed waits at most d for the copy of the output to reach the end of the pipe, which
