@@ -79,7 +79,7 @@ func TestApprovalPromptShowsArgumentsAsTheyAre(t *testing.T) {
 // echoOn reports whether terminal f echoes what is typed.
 func echoOn(t *testing.T, f *os.File) bool {
 	t.Helper()
-	tio, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	tio, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
 	if err != nil {
 		t.Fatal(err)
 	}

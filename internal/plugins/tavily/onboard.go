@@ -68,11 +68,9 @@ func ConfigureEdits(provider, apiKeyEnv, apiKey string) ([]Edit, error) {
 func typed(s string) string {
 	const longest = 24
 	plain := len(s) <= longest
-	for _, r := range s {
-		if !plain {
-			break
-		}
-		plain = r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == '.')
+	for i := 0; plain && i < len(s); i++ {
+		c := s[i]
+		plain = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
 	}
 	if plain {
 		return strconv.Quote(s)
