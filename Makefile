@@ -28,11 +28,12 @@ e2e-deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	fi
 
-# The binary is built for macOS too: its terminal calls differ from Linux's, and nothing here
-# runs on macOS, so the build is what keeps it building.
+# The binary is built for macOS and Windows too: their terminal calls differ from Linux's, and
+# nothing here runs on them, so the build is what keeps them building.
 vet:
 	$(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/nodmix
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/nodmix
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
 test: e2e-deps vet
