@@ -315,7 +315,8 @@ func repeatedKey(raw []byte) (string, bool) {
 }
 
 // Canonical returns the canonical JSON form of args (keys sorted, no insignificant space), so an
-// approval can be bound to exactly the arguments it was given for.
+// approval can be bound to exactly the arguments it was given for. It is also what a person
+// approving the call reads, so <, > and & stay as they are rather than HTML escapes.
 func Canonical(args json.RawMessage) ([]byte, error) {
 	// Decoding turns invalid UTF-8 and lone surrogate escapes into U+FFFD, so distinct arguments
 	// would share one canonical form (and one approval) while the executor gets the raw bytes.
@@ -328,7 +329,13 @@ func Canonical(args json.RawMessage) ([]byte, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	return json.Marshal(v)
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
 }
 
 // exactText reports text in the JSON value raw that decoding would not keep exactly: invalid

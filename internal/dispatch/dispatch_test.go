@@ -140,13 +140,20 @@ func TestMiddlewareFailsOpen(t *testing.T) {
 }
 
 func TestCanonical(t *testing.T) {
-	a, err := dispatch.Canonical(json.RawMessage(`{"b": 1, "a": {"d": 2.50, "c": [1, "x"]}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := dispatch.Canonical(json.RawMessage(`{"a":{"c":[1,"x"],"d":2.50},"b":1}`))
-	if string(a) != string(b) || string(a) != `{"a":{"c":[1,"x"],"d":2.50},"b":1}` {
-		t.Errorf("canonical forms %s and %s", a, b)
+	for _, tc := range []struct{ in, want string }{
+		{`{"b": 1, "a": {"d": 2.50, "c": [1, "x"]}}`, `{"a":{"c":[1,"x"],"d":2.50},"b":1}`},
+		{`{"a":{"c":[1,"x"],"d":2.50},"b":1}`, `{"a":{"c":[1,"x"],"d":2.50},"b":1}`},
+		// What a person approves reads as the model wrote it, not as HTML escapes.
+		{`{"cmd": "a < b && c > d", "u": "\u003c"}`, `{"cmd":"a < b && c > d","u":"<"}`},
+		{`{"s": "line\u2028sep \\u003c"}`, `{"s":"line\u2028sep \\u003c"}`},
+	} {
+		got, err := dispatch.Canonical(json.RawMessage(tc.in))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
 	}
 }
 
