@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+
+	"github.com/nodmix/nodmix/internal/config"
 )
 
 // Plugin is one bundled plugin instance. The lifecycle is strictly Decode, Init, Validate, then the
@@ -18,11 +20,11 @@ import (
 // middleware) must be safe for concurrent use.
 type Plugin interface {
 	// Decode decodes plugins.entries.<id>.config strictly: unknown fields are errors. raw is nil when
-	// the section is absent.
+	// the section is absent. Errors about one value are FieldErrors, with paths inside the section.
 	Decode(raw json.RawMessage) error
 	// Init prepares the plugin; it may not do network I/O.
 	Init(ctx context.Context, host Host) error
-	// Validate checks the decoded configuration as a whole.
+	// Validate checks the decoded configuration as a whole; errors as for Decode.
 	Validate() error
 	// Close releases what Init acquired.
 	Close() error
@@ -107,7 +109,7 @@ func StartWith(ctx context.Context, f Factory, raw json.RawMessage, host Host, p
 		prepare(p)
 	}
 	if err := step(func() error { return p.Decode(raw) }); err != nil {
-		return nil, fmt.Errorf("plugin %q: config: %w", f.Info.ID, err)
+		return nil, sectionError(f.Info.ID, "config", err)
 	}
 	if err := step(func() error { return p.Init(ctx, host) }); err != nil {
 		_ = step(p.Close)
@@ -115,9 +117,54 @@ func StartWith(ctx context.Context, f Factory, raw json.RawMessage, host Host, p
 	}
 	if err := step(p.Validate); err != nil {
 		_ = step(p.Close)
-		return nil, fmt.Errorf("plugin %q: validate: %w", f.Info.ID, err)
+		return nil, sectionError(f.Info.ID, "validate", err)
 	}
 	return p, nil
+}
+
+// FieldError is a plugin's error about one value of its config section: path is the dotted path
+// inside plugins.entries.<id>.config ("" for the section itself), rule what the value breaks.
+func FieldError(path, rule string) error { return &config.Error{Path: path, Rule: rule} }
+
+// sectionError names a plugin's config errors by their whole path, the one `nodmix config set`
+// takes (plugins.entries.tavily.config.webSearch.colour: unknown field). Other errors name the
+// plugin and the step.
+func sectionError(id, stepName string, err error) error {
+	fields := fieldErrors(err)
+	if fields == nil {
+		return fmt.Errorf("plugin %q: %s: %w", id, stepName, err)
+	}
+	section := "plugins.entries." + id + ".config"
+	out := make([]error, len(fields))
+	for i, e := range fields {
+		path := section
+		if e.Path != "" {
+			path += "." + e.Path
+		}
+		out[i] = &config.Error{Path: path, Rule: e.Rule}
+	}
+	return errors.Join(out...)
+}
+
+// fieldErrors returns err's FieldErrors when err is one or a join of them, else nil: an error
+// that wraps one with more context keeps its own words.
+func fieldErrors(err error) []*config.Error {
+	if e, ok := err.(*config.Error); ok {
+		return []*config.Error{e}
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	var out []*config.Error
+	for _, inner := range j.Unwrap() {
+		e, ok := inner.(*config.Error)
+		if !ok {
+			return nil
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // step runs one lifecycle step and turns a panic into its error: a plugin's bug on odd config

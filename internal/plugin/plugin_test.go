@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -78,5 +79,55 @@ func TestRegistry(t *testing.T) {
 	}
 	if _, err := r.Lookup("zz"); !errors.Is(err, plugin.ErrUnknownPlugin) {
 		t.Errorf("Lookup(zz) = %v", err)
+	}
+}
+
+// erring fails Decode or Validate with the error it holds.
+type erring struct {
+	atValidate bool
+	err        error
+}
+
+func (e *erring) Decode(json.RawMessage) error {
+	if e.atValidate {
+		return nil
+	}
+	return e.err
+}
+func (e *erring) Init(context.Context, plugin.Host) error { return nil }
+func (e *erring) Validate() error {
+	if e.atValidate {
+		return e.err
+	}
+	return nil
+}
+func (e *erring) Close() error { return nil }
+
+// A plugin's field errors read with their whole config path; any other error keeps its words,
+// under the plugin's name and step.
+func TestFieldErrorsNameTheWholePath(t *testing.T) {
+	tests := []struct {
+		name       string
+		atValidate bool
+		err        error
+		want       string
+	}{
+		{"field", false, plugin.FieldError("a.b", "unknown field"), "plugins.entries.p.config.a.b: unknown field"},
+		{"section", false, plugin.FieldError("", "must be an object"), "plugins.entries.p.config: must be an object"},
+		{"at validate", true, plugin.FieldError("n", "must be positive"), "plugins.entries.p.config.n: must be positive"},
+		{"joined", true, errors.Join(plugin.FieldError("a", "r1"), plugin.FieldError("b", "r2")),
+			"plugins.entries.p.config.a: r1\nplugins.entries.p.config.b: r2"},
+		{"wrapped", false, fmt.Errorf("while reading: %w", plugin.FieldError("a", "r")), `plugin "p": config: while reading: a: r`},
+		{"mixed", true, errors.Join(plugin.FieldError("a", "r"), errors.New("other")), "plugin \"p\": validate: a: r\nother"},
+	}
+	for _, tt := range tests {
+		f := plugin.Factory{Info: plugin.Info{ID: "p"}, New: func() plugin.Plugin { return &erring{tt.atValidate, tt.err} }}
+		_, err := plugin.Start(context.Background(), f, nil, plugin.Host{})
+		if err == nil {
+			t.Fatalf("%s: no error", tt.name)
+		}
+		if diff := cmp.Diff(tt.want, err.Error()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }

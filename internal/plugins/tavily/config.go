@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nodmix/nodmix/internal/config"
+	"github.com/nodmix/nodmix/internal/plugin"
 )
 
 // Defaults of the plugin configuration.
@@ -53,8 +54,8 @@ func resolveKey(s config.Secret, lookupEnv func(string) (string, bool)) (value, 
 	return strings.TrimSpace(v), ""
 }
 
-// decodeConfig decodes the raw plugin config strictly. Errors name the path relative to
-// plugins.entries.tavily.config, e.g. "webSearch.apiKye: unknown field".
+// decodeConfig decodes the raw plugin config strictly. Errors are plugin.FieldErrors with paths
+// inside plugins.entries.tavily.config, e.g. "webSearch.apiKye: unknown field".
 func decodeConfig(raw json.RawMessage) (pluginConfig, error) {
 	var c pluginConfig
 	top, err := objectFields("", raw, "webSearch")
@@ -76,7 +77,7 @@ func decodeConfig(raw json.RawMessage) (pluginConfig, error) {
 	}
 	if v, ok := fields["baseUrl"]; ok && !isNull(v) {
 		if err := json.Unmarshal(v, &c.baseURL); err != nil {
-			return c, fmt.Errorf("webSearch.baseUrl: must be a string")
+			return c, plugin.FieldError("webSearch.baseUrl", "must be a string")
 		}
 	}
 	for _, t := range []struct {
@@ -85,7 +86,7 @@ func decodeConfig(raw json.RawMessage) (pluginConfig, error) {
 	}{{"searchTimeoutSeconds", &c.searchTimeout}, {"extractTimeoutSeconds", &c.extractTimeout}} {
 		if v, ok := fields[t.name]; ok && !isNull(v) {
 			if err := json.Unmarshal(v, t.dst); err != nil {
-				return c, fmt.Errorf("webSearch.%s: must be a number of seconds", t.name)
+				return c, plugin.FieldError("webSearch."+t.name, "must be a number of seconds")
 			}
 		}
 	}
@@ -95,7 +96,7 @@ func decodeConfig(raw json.RawMessage) (pluginConfig, error) {
 func decodeSecret(path string, raw json.RawMessage) (config.Secret, error) {
 	var s config.Secret
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return s, fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "secret: "))
+		return s, plugin.FieldError(path, strings.TrimPrefix(err.Error(), "secret: "))
 	}
 	return s, nil
 }
@@ -109,21 +110,21 @@ func (c *pluginConfig) validate() error {
 	case kind == "$file" && !filepath.IsAbs(target) && !strings.HasPrefix(target, "~/"):
 		// The plugin is not told where the config file is, so a relative path would depend on the
 		// gateway's working directory.
-		return fmt.Errorf("webSearch.apiKey.$file: must be an absolute path (or start with ~/)")
+		return plugin.FieldError("webSearch.apiKey.$file", "must be an absolute path (or start with ~/)")
 	case kind == "" && c.apiKey.IsSet():
 		if v, _ := c.apiKey.Resolve(func(string) (string, bool) { return "", false }); strings.TrimSpace(v) == "" {
-			return fmt.Errorf("webSearch.apiKey: must not be blank")
+			return plugin.FieldError("webSearch.apiKey", "must not be blank")
 		}
 	}
 	if b := strings.TrimSpace(c.baseURL); b != "" && !absHTTPURL(b) {
-		return fmt.Errorf("webSearch.baseUrl: must be an absolute http(s) URL like %s", DefaultBaseURL)
+		return plugin.FieldError("webSearch.baseUrl", "must be an absolute http(s) URL like "+DefaultBaseURL)
 	}
 	for _, t := range []struct {
 		name string
 		v    float64
 	}{{"searchTimeoutSeconds", c.searchTimeout}, {"extractTimeoutSeconds", c.extractTimeout}} {
 		if t.v != 0 && (math.IsNaN(t.v) || t.v < 1 || t.v > maxTimeoutSeconds) {
-			return fmt.Errorf("webSearch.%s: must be from 1 to %d seconds", t.name, maxTimeoutSeconds)
+			return plugin.FieldError("webSearch."+t.name, fmt.Sprintf("must be from 1 to %d seconds", maxTimeoutSeconds))
 		}
 	}
 	return nil
@@ -167,16 +168,13 @@ func objectFields(path string, raw json.RawMessage, allowed ...string) (map[stri
 	}
 	var fields map[string]json.RawMessage
 	if raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
-		if path == "" {
-			return nil, fmt.Errorf("must be an object")
-		}
-		return nil, fmt.Errorf("%s: must be an object", path)
+		return nil, plugin.FieldError(path, "must be an object")
 	}
 	if unknown := unknownKeys(fields, allowed); len(unknown) > 0 {
-		if path == "" {
-			return nil, fmt.Errorf("%s: unknown field", unknown[0])
+		if path != "" {
+			return nil, plugin.FieldError(path+"."+unknown[0], "unknown field")
 		}
-		return nil, fmt.Errorf("%s.%s: unknown field", path, unknown[0])
+		return nil, plugin.FieldError(unknown[0], "unknown field")
 	}
 	return fields, nil
 }

@@ -99,7 +99,7 @@ func TestDecodeConfig(t *testing.T) {
 			want: cfgView{Search: 19.9, Extract: 90}},
 		{name: "unknown top-level field", raw: `{"websearch":{}}`, wantErr: "websearch: unknown field"},
 		{name: "unknown nested field", raw: `{"webSearch":{"apiKye":"x"}}`, wantErr: "webSearch.apiKye: unknown field"},
-		{name: "not an object", raw: `[]`, wantErr: "must be an object"},
+		{name: "not an object", raw: `[]`, wantErr: "(root): must be an object"},
 		{name: "webSearch not an object", raw: `{"webSearch":"x"}`, wantErr: "webSearch: must be an object"},
 		{name: "key of the wrong type", raw: `{"webSearch":{"apiKey":5}}`, wantErr: `webSearch.apiKey: must be a string or a SecretRef: {"$env": "NAME"} or {"$file": "/path"}`},
 		{name: "unknown ref kind", raw: `{"webSearch":{"apiKey":{"$vault":"x"}}}`, wantErr: `webSearch.apiKey: must be a string or a SecretRef: {"$env": "NAME"} or {"$file": "/path"}`},
@@ -155,11 +155,17 @@ func viewOf(c pluginConfig) cfgView {
 	return v
 }
 
-// plugin.Start names the plugin and the step around the path of a bad field.
+// plugin.Start names a bad field by its whole path in the config, the one `config set` takes.
 func TestStartReportsTheConfigPath(t *testing.T) {
-	_, err := plugin.Start(context.Background(), Factory, json.RawMessage(`{"webSearch":{"apiKye":"x"}}`), plugin.Host{})
-	if err == nil || err.Error() != `plugin "tavily": config: webSearch.apiKye: unknown field` {
-		t.Fatalf("err = %v", err)
+	for _, tc := range []struct{ raw, want string }{
+		{`{"webSearch":{"apiKye":"x"}}`, "plugins.entries.tavily.config.webSearch.apiKye: unknown field"},
+		{`{"webSearch":{"searchTimeoutSeconds":-1}}`, "plugins.entries.tavily.config.webSearch.searchTimeoutSeconds: must be from 1 to 600 seconds"},
+		{`[1]`, "plugins.entries.tavily.config: must be an object"},
+	} {
+		_, err := plugin.Start(context.Background(), Factory, json.RawMessage(tc.raw), plugin.Host{})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: err = %v, want %q", tc.raw, err, tc.want)
+		}
 	}
 }
 

@@ -77,7 +77,7 @@ func (p *Plugin) Decode(raw json.RawMessage) error {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return errors.New("config: must be an object")
+		return plugin.FieldError("", "must be an object")
 	}
 	names := make([]string, 0, len(fields))
 	for k := range fields {
@@ -90,23 +90,23 @@ func (p *Plugin) Decode(raw json.RawMessage) error {
 		case "maxRawBytes":
 			var n int64
 			if json.Unmarshal(v, &n) != nil || n <= 0 {
-				return fmt.Errorf("maxRawBytes: must be a positive integer (bytes)")
+				return plugin.FieldError("maxRawBytes", "must be a positive integer (bytes)")
 			}
 			p.cfg.MaxRawBytes = &n
 		case "minSavings":
 			var f float64
 			if json.Unmarshal(v, &f) != nil || math.IsNaN(f) || f <= 0 || f >= 1 {
-				return fmt.Errorf("minSavings: must be a number between 0 and 1 (exclusive)")
+				return plugin.FieldError("minSavings", "must be a number between 0 and 1 (exclusive)")
 			}
 			p.cfg.MinSavings = &f
 		case "minSavedChars":
 			var n int
 			if json.Unmarshal(v, &n) != nil || n < 0 {
-				return fmt.Errorf("minSavedChars: must be a non-negative integer")
+				return plugin.FieldError("minSavedChars", "must be a non-negative integer")
 			}
 			p.cfg.MinSavedChars = &n
 		default:
-			return fmt.Errorf("%s: unknown field (allowed: maxRawBytes, minSavings, minSavedChars)", k)
+			return plugin.FieldError(k, "unknown field (allowed: maxRawBytes, minSavings, minSavedChars)")
 		}
 	}
 	return nil

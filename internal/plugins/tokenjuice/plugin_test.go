@@ -216,7 +216,7 @@ func TestDecodeConfig(t *testing.T) {
 		{`{"minSavings": 1}`, "minSavings: must be a number between 0 and 1 (exclusive)"},
 		{`{"minSavedChars": "x"}`, "minSavedChars: must be a non-negative integer"},
 		{`{"maxRawByte": 1}`, "maxRawByte: unknown field (allowed: maxRawBytes, minSavings, minSavedChars)"},
-		{`[]`, "config: must be an object"},
+		{`[]`, "(root): must be an object"},
 	}
 	for _, tt := range tests {
 		err := New().Decode(json.RawMessage(tt.config))
