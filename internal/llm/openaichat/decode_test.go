@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -107,5 +109,55 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("error %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestDecodeManyReasoningDetails: a stream may carry many reasoning_details, each piece finding
+// its detail by index; a search through the details per piece made 60,000 of them (1 MB)
+// take minutes. The deadline is only a hang guard.
+func TestDecodeManyReasoningDetails(t *testing.T) {
+	const n = 60000
+	var b bytes.Buffer
+	b.WriteString(`data: {"choices":[{"index":0,"delta":{"reasoning_details":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"reasoning.text","index":%d}`, i)
+	}
+	b.WriteString("]}}]}\n\n")
+	// A second piece of the first and the last detail.
+	fmt.Fprintf(&b, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"index\":0,\"text\":\"first\"},{\"type\":\"reasoning.text\",\"index\":%d,\"text\":\"last\"}]}}]}\n\ndata: [DONE]\n\n", n-1)
+	done := make(chan []llm.Event, 1)
+	go func() {
+		var evs []llm.Event
+		for ev, err := range New(openRouter).Decode(&b, true) {
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			evs = append(evs, ev)
+		}
+		done <- evs
+	}()
+	var evs []llm.Event
+	select {
+	case evs = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("decoding did not end")
+	}
+	if len(evs) == 0 || evs[len(evs)-1].Kind != llm.EventDone {
+		t.Fatalf("no EventDone in %d events", len(evs))
+	}
+	parts := evs[len(evs)-1].Message.Parts
+	if len(parts) != 1 || parts[0].Text != "firstlast" {
+		t.Fatalf("%d parts, want one reasoning part with text firstlast", len(parts))
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(parts[0].Raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n || got[0]["text"] != "first" || got[n-1]["text"] != "last" {
+		t.Errorf("%d details, first %v, last %v", len(got), got[0], got[len(got)-1])
 	}
 }
