@@ -298,7 +298,15 @@ func (a *assembler) done() llm.Event {
 	if t := a.text.String(); t != "" {
 		msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindText, Text: t})
 	}
+	calls := 0
 	for i, c := range a.calls {
+		if c.name == "" && strings.TrimSpace(c.args.String()) == "" {
+			// A delta that never named a call nor gave it arguments (`tool_calls: [null]`, a
+			// stray index) is no call: run, it is an unknown tool; stored, a call without a
+			// name that every later request sends back.
+			continue
+		}
+		calls++
 		id := c.id
 		if id == "" {
 			id = "call_" + strconv.Itoa(i)
@@ -309,7 +317,7 @@ func (a *assembler) done() llm.Event {
 	switch {
 	case a.finish == "function_call":
 		ev.Finish = "tool_calls"
-	case a.finish == "stop" && len(a.calls) > 0:
+	case a.finish == "stop" && calls > 0:
 		// Some servers say "stop" after tool calls; the loop reads the calls either way.
 		ev.Finish = "tool_calls"
 	}

@@ -161,3 +161,39 @@ func TestDecodeManyReasoningDetails(t *testing.T) {
 		t.Errorf("%d details, first %v, last %v", len(got), got[0], got[len(got)-1])
 	}
 }
+
+// TestEmptyToolCallDeltas: a tool call delta that never names a call nor gives it arguments
+// (null, or a stray index) is no call: it was one with no name, which the loop ran as an
+// unknown tool and every later request sent back, and which turned a "stop" into "tool_calls".
+func TestEmptyToolCallDeltas(t *testing.T) {
+	const call = `{"index":0,"id":"call_1","type":"function","function":{"name":"weather","arguments":"{}"}}`
+	for _, c := range []struct {
+		name, deltas string
+		want         []llm.Part
+		finish       string
+	}{
+		{"null", `[null]`, []llm.Part{{Kind: llm.KindText, Text: "hi"}}, "stop"},
+		{"a stray index", `[{"index":3,"type":"function"}]`, []llm.Part{{Kind: llm.KindText, Text: "hi"}}, "stop"},
+		{"beside a call", `[` + call + `,{"index":1,"function":{"arguments":""}}]`, []llm.Part{
+			{Kind: llm.KindText, Text: "hi"},
+			{Kind: llm.KindToolCall, CallID: "call_1", Name: "weather", Args: json.RawMessage(`{}`)},
+		}, "tool_calls"},
+		{"arguments without a name are kept", `[{"index":0,"function":{"arguments":"{\"a\":1}"}}]`, []llm.Part{
+			{Kind: llm.KindText, Text: "hi"},
+			{Kind: llm.KindToolCall, CallID: "call_0", Args: json.RawMessage(`{"a":1}`)},
+		}, "tool_calls"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := `data: {"choices":[{"index":0,"delta":{"content":"hi","tool_calls":` + c.deltas + `}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+			evs, err := llmtest.Collect(t, New(Quirks{}).Decode(strings.NewReader(in), true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := evs[len(evs)-1]
+			if diff := cmp.Diff(c.want, done.Message.Parts); diff != "" || done.Finish != c.finish {
+				t.Errorf("finish %q, want %q; parts (-want +got):\n%s", done.Finish, c.finish, diff)
+			}
+		})
+	}
+}
