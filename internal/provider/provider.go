@@ -203,18 +203,20 @@ func (p *Provider) KeyHint() string {
 }
 
 // apiKey resolves the key: models.providers.<id>.apiKey, else the built-in's variable. "" with
-// no error means the provider is called without a key.
+// no error means the provider is called without a key. Space around a key (a pasted key's
+// newline, a CRLF .env file) is not part of it: sent, it makes net/http refuse the header, an
+// error that reads as a network failure.
 func (p *Provider) apiKey() (string, error) {
 	if p.key.IsSet() {
 		v, err := p.key.Resolve(p.lookupEnv)
 		if err != nil {
 			return "", fmt.Errorf("provider %q: %w", p.ID, err)
 		}
-		return v, nil
+		return strings.TrimSpace(v), nil
 	}
 	if p.keyEnv != "" {
-		if v, ok := p.lookupEnv(p.keyEnv); ok && v != "" {
-			return v, nil
+		if v, ok := p.lookupEnv(p.keyEnv); ok && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v), nil
 		}
 	}
 	if p.needsKey {
