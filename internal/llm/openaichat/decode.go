@@ -94,7 +94,11 @@ func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
 			}
 		}
 		for j := range m.ToolCalls {
-			a.call(&m.ToolCalls[j], nil)
+			// Whole, each element is a call of its own, whatever index or id it has (none,
+			// often): read as stream deltas, calls without ids merged into one.
+			tc := &m.ToolCalls[j]
+			tc.Index = &j
+			a.call(tc, nil)
 		}
 		if ch.FinishReason != nil {
 			a.finish = *ch.FinishReason

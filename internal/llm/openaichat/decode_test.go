@@ -197,3 +197,25 @@ func TestEmptyToolCallDeltas(t *testing.T) {
 		})
 	}
 }
+
+// TestWholeToolCallsAreEachACall: in a whole completion each tool_calls element is one call,
+// with or without an id or an index; read as stream deltas, two calls without ids became one
+// call of the first name with both arguments run together.
+func TestWholeToolCallsAreEachACall(t *testing.T) {
+	want := []llm.Part{
+		{Kind: llm.KindToolCall, CallID: "call_0", Name: "a", Args: json.RawMessage(`{"x":1}`)},
+		{Kind: llm.KindToolCall, CallID: "call_1", Name: "b", Args: json.RawMessage(`{}`)},
+	}
+	for _, extra := range []string{``, `"index":0,`} {
+		in := `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
+			`{` + extra + `"type":"function","function":{"name":"a","arguments":"{\"x\":1}"}},` +
+			`{` + extra + `"type":"function","function":{"name":"b","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`
+		evs, err := llmtest.Collect(t, New(Quirks{}).Decode(strings.NewReader(in), false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, evs[len(evs)-1].Message.Parts); diff != "" {
+			t.Errorf("%q: parts (-want +got):\n%s", extra, diff)
+		}
+	}
+}
