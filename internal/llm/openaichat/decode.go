@@ -98,7 +98,9 @@ func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
 			// often): read as stream deltas, calls without ids merged into one.
 			tc := &m.ToolCalls[j]
 			tc.Index = &j
-			a.call(tc, nil)
+			if !a.call(tc, nil) {
+				return llm.Event{}, a.err
+			}
 		}
 		if ch.FinishReason != nil {
 			a.finish = *ch.FinishReason
@@ -160,7 +162,13 @@ type assembler struct {
 	byIndex      map[int]int // the provider's tool call index → position in calls
 	finish       string
 	usage        *usage
+	err          error // why call stopped the decoding, when it was not the consumer
 }
+
+// maxCalls bounds the tool calls of one response, far above any model's parallel calls: each
+// index a stream names costs a call's bookkeeping, many times the few bytes that name it, and
+// a broken or hostile server must not turn the response bound into gigabytes of calls.
+const maxCalls = 1 << 14
 
 type call struct {
 	id, name  string
@@ -209,6 +217,9 @@ func (a *assembler) chunk(c *response, yield func(llm.Event, error) bool) bool {
 		}
 		for j := range dl.ToolCalls {
 			if !a.call(&dl.ToolCalls[j], yield) {
+				if a.err != nil {
+					yield(llm.Event{}, a.err)
+				}
 				return false
 			}
 		}
@@ -228,7 +239,8 @@ func reasoningOf(d *delta) string {
 	return d.Reasoning
 }
 
-// call takes one tool call delta. Calls are told apart by their index; a delta with no index
+// call takes one tool call delta; false means stop: the consumer stopped, or (a.err) the
+// response has too many calls. Calls are told apart by their index; a delta with no index
 // continues the last call unless it brings a new id, and a known index that brings a different
 // id starts a new call (servers that number every call 0).
 func (a *assembler) call(cd *callDelta, yield func(llm.Event, error) bool) bool {
@@ -245,6 +257,10 @@ func (a *assembler) call(cd *callDelta, yield func(llm.Event, error) bool) bool 
 		}
 	}
 	if pos < 0 {
+		if len(a.calls) == maxCalls {
+			a.err = fmt.Errorf("decode response: more than %d tool calls", maxCalls)
+			return false
+		}
 		pos = len(a.calls)
 		a.calls = append(a.calls, &call{})
 		if cd.Index != nil {

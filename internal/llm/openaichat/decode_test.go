@@ -219,3 +219,42 @@ func TestWholeToolCallsAreEachACall(t *testing.T) {
 		}
 	}
 }
+
+// TestTooManyToolCalls: every index a stream names costs a call's bookkeeping, many times the
+// bytes naming it; a response past the bound on calls ends with an error instead of growing
+// gigabytes of calls within the response's byte bound.
+func TestTooManyToolCalls(t *testing.T) {
+	calls := func(n int, each string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, each, i)
+		}
+		return b.String()
+	}
+	const want = "error: decode response: more than 16384 tool calls"
+	for _, c := range []struct {
+		name, in string
+		stream   bool
+		want     string
+	}{
+		{"stream", `data: {"choices":[{"index":0,"delta":{"tool_calls":[` + calls(maxCalls+1, `{"index":%d}`) + `]}}]}` + "\n\ndata: [DONE]\n\n", true, want},
+		{"whole", `{"choices":[{"index":0,"message":{"tool_calls":[` + calls(maxCalls+1, `{"id":"c%d","function":{"name":"f","arguments":"{}"}}`) + `]}}]}`, false, want},
+		{"at the bound", `data: {"choices":[{"index":0,"delta":{"tool_calls":[` + calls(maxCalls, `{"index":%d,"function":{"name":"f"}}`) + `]}}]}` + "\n\ndata: [DONE]\n\n", true, "ok"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			evs, err := llmtest.Collect(t, New(Quirks{}).Decode(strings.NewReader(c.in), c.stream))
+			got := "ok"
+			if err != nil {
+				got = llmtest.ErrView(err)
+			} else if n := len(evs[len(evs)-1].Message.Parts); n != maxCalls {
+				t.Errorf("%d calls, want %d", n, maxCalls)
+			}
+			if got != c.want {
+				t.Errorf("got %s, want %s", got, c.want)
+			}
+		})
+	}
+}
