@@ -157,7 +157,9 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 			yield(llm.Event{}, err)
 			return
 		}
-		resp, err := p.send(ctx, pr)
+		w := newIdleWatch(ctx, p.idle)
+		defer w.stop()
+		resp, err := p.send(ctx, w, pr)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
@@ -167,6 +169,8 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 		if err != nil {
 			if ctx.Err() != nil {
 				err = ctx.Err()
+			} else if w.fired() {
+				err = p.idleError(true, 0)
 			} else {
 				err = &Error{Provider: p.ID, Message: cut(err.Error()), Hint: "remove Accept-Encoding from models.providers." + p.ID + ".headers", Err: err}
 			}
@@ -188,7 +192,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 		// (llm.MaxLine, llm.MaxDocument).
 		for ev, err := range p.dialect.Decode(body, stream) {
 			if err != nil {
-				yield(llm.Event{}, p.streamError(ctx, err, pr))
+				yield(llm.Event{}, p.streamError(ctx, w, err, pr))
 				return
 			}
 			if !yield(ev, nil) {
@@ -254,18 +258,28 @@ func bodyKind(r *bufio.Reader) byte {
 	return b[0]
 }
 
-// send posts pr, retrying rate limits and server errors.
-func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, error) {
+// send posts pr, retrying rate limits and server errors. The request runs under w's context,
+// and the response's body is bounded by w; ctx is the caller's.
+//
+// A provider that sends no headers within the idle bound is not asked again, as a network
+// failure is not: it may be working on the request still (and charging for it), and another
+// attempt would hold the turn for another whole bound.
+func (p *Provider) send(ctx context.Context, w *idleWatch, pr *Prepared) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
-		hreq, err := http.NewRequestWithContext(ctx, pr.Method, pr.target, bytes.NewReader(pr.Body))
+		hreq, err := http.NewRequestWithContext(w.ctx, pr.Method, pr.target, bytes.NewReader(pr.Body))
 		if err != nil {
 			return nil, &Error{Provider: p.ID, Message: "bad base URL " + redactURL(p.BaseURL), Hint: "check models.providers." + p.ID + ".baseUrl"}
 		}
 		hreq.Header = pr.Header.Clone()
+		w.arm()
 		resp, err := p.http.Do(hreq)
+		w.disarm()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if w.fired() {
+				return nil, p.idleError(false, attempt-1)
 			}
 			var re *redirectError
 			if errors.As(err, &re) {
@@ -278,6 +292,7 @@ func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, erro
 			}
 			return nil, &Error{Provider: p.ID, Message: "cannot reach " + redactURL(p.BaseURL) + ": " + netReason(err), Hint: "check the network and models.providers." + p.ID + ".baseUrl", Retries: attempt - 1, Err: err}
 		}
+		resp.Body = w.body(resp.Body)
 		if resp.StatusCode/100 == 2 {
 			return resp, nil
 		}
@@ -287,7 +302,8 @@ func (p *Provider) send(ctx context.Context, pr *Prepared) (*http.Response, erro
 		}
 		resp.Body.Close()
 		wait, ok := retryWait(resp.Header, attempt)
-		if retryable(resp.StatusCode) && attempt < maxAttempts && ok {
+		// An error body that stalled ended the request's context: there is no next attempt.
+		if retryable(resp.StatusCode) && attempt < maxAttempts && ok && !w.fired() {
 			p.log.Info("provider call retried", "provider", p.ID, "status", resp.StatusCode, "wait", wait)
 			if err := p.sleep(ctx, wait); err != nil {
 				return nil, err
@@ -365,9 +381,22 @@ func cut(s string) string {
 	return s[:n] + "…"
 }
 
-func (p *Provider) streamError(ctx context.Context, err error, pr *Prepared) error {
+// idleError is the call's end when the provider sent nothing for the idle bound: before its
+// response headers, or once the body had begun.
+func (p *Provider) idleError(begun bool, retries int) *Error {
+	msg := fmt.Sprintf("no answer for %s", p.idle)
+	if begun {
+		msg += " after the response began"
+	}
+	return &Error{Provider: p.ID, Message: msg, Hint: "the provider stopped answering: try again later", Retries: retries, Err: ErrIdle}
+}
+
+func (p *Provider) streamError(ctx context.Context, w *idleWatch, err error, pr *Prepared) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if w.fired() || errors.Is(err, ErrIdle) {
+		return p.idleError(true, 0)
 	}
 	e := &Error{Provider: p.ID, Err: err}
 	var se *llm.StreamError

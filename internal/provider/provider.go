@@ -35,6 +35,10 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// MaxResponse bounds the bytes of one response body, streamed or not; 0 is DefaultMaxResponse.
 	MaxResponse int64
+	// IdleTimeout bounds each wait for the provider: for its response headers, and for the next
+	// bytes of its body. 0 is DefaultIdleTimeout; a negative value sets no bound (ctx alone
+	// ends calls).
+	IdleTimeout time.Duration
 }
 
 // DefaultMaxResponse bounds one response: a stream's deltas add up in memory into its message,
@@ -71,6 +75,7 @@ type Provider struct {
 	log        *slog.Logger
 	sleep      func(ctx context.Context, d time.Duration) error
 	maxResp    int64
+	idle       time.Duration
 }
 
 // New builds the registry from the config: every built-in provider, overridden and extended by
@@ -95,6 +100,9 @@ func New(cfg *config.Config, opts Options) (*Registry, error) {
 	if opts.Dialect == nil {
 		opts.Dialect = Dialect
 	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
 	r := &Registry{providers: map[string]*Provider{}}
 	ids := map[string]bool{}
 	for id := range builtins {
@@ -111,6 +119,7 @@ func New(cfg *config.Config, opts Options) (*Registry, error) {
 			authHeader: b.authHeader, authPrefix: b.authPrefix,
 			key: c.APIKey, headers: c.Headers, Models: c.Models,
 			lookupEnv: opts.LookupEnv, http: opts.HTTP, log: opts.Log, sleep: opts.Sleep, maxResp: opts.MaxResponse,
+			idle: opts.IdleTimeout,
 		}
 		if c.API != "" {
 			p.API = c.API
@@ -194,18 +203,20 @@ func (p *Provider) KeyHint() string {
 }
 
 // apiKey resolves the key: models.providers.<id>.apiKey, else the built-in's variable. "" with
-// no error means the provider is called without a key.
+// no error means the provider is called without a key. Space around a key (a pasted key's
+// newline, a CRLF .env file) is not part of it: sent, it makes net/http refuse the header, an
+// error that reads as a network failure.
 func (p *Provider) apiKey() (string, error) {
 	if p.key.IsSet() {
 		v, err := p.key.Resolve(p.lookupEnv)
 		if err != nil {
 			return "", fmt.Errorf("provider %q: %w", p.ID, err)
 		}
-		return v, nil
+		return strings.TrimSpace(v), nil
 	}
 	if p.keyEnv != "" {
-		if v, ok := p.lookupEnv(p.keyEnv); ok && v != "" {
-			return v, nil
+		if v, ok := p.lookupEnv(p.keyEnv); ok && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v), nil
 		}
 	}
 	if p.needsKey {

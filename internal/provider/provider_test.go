@@ -275,3 +275,29 @@ func TestCancelStopsTheRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysWithSpaceAround: a key read with a newline or a CR (pasted, or from a CRLF .env
+// file) goes without it; sent as read, net/http refused the header and the call failed as if
+// the network were down.
+func TestKeysWithSpaceAround(t *testing.T) {
+	var got []string
+	url := server(t, func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization")+r.Header.Get("X-Api-Key"))
+		if r.URL.Path == "/messages" {
+			io.WriteString(w, anthropicOK)
+			return
+		}
+		io.WriteString(w, okBody)
+	})
+	env := map[string]string{"P_KEY": key + "\r\n", "ANTHROPIC_API_KEY": " " + key + "\n"}
+	r := registry(t, fmt.Sprintf(`{models: {providers: {p: {baseUrl: %q, apiKey: {"$env": "P_KEY"}}, anthropic: {baseUrl: %q}}}}`, url, url), env, nil)
+	for _, ref := range []string{"p/m", "anthropic/claude-sonnet-4-6"} {
+		p, _, _ := r.Resolve(ref)
+		if _, err := collect(p, req()); err != nil {
+			t.Errorf("%s: %v", ref, err)
+		}
+	}
+	if want := []string{"Bearer " + key, key}; !cmp.Equal(got, want) {
+		t.Errorf("keys sent %q, want %q", got, want)
+	}
+}

@@ -94,7 +94,13 @@ func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
 			}
 		}
 		for j := range m.ToolCalls {
-			a.call(&m.ToolCalls[j], nil)
+			// Whole, each element is a call of its own, whatever index or id it has (none,
+			// often): read as stream deltas, calls without ids merged into one.
+			tc := &m.ToolCalls[j]
+			tc.Index = &j
+			if !a.call(tc, nil) {
+				return llm.Event{}, a.err
+			}
 		}
 		if ch.FinishReason != nil {
 			a.finish = *ch.FinishReason
@@ -156,7 +162,13 @@ type assembler struct {
 	byIndex      map[int]int // the provider's tool call index → position in calls
 	finish       string
 	usage        *usage
+	err          error // why call stopped the decoding, when it was not the consumer
 }
+
+// maxCalls bounds the tool calls of one response, far above any model's parallel calls: each
+// index a stream names costs a call's bookkeeping, many times the few bytes that name it, and
+// a broken or hostile server must not turn the response bound into gigabytes of calls.
+const maxCalls = 1 << 14
 
 type call struct {
 	id, name  string
@@ -205,6 +217,9 @@ func (a *assembler) chunk(c *response, yield func(llm.Event, error) bool) bool {
 		}
 		for j := range dl.ToolCalls {
 			if !a.call(&dl.ToolCalls[j], yield) {
+				if a.err != nil {
+					yield(llm.Event{}, a.err)
+				}
 				return false
 			}
 		}
@@ -224,7 +239,8 @@ func reasoningOf(d *delta) string {
 	return d.Reasoning
 }
 
-// call takes one tool call delta. Calls are told apart by their index; a delta with no index
+// call takes one tool call delta; false means stop: the consumer stopped, or (a.err) the
+// response has too many calls. Calls are told apart by their index; a delta with no index
 // continues the last call unless it brings a new id, and a known index that brings a different
 // id starts a new call (servers that number every call 0).
 func (a *assembler) call(cd *callDelta, yield func(llm.Event, error) bool) bool {
@@ -241,6 +257,10 @@ func (a *assembler) call(cd *callDelta, yield func(llm.Event, error) bool) bool 
 		}
 	}
 	if pos < 0 {
+		if len(a.calls) == maxCalls {
+			a.err = fmt.Errorf("decode response: more than %d tool calls", maxCalls)
+			return false
+		}
 		pos = len(a.calls)
 		a.calls = append(a.calls, &call{})
 		if cd.Index != nil {
@@ -298,7 +318,15 @@ func (a *assembler) done() llm.Event {
 	if t := a.text.String(); t != "" {
 		msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindText, Text: t})
 	}
+	calls := 0
 	for i, c := range a.calls {
+		if c.name == "" && strings.TrimSpace(c.args.String()) == "" {
+			// A delta that never named a call nor gave it arguments (`tool_calls: [null]`, a
+			// stray index) is no call: run, it is an unknown tool; stored, a call without a
+			// name that every later request sends back.
+			continue
+		}
+		calls++
 		id := c.id
 		if id == "" {
 			id = "call_" + strconv.Itoa(i)
@@ -309,7 +337,7 @@ func (a *assembler) done() llm.Event {
 	switch {
 	case a.finish == "function_call":
 		ev.Finish = "tool_calls"
-	case a.finish == "stop" && len(a.calls) > 0:
+	case a.finish == "stop" && calls > 0:
 		// Some servers say "stop" after tool calls; the loop reads the calls either way.
 		ev.Finish = "tool_calls"
 	}

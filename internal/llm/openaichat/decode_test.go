@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -105,6 +107,153 @@ func TestDecodeErrors(t *testing.T) {
 			}
 			if got := llmtest.ErrView(err); got != tt.want {
 				t.Errorf("error %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDecodeManyReasoningDetails: a stream may carry many reasoning_details, each piece finding
+// its detail by index; a search through the details per piece made 60,000 of them (1 MB)
+// take minutes. The deadline is only a hang guard.
+func TestDecodeManyReasoningDetails(t *testing.T) {
+	const n = 60000
+	var b bytes.Buffer
+	b.WriteString(`data: {"choices":[{"index":0,"delta":{"reasoning_details":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"reasoning.text","index":%d}`, i)
+	}
+	b.WriteString("]}}]}\n\n")
+	// A second piece of the first and the last detail.
+	fmt.Fprintf(&b, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"index\":0,\"text\":\"first\"},{\"type\":\"reasoning.text\",\"index\":%d,\"text\":\"last\"}]}}]}\n\ndata: [DONE]\n\n", n-1)
+	done := make(chan []llm.Event, 1)
+	go func() {
+		var evs []llm.Event
+		for ev, err := range New(openRouter).Decode(&b, true) {
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			evs = append(evs, ev)
+		}
+		done <- evs
+	}()
+	var evs []llm.Event
+	select {
+	case evs = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("decoding did not end")
+	}
+	if len(evs) == 0 || evs[len(evs)-1].Kind != llm.EventDone {
+		t.Fatalf("no EventDone in %d events", len(evs))
+	}
+	parts := evs[len(evs)-1].Message.Parts
+	if len(parts) != 1 || parts[0].Text != "firstlast" {
+		t.Fatalf("%d parts, want one reasoning part with text firstlast", len(parts))
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(parts[0].Raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n || got[0]["text"] != "first" || got[n-1]["text"] != "last" {
+		t.Errorf("%d details, first %v, last %v", len(got), got[0], got[len(got)-1])
+	}
+}
+
+// TestEmptyToolCallDeltas: a tool call delta that never names a call nor gives it arguments
+// (null, or a stray index) is no call: it was one with no name, which the loop ran as an
+// unknown tool and every later request sent back, and which turned a "stop" into "tool_calls".
+func TestEmptyToolCallDeltas(t *testing.T) {
+	const call = `{"index":0,"id":"call_1","type":"function","function":{"name":"weather","arguments":"{}"}}`
+	for _, c := range []struct {
+		name, deltas string
+		want         []llm.Part
+		finish       string
+	}{
+		{"null", `[null]`, []llm.Part{{Kind: llm.KindText, Text: "hi"}}, "stop"},
+		{"a stray index", `[{"index":3,"type":"function"}]`, []llm.Part{{Kind: llm.KindText, Text: "hi"}}, "stop"},
+		{"beside a call", `[` + call + `,{"index":1,"function":{"arguments":""}}]`, []llm.Part{
+			{Kind: llm.KindText, Text: "hi"},
+			{Kind: llm.KindToolCall, CallID: "call_1", Name: "weather", Args: json.RawMessage(`{}`)},
+		}, "tool_calls"},
+		{"arguments without a name are kept", `[{"index":0,"function":{"arguments":"{\"a\":1}"}}]`, []llm.Part{
+			{Kind: llm.KindText, Text: "hi"},
+			{Kind: llm.KindToolCall, CallID: "call_0", Args: json.RawMessage(`{"a":1}`)},
+		}, "tool_calls"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := `data: {"choices":[{"index":0,"delta":{"content":"hi","tool_calls":` + c.deltas + `}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+			evs, err := llmtest.Collect(t, New(Quirks{}).Decode(strings.NewReader(in), true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := evs[len(evs)-1]
+			if diff := cmp.Diff(c.want, done.Message.Parts); diff != "" || done.Finish != c.finish {
+				t.Errorf("finish %q, want %q; parts (-want +got):\n%s", done.Finish, c.finish, diff)
+			}
+		})
+	}
+}
+
+// TestWholeToolCallsAreEachACall: in a whole completion each tool_calls element is one call,
+// with or without an id or an index; read as stream deltas, two calls without ids became one
+// call of the first name with both arguments run together.
+func TestWholeToolCallsAreEachACall(t *testing.T) {
+	want := []llm.Part{
+		{Kind: llm.KindToolCall, CallID: "call_0", Name: "a", Args: json.RawMessage(`{"x":1}`)},
+		{Kind: llm.KindToolCall, CallID: "call_1", Name: "b", Args: json.RawMessage(`{}`)},
+	}
+	for _, extra := range []string{``, `"index":0,`} {
+		in := `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
+			`{` + extra + `"type":"function","function":{"name":"a","arguments":"{\"x\":1}"}},` +
+			`{` + extra + `"type":"function","function":{"name":"b","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`
+		evs, err := llmtest.Collect(t, New(Quirks{}).Decode(strings.NewReader(in), false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, evs[len(evs)-1].Message.Parts); diff != "" {
+			t.Errorf("%q: parts (-want +got):\n%s", extra, diff)
+		}
+	}
+}
+
+// TestTooManyToolCalls: every index a stream names costs a call's bookkeeping, many times the
+// bytes naming it; a response past the bound on calls ends with an error instead of growing
+// gigabytes of calls within the response's byte bound.
+func TestTooManyToolCalls(t *testing.T) {
+	calls := func(n int, each string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, each, i)
+		}
+		return b.String()
+	}
+	const want = "error: decode response: more than 16384 tool calls"
+	for _, c := range []struct {
+		name, in string
+		stream   bool
+		want     string
+	}{
+		{"stream", `data: {"choices":[{"index":0,"delta":{"tool_calls":[` + calls(maxCalls+1, `{"index":%d}`) + `]}}]}` + "\n\ndata: [DONE]\n\n", true, want},
+		{"whole", `{"choices":[{"index":0,"message":{"tool_calls":[` + calls(maxCalls+1, `{"id":"c%d","function":{"name":"f","arguments":"{}"}}`) + `]}}]}`, false, want},
+		{"at the bound", `data: {"choices":[{"index":0,"delta":{"tool_calls":[` + calls(maxCalls, `{"index":%d,"function":{"name":"f"}}`) + `]}}]}` + "\n\ndata: [DONE]\n\n", true, "ok"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			evs, err := llmtest.Collect(t, New(Quirks{}).Decode(strings.NewReader(c.in), c.stream))
+			got := "ok"
+			if err != nil {
+				got = llmtest.ErrView(err)
+			} else if n := len(evs[len(evs)-1].Message.Parts); n != maxCalls {
+				t.Errorf("%d calls, want %d", n, maxCalls)
+			}
+			if got != c.want {
+				t.Errorf("got %s, want %s", got, c.want)
 			}
 		})
 	}

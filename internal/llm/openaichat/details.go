@@ -14,10 +14,12 @@ import (
 // and keys keep the order they first came in. Details without an index stay as they came.
 type details struct {
 	items []*detail
+	// byIndex finds a detail by its index (compacted JSON): a stream may send many details,
+	// and a search through them per piece would be quadratic.
+	byIndex map[string]*detail
 }
 
 type detail struct {
-	index    json.RawMessage // nil: none
 	keys     []string
 	vals     map[string]json.RawMessage
 	concat   map[string]*strings.Builder
@@ -90,14 +92,18 @@ func (d *details) add(raw json.RawMessage) (string, error) {
 
 func (d *details) find(index json.RawMessage) *detail {
 	if index != nil {
-		for _, it := range d.items {
-			if bytes.Equal(it.index, index) {
-				return it
-			}
+		if it, ok := d.byIndex[string(index)]; ok {
+			return it
 		}
 	}
-	it := &detail{index: index, vals: map[string]json.RawMessage{}, concat: map[string]*strings.Builder{}, seenNull: map[string]bool{}}
+	it := &detail{vals: map[string]json.RawMessage{}, concat: map[string]*strings.Builder{}, seenNull: map[string]bool{}}
 	d.items = append(d.items, it)
+	if index != nil {
+		if d.byIndex == nil {
+			d.byIndex = map[string]*detail{}
+		}
+		d.byIndex[string(index)] = it
+	}
 	return it
 }
 

@@ -1,6 +1,7 @@
 package openairesp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,6 +133,11 @@ func (a *assembler) emit(yield func(llm.Event, error) bool, ev llm.Event) {
 func (a *assembler) event(ev *event, yield func(llm.Event, error) bool) (*llm.Event, error) {
 	switch ev.Type {
 	case "response.output_item.added", "response.output_item.done":
+		if !isObject(ev.Item) {
+			// An item that is null or missing tells nothing; kept as the item's raw bytes, it
+			// would go back in every later request's input, which the API refuses.
+			break
+		}
 		var it item
 		if err := llm.UnmarshalLoose(ev.Item, &it); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", ev.Type, err)
@@ -251,6 +257,9 @@ func (a *assembler) finish(resp *responseObject) (*llm.Event, error) {
 		return nil, streamError(resp.Error)
 	}
 	for i, raw := range resp.Output {
+		if !isObject(raw) {
+			continue
+		}
 		s := a.slot(i)
 		if s.raw != nil {
 			continue
@@ -340,6 +349,12 @@ func (s *slot) part() (llm.Part, bool) {
 		return llm.Part{Kind: llm.KindToolCall, CallID: it.CallID, Name: it.Name, Args: llm.CallArgs(args), Meta: metaOf(it.ID, ""), Dialect: Name}, true
 	}
 	return llm.Part{}, false
+}
+
+// isObject reports whether raw is a JSON object (it was decoded, so it is valid JSON).
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
 }
 
 func metaOf(id, phase string) json.RawMessage {

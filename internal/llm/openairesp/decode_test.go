@@ -100,3 +100,60 @@ func TestDecodeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestItemsThatAreNotObjects: an output item that is null (or missing) is no item: kept as a
+// reasoning item's raw bytes, it went back as null in the input of every later request of the
+// session, which the API refuses. A part stored that way before is not sent either.
+func TestItemsThatAreNotObjects(t *testing.T) {
+	const message = `{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"hi"}]}`
+	for _, c := range []struct {
+		name   string
+		in     string
+		stream bool
+	}{
+		{"stream", `data: {"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs_1"}}` + "\n\n" +
+			`data: {"type":"response.output_item.done","output_index":0,"item":null}` + "\n\n" +
+			`data: {"type":"response.output_item.done","output_index":1}` + "\n\n" +
+			`data: {"type":"response.output_item.done","output_index":2,"item":` + message + `}` + "\n\n" +
+			`data: {"type":"response.completed","response":{"status":"completed","output":[null,null]}}` + "\n\n", true},
+		{"whole", `{"status":"completed","output":[null,"x",` + message + `]}`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			evs, err := llmtest.Collect(t, New().Decode(strings.NewReader(c.in), c.stream))
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := evs[len(evs)-1]
+			for _, p := range done.Message.Parts {
+				if p.Raw != nil {
+					t.Errorf("a %s part holds raw %s", p.Kind, p.Raw)
+				}
+			}
+			if got := done.Message.Text(); got != "hi" {
+				t.Errorf("text %q, want hi", got)
+			}
+			req := llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "q"}}}, *done.Message}}
+			enc, err := New().Encode(&req, llm.Patch{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(enc.Body, []byte("null")) {
+				t.Errorf("the next request holds null: %s", enc.Body)
+			}
+		})
+	}
+	t.Run("stored", func(t *testing.T) {
+		req := llm.Request{Model: "m", Messages: []llm.Message{
+			{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "q"}}},
+			{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.KindReasoning, Raw: json.RawMessage(`null`), Dialect: Name}, {Kind: llm.KindText, Text: "hi"}}},
+		}}
+		enc, err := New().Encode(&req, llm.Patch{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"model":"m","input":[{"role":"user","content":"q"},{"type":"message","role":"assistant","content":"hi"}]}`
+		if string(enc.Body) != want {
+			t.Errorf("body %s\nwant %s", enc.Body, want)
+		}
+	})
+}

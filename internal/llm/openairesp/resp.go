@@ -152,7 +152,8 @@ func assistantItems(parts []llm.Part) ([]any, error) {
 		}
 		switch p.Kind {
 		case llm.KindReasoning:
-			if own && len(p.Raw) > 0 && followed(parts[i+1:]) {
+			// Only an item goes back: a part stored by an older decoder may hold null.
+			if own && isObject(p.Raw) && followed(parts[i+1:]) {
 				out = append(out, p.Raw)
 			}
 		case llm.KindText:
