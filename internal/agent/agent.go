@@ -489,6 +489,9 @@ func addUsage(dst, u *llm.Usage) {
 	dst.TotalTokens += u.TotalTokens
 }
 
+// errRemoved stops count from writing the counters of a session removed during its turn.
+var errRemoved = errors.New("session removed")
+
 // count adds a step to the session's counters: the token economy the web page shows.
 func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBytes int, runs []ToolRun) {
 	delta := map[string]int64{"model_calls": 1, "schema_count": int64(nTools), "schema_bytes": int64(toolBytes), "direct_schema_bytes": int64(t.DirectSchemaBytes)}
@@ -507,6 +510,10 @@ func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBy
 		}
 	}
 	_, err := r.Sessions.Update(ctx, t.Session, func(in *session.Info) error {
+		if in.Created.IsZero() {
+			// Removed since the step was stored: Update would create it again, empty.
+			return errRemoved
+		}
 		if in.Counters == nil {
 			in.Counters = map[string]int64{}
 		}
@@ -515,7 +522,7 @@ func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBy
 		}
 		return nil
 	})
-	if err != nil && r.Logger != nil {
+	if err != nil && !errors.Is(err, errRemoved) && r.Logger != nil {
 		r.Logger.Warn("session counters", "session", t.Session, "err", err)
 	}
 }

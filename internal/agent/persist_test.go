@@ -15,6 +15,7 @@ import (
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/dispatch"
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/session"
 	"github.com/nodmix/nodmix/internal/session/sqlite"
 )
 
@@ -256,5 +257,40 @@ func TestStaleToolResultsAreNotStored(t *testing.T) {
 				t.Errorf("stored transcript: %v", err)
 			}
 		})
+	}
+}
+
+// deletedMidTurn is the store with the session removed (a DELETE from the sessions API, or
+// `nodmix sessions rm`) right after the turn's step is stored.
+type deletedMidTurn struct {
+	*sqlite.Store
+	appends int
+}
+
+func (d *deletedMidTurn) Append(ctx context.Context, key string, base int, msgs []llm.Message) (*session.Info, error) {
+	info, err := d.Store.Append(ctx, key, base, msgs)
+	if d.appends++; err == nil && d.appends == 2 {
+		if err := d.Store.DeleteSession(ctx, key); err != nil {
+			return nil, err
+		}
+	}
+	return info, err
+}
+
+// A session removed while its turn runs stays removed: the turn's counters do not bring it
+// back as an empty row.
+func TestDeletedSessionStaysDeleted(t *testing.T) {
+	st := &deletedMidTurn{Store: openStore(t)}
+	r := &agent.Runner{Sessions: st, Tools: &faultyTools{}}
+	m := &script{steps: []func(*llm.Request) (*llm.Message, error){answer("done")}}
+	if _, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 0 {
+		t.Errorf("sessions after the removal = %+v, want none", rows)
 	}
 }
