@@ -179,32 +179,17 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	history, err := r.Sessions.Transcript(ctx, t.Session)
-	if err != nil && !errors.Is(err, session.ErrNotFound) {
-		return nil, fmt.Errorf("session %q: %w", t.Session, err)
+	history, input, err := r.begin(ctx, t)
+	if err != nil {
+		return nil, err
 	}
 	base := len(history)
-	if len(t.Input) > 0 {
-		if t.Input = dropStale(history, t.Input); len(t.Input) == 0 {
-			return nil, fmt.Errorf("session %q: %w: the tool results sent answer no open tool call", t.Session, ErrBusy)
-		}
-	}
-	t.Input = dropRetried(history, t.Input)
-	if closing := unanswered(history, t.Input); len(closing) > 0 {
-		// A new message after client tool calls the client never answered: every provider
-		// refuses a call without its result, so the calls are closed first.
-		t.Input = append(closing, t.Input...)
-	}
-	if err := checkInput(t, history); err != nil {
-		return nil, fmt.Errorf("session %q: %w: %w", t.Session, ErrUnsendable, err)
-	}
-	if len(t.Input) > 0 {
-		t.Input = nameResults(history, t.Input)
-		if _, err := r.Sessions.Append(ctx, t.Session, base, t.Input); err != nil {
+	if len(input) > 0 {
+		if _, err := r.Sessions.Append(ctx, t.Session, base, input); err != nil {
 			return nil, r.storeErr(t.Session, err)
 		}
-		history = append(history, t.Input...)
-		base += len(t.Input)
+		history = append(history, input...)
+		base += len(input)
 	}
 	res := &Result{Model: t.ModelRef}
 	for step := 1; ; step++ {
@@ -216,10 +201,7 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("session %q: tools: %w", t.Session, err)
 		}
-		req := &llm.Request{
-			Model: t.ModelID, System: t.System, Messages: ownOpaque(history, t.provider()), Tools: tools, ToolChoice: t.ToolChoice,
-			MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream, Extra: t.Extra,
-		}
+		req := t.request(history, tools)
 		msg, usage, finish, err := r.call(ctx, t, req, step, len(tools), toolBytes)
 		if err != nil {
 			return res, err
@@ -275,6 +257,62 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 		if len(calls) == 0 {
 			return res, nil
 		}
+	}
+}
+
+// begin reads the session and returns it with what the turn adds before its first model call:
+// the input without tool results that answer no open call nor a question it repeats, after
+// results closing the client calls left unanswered, with the tool names results lack.
+func (r *Runner) begin(ctx context.Context, t Turn) (history, input []llm.Message, err error) {
+	history, err = r.Sessions.Transcript(ctx, t.Session)
+	if err != nil && !errors.Is(err, session.ErrNotFound) {
+		return nil, nil, fmt.Errorf("session %q: %w", t.Session, err)
+	}
+	input = t.Input
+	if len(input) > 0 {
+		if input = dropStale(history, input); len(input) == 0 {
+			return nil, nil, fmt.Errorf("session %q: %w: the tool results sent answer no open tool call", t.Session, ErrBusy)
+		}
+	}
+	input = dropRetried(history, input)
+	if closing := unanswered(history, input); len(closing) > 0 {
+		// A new message after client tool calls the client never answered: every provider
+		// refuses a call without its result, so the calls are closed first.
+		input = append(closing, input...)
+	}
+	t.Input = input
+	if err := checkInput(t, history); err != nil {
+		return nil, nil, fmt.Errorf("session %q: %w: %w", t.Session, ErrUnsendable, err)
+	}
+	if len(input) > 0 {
+		input = nameResults(history, input)
+	}
+	return history, input, nil
+}
+
+// FirstRequest is the request the turn's first model call would send, built as Run builds it,
+// reading the session and writing nothing: a dry run shows what a run sends.
+func (r *Runner) FirstRequest(ctx context.Context, t Turn) (*llm.Request, error) {
+	if t.Model == nil {
+		return nil, errors.New("agent: no model")
+	}
+	history, input, err := r.begin(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	t.Input = input
+	tools, _, _, err := r.tools(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("session %q: tools: %w", t.Session, err)
+	}
+	return t.request(append(slices.Clip(history), input...), tools), nil
+}
+
+// request is a model call's request on the transcript so far.
+func (t *Turn) request(history []llm.Message, tools []llm.Tool) *llm.Request {
+	return &llm.Request{
+		Model: t.ModelID, System: t.System, Messages: ownOpaque(history, t.provider()), Tools: tools, ToolChoice: t.ToolChoice,
+		MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream, Extra: t.Extra,
 	}
 }
 

@@ -396,22 +396,16 @@ func (a *App) Prepare(ctx context.Context, req TurnRequest) (dr *DryRun, reply s
 	if p.rm.prov == nil {
 		return nil, "", fmt.Errorf("model %q: the scripted model runs in-process and sends no request", p.rm.ref)
 	}
-	history, err := a.Store.Transcript(ctx, req.Session)
-	if err != nil && !errors.Is(err, session.ErrNotFound) {
-		return nil, "", err
+	// The request is built as the run builds it (the session's unanswered calls closed, a
+	// retried question once, policy on client tools), from what the run would read.
+	r := a.runner()
+	if req.Ephemeral {
+		r.Sessions = session.NewMemory()
 	}
-	t := p.turn
-	vis, err := agentTools{a.Engine}.Tools(ctx, req.Session)
+	lr, err := r.FirstRequest(ctx, p.turn)
 	if err != nil {
 		return nil, "", err
 	}
-	tools := make([]llm.Tool, 0, len(vis)+len(t.ClientTools))
-	for i := range vis {
-		tools = append(tools, llm.Tool{Name: vis[i].Name, Description: vis[i].Description, Parameters: vis[i].Schema()})
-	}
-	tools = append(tools, t.ClientTools...)
-	lr := &llm.Request{Model: t.ModelID, System: t.System, Messages: append(history, t.Input...), Tools: tools,
-		ToolChoice: t.ToolChoice, MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream, Extra: t.Extra}
 	p.rm.startRun() // the request a run starting now would send first
 	pr, err := p.rm.prov.Prepare(lr, p.rm.callPatch())
 	if err != nil {
