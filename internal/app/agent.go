@@ -238,6 +238,10 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 			return nil, nil, err
 		}
 	}
+	if req.Agent == "" && stored != nil {
+		// The session's agent decides all its agent does: model, levels, step limit.
+		req.Agent = stored.Agent
+	}
 	ref, err := a.modelRef(req, stored)
 	if err != nil {
 		return nil, nil, err
@@ -250,9 +254,6 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 	agentID := req.Agent
 	if stored != nil {
 		overrides = stored.Overrides
-		if agentID == "" {
-			agentID = stored.Agent
-		}
 		if req.Conversation && stored.Messages > 0 {
 			req.Input = afterLastAssistant(req.Input)
 		}
@@ -319,12 +320,37 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	}
 	p.rm.startRun()
 	res, err := r.Run(ctx, t)
+	if !req.Ephemeral && req.Agent != "" {
+		a.keepAgent(ctx, req.Session, req.Agent)
+	}
 	out := &TurnResult{Levels: p.levels, Notice: p.notice}
 	if res != nil {
 		visibleResult(res)
 		out.Result = *res
 	}
 	return out, err
+}
+
+// errNoChange leaves a session row as it is.
+var errNoChange = errors.New("no change")
+
+// keepAgent records the agent a session ran as, as a directive-only message does, unless the
+// session has one already or was not stored (its input refused): its row and its next turns
+// without --agent resolve as that agent.
+func (a *App) keepAgent(ctx context.Context, key, agentID string) {
+	// The turn's writes are kept even when it was cancelled; so is this one.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverWait)
+	defer cancel()
+	_, err := a.Store.Update(ctx, key, func(in *session.Info) error {
+		if in.Created.IsZero() || in.Agent != "" {
+			return errNoChange
+		}
+		in.Agent = agentID
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoChange) {
+		a.Log.Warn("session: keep its agent", "session", key, "err", err)
+	}
 }
 
 // applyDirectives answers a directive-only message: the session's overrides change in one
