@@ -274,7 +274,7 @@ func (r *Runner) begin(ctx context.Context, t Turn) (history, input []llm.Messag
 			return nil, nil, fmt.Errorf("session %q: %w: the tool results sent answer no open tool call", t.Session, ErrBusy)
 		}
 	}
-	input = dropRetried(history, input)
+	input = closeInput(dropRetried(history, input))
 	if closing := unanswered(history, input); len(closing) > 0 {
 		// A new message after client tool calls the client never answered: every provider
 		// refuses a call without its result, so the calls are closed first.
@@ -649,6 +649,50 @@ func unanswered(history, input []llm.Message) []llm.Message {
 			out = append(out, llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: c.CallID, Name: c.Name,
 				Text: "No result: the client did not answer this call.", IsError: true}}})
 		}
+	}
+	return out
+}
+
+// closeInput returns input with a result closing each call of its assistant messages that the
+// tool messages right after it leave unanswered (a client's conversation that dropped them).
+// Unanswered calls of the history are unanswered's.
+func closeInput(input []llm.Message) []llm.Message {
+	var out []llm.Message // nil until a call needs closing
+	var open []llm.Part   // calls of the input's last assistant message not yet answered
+	flush := func(i int) {
+		if len(open) == 0 {
+			return
+		}
+		if out == nil {
+			out = append(make([]llm.Message, 0, len(input)+len(open)), input[:i]...)
+		}
+		for _, c := range open {
+			out = append(out, llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: c.CallID, Name: c.Name,
+				Text: "No result: the client did not answer this call.", IsError: true}}})
+		}
+		open = nil
+	}
+	for i, m := range input {
+		switch m.Role {
+		case llm.RoleTool:
+			for _, p := range m.Parts {
+				if p.Kind == llm.KindToolResult {
+					open = slices.DeleteFunc(open, func(c llm.Part) bool { return c.CallID == p.CallID })
+				}
+			}
+		case llm.RoleAssistant:
+			flush(i)
+			open = m.ToolCalls()
+		default:
+			flush(i)
+		}
+		if out != nil {
+			out = append(out, m)
+		}
+	}
+	flush(len(input))
+	if out == nil {
+		return input
 	}
 	return out
 }

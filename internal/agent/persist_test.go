@@ -294,3 +294,44 @@ func TestDeletedSessionStaysDeleted(t *testing.T) {
 		t.Errorf("sessions after the removal = %+v, want none", rows)
 	}
 }
+
+// A client's conversation may hold tool calls it never answered (a new session over the
+// OpenAI-compatible API gets the whole conversation as input). Stored as they came, they made
+// this turn and every later one a request providers refuse; they are closed like the
+// unanswered calls that end a session.
+func TestUnansweredCallsInTheInputAreClosed(t *testing.T) {
+	ask := func(ids ...string) llm.Message {
+		m := llm.Message{Role: llm.RoleAssistant}
+		for _, id := range ids {
+			m.Parts = append(m.Parts, toolCall(id, "lookup"))
+		}
+		return m
+	}
+	result := func(id string) llm.Message {
+		return llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: id, Name: "lookup", Text: "found"}}}
+	}
+	for _, c := range []struct {
+		name  string
+		input []llm.Message
+	}{
+		{"a call, then a new question", []llm.Message{user("look"), ask("a"), user("never mind")}},
+		{"two calls, one answered", []llm.Message{user("look"), ask("a", "b"), result("a"), user("and?")}},
+		{"calls in two messages", []llm.Message{user("look"), ask("a"), ask("b"), result("b"), user("so?")}},
+		{"a call ending the conversation", []llm.Message{user("look"), ask("a")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := openStore(t)
+			r, _ := newRunner(st, &tools{})
+			ct := []llm.Tool{{Name: "lookup"}}
+			for _, in := range [][]llm.Message{c.input, {user("next")}} {
+				if _, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: strictModel(), ClientTools: ct, Input: in}); err != nil {
+					t.Fatalf("turn: %v", err)
+				}
+			}
+			tr, _ := st.Transcript(context.Background(), "s")
+			if err := sendable(tr); err != nil {
+				t.Errorf("stored transcript: %v", err)
+			}
+		})
+	}
+}
