@@ -697,15 +697,20 @@ func closeInput(input []llm.Message) []llm.Message {
 	return out
 }
 
-// dropRetried returns input without its leading user messages that repeat the ones history ends
-// with, after its last answer: a turn that failed after its question was stored is retried with
-// that question again (an OpenAI client resends it), which would otherwise be kept twice.
+// dropRetried returns input without its leading user messages that repeat the question history
+// ends with, after its last answer: a turn that failed after its question was stored, maybe
+// with some of its tool steps, is retried with that question again (an OpenAI client resends
+// it), which would otherwise be kept twice.
 func dropRetried(history, input []llm.Message) []llm.Message {
-	tail := len(history)
+	end := len(history) // the question ends where the turn's tool steps start
+	for end > 0 && (history[end-1].Role == llm.RoleTool || history[end-1].Role == llm.RoleAssistant && len(history[end-1].ToolCalls()) > 0) {
+		end--
+	}
+	tail := end
 	for tail > 0 && history[tail-1].Role == llm.RoleUser {
 		tail--
 	}
-	asked := history[tail:]
+	asked := history[tail:end]
 	n := 0
 	for n < len(asked) && n < len(input) && sameUserMessage(asked[n], input[n]) {
 		n++
