@@ -197,7 +197,7 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 			res.Finish = "max_steps"
 			return res, fmt.Errorf("%w: the model was still calling tools after %d steps (agents.defaults.maxSteps)", ErrMaxSteps, maxSteps)
 		}
-		tools, serverTools, toolBytes, err := r.tools(ctx, t)
+		tools, offered, toolBytes, err := r.tools(ctx, t)
 		if err != nil {
 			return res, fmt.Errorf("session %q: tools: %w", t.Session, err)
 		}
@@ -217,12 +217,12 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 		// Split calls: nodmix runs its own, the client answers its own.
 		var mine, theirs []llm.Part
 		for _, c := range calls {
-			if serverTools[c.Name] {
-				mine = append(mine, c)
-			} else if isClient(t.ClientTools, c.Name) {
+			if offered[c.Name] == ownerClient {
 				theirs = append(theirs, c)
 			} else {
-				mine = append(mine, c) // unknown: the pipeline answers "unknown tool"
+				// nodmix's, or unknown: the pipeline answers "unknown tool", also to a client
+				// tool policy keeps from the model, which the client must not be asked to run
+				mine = append(mine, c)
 			}
 		}
 		out := []llm.Message{*msg}
@@ -323,30 +323,30 @@ func (r *Runner) storeErr(key string, err error) error {
 	return fmt.Errorf("session %q: %w", key, err)
 }
 
-func isClient(tools []llm.Tool, name string) bool {
-	for _, t := range tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
-}
+// owner is who runs an offered tool.
+type owner int
+
+const (
+	ownerNone   owner = iota // not offered
+	ownerServer              // nodmix, through the pipeline
+	ownerClient              // the client: a call ends the turn
+)
 
 // tools is what the model sees this step: the session's view plus the client's tools that
-// policy allows. serverTools names the ones nodmix runs.
-func (r *Runner) tools(ctx context.Context, t Turn) (out []llm.Tool, serverTools map[string]bool, bytes int, err error) {
+// policy allows. offered says who runs each.
+func (r *Runner) tools(ctx context.Context, t Turn) (out []llm.Tool, offered map[string]owner, bytes int, err error) {
 	vis, err := r.Tools.Tools(ctx, t.Session)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	serverTools = make(map[string]bool, len(vis))
+	offered = make(map[string]owner, len(vis)+len(t.ClientTools))
 	out = make([]llm.Tool, 0, len(vis)+len(t.ClientTools))
 	for i := range vis {
 		out = append(out, llm.Tool{Name: vis[i].Name, Description: vis[i].Description, Parameters: vis[i].Schema()})
-		serverTools[vis[i].Name] = true
+		offered[vis[i].Name] = ownerServer
 	}
 	for _, ct := range t.ClientTools {
-		if serverTools[ct.Name] {
+		if offered[ct.Name] != ownerNone {
 			continue // a server tool of the same name wins; the client's is not offered
 		}
 		ct := ct
@@ -354,13 +354,14 @@ func (r *Runner) tools(ctx context.Context, t Turn) (out []llm.Tool, serverTools
 		if r.Allowed != nil && !r.Allowed(&tool) {
 			continue
 		}
+		offered[ct.Name] = ownerClient
 		out = append(out, ct)
 	}
 	if len(out) > 0 {
 		b, _ := json.Marshal(out)
 		bytes = len(b)
 	}
-	return out, serverTools, bytes, nil
+	return out, offered, bytes, nil
 }
 
 // call makes one model call and returns the assembled assistant message.
