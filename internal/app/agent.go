@@ -331,6 +331,9 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	return out, err
 }
 
+// keepAgentTimeout bounds keepAgent's write, made after the turn's context may have ended.
+const keepAgentTimeout = 10 * time.Second
+
 // errNoChange leaves a session row as it is.
 var errNoChange = errors.New("no change")
 
@@ -339,7 +342,7 @@ var errNoChange = errors.New("no change")
 // without --agent resolve as that agent.
 func (a *App) keepAgent(ctx context.Context, key, agentID string) {
 	// The turn's writes are kept even when it was cancelled; so is this one.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverWait)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keepAgentTimeout)
 	defer cancel()
 	_, err := a.Store.Update(ctx, key, func(in *session.Info) error {
 		if in.Created.IsZero() || in.Agent != "" {
