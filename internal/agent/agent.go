@@ -179,32 +179,17 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	history, err := r.Sessions.Transcript(ctx, t.Session)
-	if err != nil && !errors.Is(err, session.ErrNotFound) {
-		return nil, fmt.Errorf("session %q: %w", t.Session, err)
+	history, input, err := r.begin(ctx, t)
+	if err != nil {
+		return nil, err
 	}
 	base := len(history)
-	if len(t.Input) > 0 {
-		if t.Input = dropStale(history, t.Input); len(t.Input) == 0 {
-			return nil, fmt.Errorf("session %q: %w: the tool results sent answer no open tool call", t.Session, ErrBusy)
-		}
-	}
-	t.Input = dropRetried(history, t.Input)
-	if closing := unanswered(history, t.Input); len(closing) > 0 {
-		// A new message after client tool calls the client never answered: every provider
-		// refuses a call without its result, so the calls are closed first.
-		t.Input = append(closing, t.Input...)
-	}
-	if err := checkInput(t, history); err != nil {
-		return nil, fmt.Errorf("session %q: %w: %w", t.Session, ErrUnsendable, err)
-	}
-	if len(t.Input) > 0 {
-		t.Input = nameResults(history, t.Input)
-		if _, err := r.Sessions.Append(ctx, t.Session, base, t.Input); err != nil {
+	if len(input) > 0 {
+		if _, err := r.Sessions.Append(ctx, t.Session, base, input); err != nil {
 			return nil, r.storeErr(t.Session, err)
 		}
-		history = append(history, t.Input...)
-		base += len(t.Input)
+		history = append(history, input...)
+		base += len(input)
 	}
 	res := &Result{Model: t.ModelRef}
 	for step := 1; ; step++ {
@@ -212,14 +197,11 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 			res.Finish = "max_steps"
 			return res, fmt.Errorf("%w: the model was still calling tools after %d steps (agents.defaults.maxSteps)", ErrMaxSteps, maxSteps)
 		}
-		tools, serverTools, toolBytes, err := r.tools(ctx, t)
+		tools, offered, toolBytes, err := r.tools(ctx, t)
 		if err != nil {
 			return res, fmt.Errorf("session %q: tools: %w", t.Session, err)
 		}
-		req := &llm.Request{
-			Model: t.ModelID, System: t.System, Messages: ownOpaque(history, t.provider()), Tools: tools, ToolChoice: t.ToolChoice,
-			MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream, Extra: t.Extra,
-		}
+		req := t.request(history, tools)
 		msg, usage, finish, err := r.call(ctx, t, req, step, len(tools), toolBytes)
 		if err != nil {
 			return res, err
@@ -235,12 +217,12 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 		// Split calls: nodmix runs its own, the client answers its own.
 		var mine, theirs []llm.Part
 		for _, c := range calls {
-			if serverTools[c.Name] {
-				mine = append(mine, c)
-			} else if isClient(t.ClientTools, c.Name) {
+			if offered[c.Name] == ownerClient {
 				theirs = append(theirs, c)
 			} else {
-				mine = append(mine, c) // unknown: the pipeline answers "unknown tool"
+				// nodmix's, or unknown: the pipeline answers "unknown tool", also to a client
+				// tool policy keeps from the model, which the client must not be asked to run
+				mine = append(mine, c)
 			}
 		}
 		out := []llm.Message{*msg}
@@ -278,6 +260,32 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 	}
 }
 
+// FirstRequest is the request the turn's first model call would send, built as Run builds it,
+// reading the session and writing nothing: a dry run shows what a run sends.
+func (r *Runner) FirstRequest(ctx context.Context, t Turn) (*llm.Request, error) {
+	if t.Model == nil {
+		return nil, errors.New("agent: no model")
+	}
+	history, input, err := r.begin(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	t.Input = input
+	tools, _, _, err := r.tools(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("session %q: tools: %w", t.Session, err)
+	}
+	return t.request(append(slices.Clip(history), input...), tools), nil
+}
+
+// request is a model call's request on the transcript so far.
+func (t *Turn) request(history []llm.Message, tools []llm.Tool) *llm.Request {
+	return &llm.Request{
+		Model: t.ModelID, System: t.System, Messages: ownOpaque(history, t.provider()), Tools: tools, ToolChoice: t.ToolChoice,
+		MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream, Extra: t.Extra,
+	}
+}
+
 func (r *Runner) storeErr(key string, err error) error {
 	if errors.Is(err, session.ErrConflict) {
 		return fmt.Errorf("session %q: %w", key, ErrBusy)
@@ -285,30 +293,30 @@ func (r *Runner) storeErr(key string, err error) error {
 	return fmt.Errorf("session %q: %w", key, err)
 }
 
-func isClient(tools []llm.Tool, name string) bool {
-	for _, t := range tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
-}
+// owner is who runs an offered tool.
+type owner int
+
+const (
+	ownerNone   owner = iota // not offered
+	ownerServer              // nodmix, through the pipeline
+	ownerClient              // the client: a call ends the turn
+)
 
 // tools is what the model sees this step: the session's view plus the client's tools that
-// policy allows. serverTools names the ones nodmix runs.
-func (r *Runner) tools(ctx context.Context, t Turn) (out []llm.Tool, serverTools map[string]bool, bytes int, err error) {
+// policy allows. offered says who runs each.
+func (r *Runner) tools(ctx context.Context, t Turn) (out []llm.Tool, offered map[string]owner, bytes int, err error) {
 	vis, err := r.Tools.Tools(ctx, t.Session)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	serverTools = make(map[string]bool, len(vis))
+	offered = make(map[string]owner, len(vis)+len(t.ClientTools))
 	out = make([]llm.Tool, 0, len(vis)+len(t.ClientTools))
 	for i := range vis {
 		out = append(out, llm.Tool{Name: vis[i].Name, Description: vis[i].Description, Parameters: vis[i].Schema()})
-		serverTools[vis[i].Name] = true
+		offered[vis[i].Name] = ownerServer
 	}
 	for _, ct := range t.ClientTools {
-		if serverTools[ct.Name] {
+		if offered[ct.Name] != ownerNone {
 			continue // a server tool of the same name wins; the client's is not offered
 		}
 		ct := ct
@@ -316,13 +324,14 @@ func (r *Runner) tools(ctx context.Context, t Turn) (out []llm.Tool, serverTools
 		if r.Allowed != nil && !r.Allowed(&tool) {
 			continue
 		}
+		offered[ct.Name] = ownerClient
 		out = append(out, ct)
 	}
 	if len(out) > 0 {
 		b, _ := json.Marshal(out)
 		bytes = len(b)
 	}
-	return out, serverTools, bytes, nil
+	return out, offered, bytes, nil
 }
 
 // call makes one model call and returns the assembled assistant message.
@@ -489,6 +498,9 @@ func addUsage(dst, u *llm.Usage) {
 	dst.TotalTokens += u.TotalTokens
 }
 
+// errRemoved stops count from writing the counters of a session removed during its turn.
+var errRemoved = errors.New("session removed")
+
 // count adds a step to the session's counters: the token economy the web page shows.
 func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBytes int, runs []ToolRun) {
 	delta := map[string]int64{"model_calls": 1, "schema_count": int64(nTools), "schema_bytes": int64(toolBytes), "direct_schema_bytes": int64(t.DirectSchemaBytes)}
@@ -507,6 +519,10 @@ func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBy
 		}
 	}
 	_, err := r.Sessions.Update(ctx, t.Session, func(in *session.Info) error {
+		if in.Created.IsZero() {
+			// Removed since the step was stored: Update would create it again, empty.
+			return errRemoved
+		}
 		if in.Counters == nil {
 			in.Counters = map[string]int64{}
 		}
@@ -515,7 +531,7 @@ func (r *Runner) count(ctx context.Context, t Turn, u *llm.Usage, nTools, toolBy
 		}
 		return nil
 	})
-	if err != nil && r.Logger != nil {
+	if err != nil && !errors.Is(err, errRemoved) && r.Logger != nil {
 		r.Logger.Warn("session counters", "session", t.Session, "err", err)
 	}
 }
@@ -571,173 +587,6 @@ func ownOpaque(history []llm.Message, provider string) []llm.Message {
 	}
 	if out == nil {
 		return history
-	}
-	return out
-}
-
-// unanswered returns tool results closing the calls of the history's last assistant message
-// that have none, when the new input does not answer them itself.
-func unanswered(history, input []llm.Message) []llm.Message {
-	last := -1
-	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Role == llm.RoleAssistant {
-			last = i
-			break
-		}
-	}
-	if last < 0 {
-		return nil
-	}
-	answered := map[string]bool{}
-	for _, msgs := range [][]llm.Message{history[last+1:], input} {
-		for _, m := range msgs {
-			for _, p := range m.Parts {
-				if p.Kind == llm.KindToolResult {
-					answered[p.CallID] = true
-				}
-			}
-		}
-	}
-	var out []llm.Message
-	for _, c := range history[last].ToolCalls() {
-		if !answered[c.CallID] {
-			out = append(out, llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: c.CallID, Name: c.Name,
-				Text: "No result: the client did not answer this call.", IsError: true}}})
-		}
-	}
-	return out
-}
-
-// dropRetried returns input without its leading user messages that repeat the ones history ends
-// with, after its last answer: a turn that failed after its question was stored is retried with
-// that question again (an OpenAI client resends it), which would otherwise be kept twice.
-func dropRetried(history, input []llm.Message) []llm.Message {
-	tail := len(history)
-	for tail > 0 && history[tail-1].Role == llm.RoleUser {
-		tail--
-	}
-	asked := history[tail:]
-	n := 0
-	for n < len(asked) && n < len(input) && sameUserMessage(asked[n], input[n]) {
-		n++
-	}
-	if n < len(asked) {
-		return input // not a retry of the whole unanswered question
-	}
-	return input[n:]
-}
-
-// sameUserMessage reports whether a and b are the same user message: text and images.
-func sameUserMessage(a, b llm.Message) bool {
-	if a.Role != llm.RoleUser || b.Role != llm.RoleUser || len(a.Parts) != len(b.Parts) {
-		return false
-	}
-	for i := range a.Parts {
-		x, y := &a.Parts[i], &b.Parts[i]
-		if x.Kind != y.Kind || x.Text != y.Text || x.ImageURL != y.ImageURL || x.Kind != llm.KindText && x.Kind != llm.KindImage {
-			return false
-		}
-	}
-	return true
-}
-
-// checkInput asks a model that can tell whether the turn's first request could carry its new
-// input. Only a failure the input brings counts: a history this model cannot take (stored
-// under another provider) fails at the call, as before, and is not the new input's fault.
-func checkInput(t Turn, history []llm.Message) error {
-	rc, ok := t.Model.(RequestChecker)
-	if !ok || len(t.Input) == 0 {
-		return nil
-	}
-	req := func(msgs []llm.Message) *llm.Request {
-		return &llm.Request{Model: t.ModelID, System: t.System, Messages: ownOpaque(msgs, t.provider()),
-			MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream}
-	}
-	err := rc.CheckRequest(req(append(slices.Clip(history), t.Input...)))
-	if err == nil || len(history) > 0 && rc.CheckRequest(req(history)) != nil {
-		return nil
-	}
-	return err
-}
-
-// dropStale returns input without the tool results that answer no open call: a call of the
-// assistant message they follow (with only tool messages between) that has no result yet. A
-// client retrying a request that already ran, or answering a call that was closed, sends such
-// results; stored, they would make every later request of the session one that providers
-// refuse. Tool messages left empty go too.
-func dropStale(history, input []llm.Message) []llm.Message {
-	var open map[string]bool
-	track := func(m *llm.Message) {
-		switch m.Role {
-		case llm.RoleAssistant:
-			open = map[string]bool{}
-			for _, c := range m.ToolCalls() {
-				open[c.CallID] = true
-			}
-		case llm.RoleTool:
-			for _, p := range m.Parts {
-				if p.Kind == llm.KindToolResult {
-					delete(open, p.CallID)
-				}
-			}
-		default:
-			open = nil
-		}
-	}
-	for i := range history {
-		track(&history[i])
-	}
-	out := make([]llm.Message, 0, len(input))
-	for _, m := range input {
-		if m.Role != llm.RoleTool {
-			track(&m)
-			out = append(out, m)
-			continue
-		}
-		var parts []llm.Part
-		for _, p := range m.Parts {
-			if p.Kind == llm.KindToolResult {
-				if !open[p.CallID] {
-					continue
-				}
-				delete(open, p.CallID)
-			}
-			parts = append(parts, p)
-		}
-		if len(parts) > 0 {
-			out = append(out, llm.Message{Role: m.Role, Parts: parts})
-		}
-	}
-	return out
-}
-
-// nameResults fills in the tool name of results that carry only a call id (OpenAI's tool
-// messages have none; Gemini and Ollama need it), from the calls they answer.
-func nameResults(history, input []llm.Message) []llm.Message {
-	var names map[string]string
-	out := input
-	for i, m := range input {
-		for j, p := range m.Parts {
-			if p.Kind != llm.KindToolResult || p.Name != "" {
-				continue
-			}
-			if names == nil {
-				names = map[string]string{}
-				for _, msgs := range [][]llm.Message{history, input} {
-					for _, h := range msgs {
-						for _, c := range h.ToolCalls() {
-							names[c.CallID] = c.Name
-						}
-					}
-				}
-				out = append([]llm.Message(nil), input...)
-			}
-			if n, ok := names[p.CallID]; ok {
-				parts := append([]llm.Part(nil), out[i].Parts...)
-				parts[j].Name = n
-				out[i] = llm.Message{Role: m.Role, Parts: parts}
-			}
-		}
 	}
 	return out
 }

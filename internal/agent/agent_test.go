@@ -240,7 +240,7 @@ func TestClientToolDeniedIsNotOffered(t *testing.T) {
 	r.Allowed = func(t *catalog.Tool) bool { return t.ID != "client:client:rm_rf" }
 	m := &script{steps: []func(*llm.Request) (*llm.Message, error){answer("ok")}}
 	_, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("x")},
-		ClientTools: []llm.Tool{{Name: "rm_rf"}, {Name: "fine"}}})
+		ClientTools: []llm.Tool{{Name: "rm_rf"}, {Name: "fine"}, {Name: "fine"}}}) // declared twice: offered once
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +250,31 @@ func TestClientToolDeniedIsNotOffered(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"echo", "slow", "fine"}, names); diff != "" {
 		t.Errorf("offered (-want +got):\n%s", diff)
+	}
+}
+
+// A model may call a client tool policy keeps from it (named in an earlier turn, or made up):
+// the call never reaches the client, which would run what policy denies; the model reads that
+// it cannot be called.
+func TestDeniedClientToolIsNotCalled(t *testing.T) {
+	st := session.NewMemory()
+	r, _ := newRunner(st, &tools{})
+	r.Allowed = func(t *catalog.Tool) bool { return t.ID != "client:client:rm_rf" }
+	m := &script{steps: []func(*llm.Request) (*llm.Message, error){
+		calls(llm.Part{CallID: "k", Name: "rm_rf", Args: json.RawMessage(`{"path":"/"}`)}),
+		answer("I cannot do that."),
+	}}
+	res, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("clean up")},
+		ClientTools: []llm.Tool{{Name: "rm_rf"}, {Name: "fine"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ClientCalls) != 0 || res.Finish == "tool_calls" {
+		t.Fatalf("the denied call went to the client: %+v", res.ClientCalls)
+	}
+	tr, _ := st.Transcript(context.Background(), "s")
+	if len(tr) != 4 || tr[2].Role != llm.RoleTool || !tr[2].Parts[0].IsError || res.Text != "I cannot do that." {
+		t.Errorf("transcript = %+v, answer %q", tr, res.Text)
 	}
 }
 

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -126,5 +127,29 @@ func TestUnsendableHistoryIsNotTheInputsFault(t *testing.T) {
 	_, err := r.Run(ctx, agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("new question")}})
 	if errors.Is(err, agent.ErrUnsendable) || !errors.Is(err, refused) {
 		t.Fatalf("err = %v, want the model's own failure", err)
+	}
+}
+
+// TestQuestionRetriedAfterAToolStepIsKeptOnce: a turn that failed after some of its tool steps
+// were stored, retried with the same question, keeps the question once and goes on from the
+// results it has.
+func TestQuestionRetriedAfterAToolStepIsKeptOnce(t *testing.T) {
+	ctx := context.Background()
+	st := session.NewMemory()
+	r, _ := newRunner(st, &tools{})
+	failing := &script{steps: []func(*llm.Request) (*llm.Message, error){
+		calls(llm.Part{CallID: "a", Name: "echo", Args: json.RawMessage(`{"x":1}`)}),
+		func(*llm.Request) (*llm.Message, error) { return nil, errors.New("503 overloaded") },
+	}}
+	if _, err := r.Run(ctx, agent.Turn{Session: "s", Model: failing, Input: []llm.Message{user("hi")}}); err == nil {
+		t.Fatal("the failing turn did not fail")
+	}
+	m := &script{steps: []func(*llm.Request) (*llm.Message, error){answer("echoed")}}
+	if _, err := r.Run(ctx, agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user: hi", "assistant: ", `tool: `, "assistant: echoed"}
+	if diff := cmp.Diff(want, transcriptTexts(t, st, "s")); diff != "" {
+		t.Errorf("transcript (-want +got):\n%s", diff)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/dispatch"
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/session"
 	"github.com/nodmix/nodmix/internal/session/sqlite"
 )
 
@@ -252,6 +253,82 @@ func TestStaleToolResultsAreNotStored(t *testing.T) {
 				t.Errorf("the next turn: %v", err)
 			}
 			tr, _ := st.Transcript(ctx, "s")
+			if err := sendable(tr); err != nil {
+				t.Errorf("stored transcript: %v", err)
+			}
+		})
+	}
+}
+
+// deletedMidTurn is the store with the session removed (a DELETE from the sessions API, or
+// `nodmix sessions rm`) right after the turn's step is stored.
+type deletedMidTurn struct {
+	*sqlite.Store
+	appends int
+}
+
+func (d *deletedMidTurn) Append(ctx context.Context, key string, base int, msgs []llm.Message) (*session.Info, error) {
+	info, err := d.Store.Append(ctx, key, base, msgs)
+	if d.appends++; err == nil && d.appends == 2 {
+		if err := d.Store.DeleteSession(ctx, key); err != nil {
+			return nil, err
+		}
+	}
+	return info, err
+}
+
+// A session removed while its turn runs stays removed: the turn's counters do not bring it
+// back as an empty row.
+func TestDeletedSessionStaysDeleted(t *testing.T) {
+	st := &deletedMidTurn{Store: openStore(t)}
+	r := &agent.Runner{Sessions: st, Tools: &faultyTools{}}
+	m := &script{steps: []func(*llm.Request) (*llm.Message, error){answer("done")}}
+	if _, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 0 {
+		t.Errorf("sessions after the removal = %+v, want none", rows)
+	}
+}
+
+// A client's conversation may hold tool calls it never answered (a new session over the
+// OpenAI-compatible API gets the whole conversation as input). Stored as they came, they made
+// this turn and every later one a request providers refuse; they are closed like the
+// unanswered calls that end a session.
+func TestUnansweredCallsInTheInputAreClosed(t *testing.T) {
+	ask := func(ids ...string) llm.Message {
+		m := llm.Message{Role: llm.RoleAssistant}
+		for _, id := range ids {
+			m.Parts = append(m.Parts, toolCall(id, "lookup"))
+		}
+		return m
+	}
+	result := func(id string) llm.Message {
+		return llm.Message{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: id, Name: "lookup", Text: "found"}}}
+	}
+	for _, c := range []struct {
+		name  string
+		input []llm.Message
+	}{
+		{"a call, then a new question", []llm.Message{user("look"), ask("a"), user("never mind")}},
+		{"two calls, one answered", []llm.Message{user("look"), ask("a", "b"), result("a"), user("and?")}},
+		{"calls in two messages", []llm.Message{user("look"), ask("a"), ask("b"), result("b"), user("so?")}},
+		{"a call ending the conversation", []llm.Message{user("look"), ask("a")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := openStore(t)
+			r, _ := newRunner(st, &tools{})
+			ct := []llm.Tool{{Name: "lookup"}}
+			for _, in := range [][]llm.Message{c.input, {user("next")}} {
+				if _, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: strictModel(), ClientTools: ct, Input: in}); err != nil {
+					t.Fatalf("turn: %v", err)
+				}
+			}
+			tr, _ := st.Transcript(context.Background(), "s")
 			if err := sendable(tr); err != nil {
 				t.Errorf("stored transcript: %v", err)
 			}

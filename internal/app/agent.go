@@ -238,6 +238,10 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 			return nil, nil, err
 		}
 	}
+	if req.Agent == "" && stored != nil {
+		// The session's agent decides all its agent does: model, levels, step limit.
+		req.Agent = stored.Agent
+	}
 	ref, err := a.modelRef(req, stored)
 	if err != nil {
 		return nil, nil, err
@@ -250,9 +254,6 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 	agentID := req.Agent
 	if stored != nil {
 		overrides = stored.Overrides
-		if agentID == "" {
-			agentID = stored.Agent
-		}
 		if req.Conversation && stored.Messages > 0 {
 			req.Input = afterLastAssistant(req.Input)
 		}
@@ -319,12 +320,40 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	}
 	p.rm.startRun()
 	res, err := r.Run(ctx, t)
+	if !req.Ephemeral && req.Agent != "" {
+		a.keepAgent(ctx, req.Session, req.Agent)
+	}
 	out := &TurnResult{Levels: p.levels, Notice: p.notice}
 	if res != nil {
 		visibleResult(res)
 		out.Result = *res
 	}
 	return out, err
+}
+
+// keepAgentTimeout bounds keepAgent's write, made after the turn's context may have ended.
+const keepAgentTimeout = 10 * time.Second
+
+// errNoChange leaves a session row as it is.
+var errNoChange = errors.New("no change")
+
+// keepAgent records the agent a session ran as, as a directive-only message does, unless the
+// session has one already or was not stored (its input refused): its row and its next turns
+// without --agent resolve as that agent.
+func (a *App) keepAgent(ctx context.Context, key, agentID string) {
+	// The turn's writes are kept even when it was cancelled; so is this one.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keepAgentTimeout)
+	defer cancel()
+	_, err := a.Store.Update(ctx, key, func(in *session.Info) error {
+		if in.Created.IsZero() || in.Agent != "" {
+			return errNoChange
+		}
+		in.Agent = agentID
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoChange) {
+		a.Log.Warn("session: keep its agent", "session", key, "err", err)
+	}
 }
 
 // applyDirectives answers a directive-only message: the session's overrides change in one
@@ -396,22 +425,16 @@ func (a *App) Prepare(ctx context.Context, req TurnRequest) (dr *DryRun, reply s
 	if p.rm.prov == nil {
 		return nil, "", fmt.Errorf("model %q: the scripted model runs in-process and sends no request", p.rm.ref)
 	}
-	history, err := a.Store.Transcript(ctx, req.Session)
-	if err != nil && !errors.Is(err, session.ErrNotFound) {
-		return nil, "", err
+	// The request is built as the run builds it (the session's unanswered calls closed, a
+	// retried question once, policy on client tools), from what the run would read.
+	r := a.runner()
+	if req.Ephemeral {
+		r.Sessions = session.NewMemory()
 	}
-	t := p.turn
-	vis, err := agentTools{a.Engine}.Tools(ctx, req.Session)
+	lr, err := r.FirstRequest(ctx, p.turn)
 	if err != nil {
 		return nil, "", err
 	}
-	tools := make([]llm.Tool, 0, len(vis)+len(t.ClientTools))
-	for i := range vis {
-		tools = append(tools, llm.Tool{Name: vis[i].Name, Description: vis[i].Description, Parameters: vis[i].Schema()})
-	}
-	tools = append(tools, t.ClientTools...)
-	lr := &llm.Request{Model: t.ModelID, System: t.System, Messages: append(history, t.Input...), Tools: tools,
-		ToolChoice: t.ToolChoice, MaxTokens: t.MaxTokens, Temperature: t.Temperature, Stream: t.Stream, Extra: t.Extra}
 	p.rm.startRun() // the request a run starting now would send first
 	pr, err := p.rm.prov.Prepare(lr, p.rm.callPatch())
 	if err != nil {

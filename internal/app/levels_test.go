@@ -109,3 +109,34 @@ func TestModelRowsCarryTheProfile(t *testing.T) {
 		t.Errorf("zai row: %+v (%s)", rows[0], diff)
 	}
 }
+
+// TestSessionKeepsItsAgent: a session run with --agent keeps that agent, whether its message
+// was a turn or directives only: its row shows the agent's model and levels, and its next turn
+// without --agent runs as that agent, on the agent's model.
+func TestSessionKeepsItsAgent(t *testing.T) {
+	type view struct{ Agent, Model, Thinking string }
+	for _, first := range []string{"hi", "/verbose on"} {
+		t.Run(first, func(t *testing.T) {
+			a := persistentApp(t, `{models: {providers: {openai: {baseUrl: "http://127.0.0.1:1/v1"}}}, agents: {defaults: {model: "openai/gpt-5.2", thinkingDefault: "low"}, list: [{id: "deep", model: "scripted/demo", thinkingDefault: "high"}]}}`)
+			ctx := context.Background()
+			if _, err := a.Turn(ctx, TurnRequest{Session: "s", Agent: "deep", Input: userText(first)}); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := a.SessionRows(ctx)
+			if err != nil || len(rows) != 1 {
+				t.Fatalf("rows = %+v, %v", rows, err)
+			}
+			got := view{rows[0].Agent, rows[0].Model, string(rows[0].Levels.Thinking)}
+			if diff := cmp.Diff(view{"deep", "scripted/demo", "high"}, got); diff != "" {
+				t.Errorf("row after %q under --agent deep (-want +got):\n%s", first, diff)
+			}
+			res, err := a.Turn(ctx, TurnRequest{Session: "s", Input: userText("again")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Model != "scripted/demo" || res.Levels.Think != "high" {
+				t.Errorf("next turn ran %s at %q, want scripted/demo at high", res.Model, res.Levels.Think)
+			}
+		})
+	}
+}

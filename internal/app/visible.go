@@ -45,6 +45,12 @@ func (v *visibleText) observe(ev agent.Event) {
 
 func (v *visibleText) hidden() string {
 	r := v.f.Reasoning()
+	if len(r) < v.sent {
+		// Close gave an unclosed block back as the answer (a reply that is only that block):
+		// its reasoning, already reported, is gone from the filter.
+		v.sent = len(r)
+		return ""
+	}
 	h := r[v.sent:]
 	v.sent = len(r)
 	return h

@@ -149,6 +149,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("state store: %w", err)
 	}
+	// The file holds transcripts, tool output included: a new one is the user's alone, as the
+	// config file and the session logs are. SQLite would create it 0644, and its -wal and -shm
+	// files take the database file's mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state store: %w", err)
+	}
+	f.Close()
 	// Write transactions begin IMMEDIATE: they take the write lock at once, waiting up to the busy
 	// timeout, instead of failing with SQLITE_BUSY when a read must become a write (which the
 	// busy timeout does not cover). Read-only transactions stay deferred and run alongside.
