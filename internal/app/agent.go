@@ -37,6 +37,9 @@ type agentState struct {
 	directMu   sync.Mutex
 	directFrom *catalog.Snapshot
 	directSize int
+
+	enginesMu sync.Mutex
+	engines   map[string]*exposure.Engine // by agent id: agents whose tools rules narrow the catalog
 }
 
 // Providers is the provider registry of the config.
@@ -192,12 +195,13 @@ func (t agentTools) Call(ctx context.Context, sess, name string, args json.RawMe
 	return v.CallFrom(ctx, "agent", name, args)
 }
 
-// runner is the turn loop over this app's store, tools and telemetry.
-func (a *App) runner() *agent.Runner {
+// runner is the turn loop of agentID's runs over this app's store, tools and telemetry.
+func (a *App) runner(agentID string) *agent.Runner {
+	e := a.engineFor(agentID)
 	return &agent.Runner{
 		Sessions: a.Store,
-		Tools:    agentTools{a.Engine},
-		Allowed:  a.Pipeline.Policy.Allowed,
+		Tools:    agentTools{e},
+		Allowed:  e.Pipeline.Policy.Allowed,
 		Log:      a.Telemetry.Write,
 		Logger:   a.Log,
 	}
@@ -217,6 +221,7 @@ type TurnResult struct {
 
 // plan is a turn ready to run: its model, its request settings and its levels.
 type plan struct {
+	agent  string // the agent the turn runs as ("" for the defaults)
 	turn   agent.Turn
 	rm     *resolvedModel
 	levels directive.Resolved
@@ -292,7 +297,7 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 		}
 	}
 	notice, _ := directive.RemapNotice(l)
-	return &plan{turn: t, rm: rm, levels: levels, notice: notice}, nil, nil
+	return &plan{agent: agentID, turn: t, rm: rm, levels: levels, notice: notice}, nil, nil
 }
 
 // Turn runs one turn (see plan for directives).
@@ -309,7 +314,7 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	wctx, cancel := context.WithTimeout(ctx, serverWait)
 	a.serversListed(wctx) // servers listed from a cached manifest do not hold a turn up
 	cancel()
-	r := a.runner()
+	r := a.runner(p.agent)
 	if req.Ephemeral {
 		r.Sessions = session.NewMemory()
 	}
@@ -427,7 +432,7 @@ func (a *App) Prepare(ctx context.Context, req TurnRequest) (dr *DryRun, reply s
 	}
 	// The request is built as the run builds it (the session's unanswered calls closed, a
 	// retried question once, policy on client tools), from what the run would read.
-	r := a.runner()
+	r := a.runner(p.agent)
 	if req.Ephemeral {
 		r.Sessions = session.NewMemory()
 	}

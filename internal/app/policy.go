@@ -8,6 +8,7 @@ import (
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/discovery"
 	"github.com/nodmix/nodmix/internal/dispatch"
+	"github.com/nodmix/nodmix/internal/exposure"
 	"github.com/nodmix/nodmix/internal/policy"
 	"github.com/nodmix/nodmix/internal/telemetry"
 	"github.com/nodmix/nodmix/internal/toolsearch"
@@ -72,6 +73,43 @@ func (c controlsAllowed) Allowed(t *catalog.Tool) bool {
 }
 
 var _ dispatch.Policy = controlsAllowed{}
+
+// bothAllowed allows what both policies allow: an agent's rules narrow the app's.
+type bothAllowed struct{ outer, inner dispatch.Policy }
+
+func (b bothAllowed) Allowed(t *catalog.Tool) bool { return b.outer.Allowed(t) && b.inner.Allowed(t) }
+
+var _ dispatch.Policy = bothAllowed{}
+
+// engineFor returns the exposure engine agentID's runs see and call through: the app's own,
+// unless agents.list[].tools.allow / deny narrow what tools.allow / deny permit. Then it is an
+// engine of its own over the same catalog, pipeline gates and mode, whose policy both rules
+// pass, so the agent's model neither sees nor reaches (by name, search or tool_call) what its
+// rules leave out. Engines are built on first use and kept: the rules do not change while the
+// app runs.
+func (a *App) engineFor(agentID string) *exposure.Engine {
+	s, ok := a.Config.Agents.Agent(agentID)
+	if !ok || (len(s.Allow) == 0 && len(s.Deny) == 0) {
+		return a.Engine
+	}
+	st := &a.agents
+	st.enginesMu.Lock()
+	defer st.enginesMu.Unlock()
+	if e, ok := st.engines[agentID]; ok {
+		return e
+	}
+	p := *a.Pipeline // assembled by now; the copy shares its gates, middleware and observers
+	p.Policy = bothAllowed{a.Pipeline.Policy, controlsAllowed{policy.Rules{Allow: s.Allow, Deny: s.Deny}}}
+	g := a.Engine
+	e := &exposure.Engine{Catalog: g.Catalog, Pipeline: &p, Discovery: g.Discovery, Controls: g.Controls, Log: g.Log,
+		Askers: g.Askers, Ready: g.Ready, ListWait: g.ListWait, ToolMeta: g.ToolMeta}
+	e.SetMode(g.Mode())
+	if st.engines == nil {
+		st.engines = map[string]*exposure.Engine{}
+	}
+	st.engines[agentID] = e
+	return e
+}
 
 // SetAsker sets who is asked for approvals when no session-specific asker is registered (the CLI
 // sets its terminal).
