@@ -317,6 +317,8 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	r := a.runner(p.agent)
 	if req.Ephemeral {
 		r.Sessions = session.NewMemory()
+		// A log file of its own would outlive the session and pile up with the others.
+		defer a.Telemetry.Stateless(req.Session)()
 	}
 	t := p.turn
 	vt := &visibleText{next: t.Observe}

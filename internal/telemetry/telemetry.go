@@ -28,13 +28,14 @@ type Recorder struct {
 
 	maxBytes int64 // a session log longer than this is moved aside to <name>.1 and started anew
 
-	mu       sync.Mutex
-	files    map[string]*logFile // open session logs, at most maxOpenLogs
-	order    []string            // open order, oldest first
-	counts   map[string]int      // outcome → calls
-	bySource map[string]int
-	bytesIn  int64
-	bytesOut int64
+	mu        sync.Mutex
+	files     map[string]*logFile // open logs by path under dir, at most maxOpenLogs
+	stateless map[string]int      // sessions whose lines go to StatelessLog, and how many hold each
+	order     []string            // open order, oldest first
+	counts    map[string]int      // outcome → calls
+	bySource  map[string]int
+	bytesIn   int64
+	bytesOut  int64
 }
 
 var _ dispatch.Observer = (*Recorder)(nil)
@@ -45,6 +46,32 @@ func New(dir string, log *slog.Logger) *Recorder {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Recorder{dir: dir, log: log, maxBytes: maxLogBytes, files: map[string]*logFile{}, counts: map[string]int{}, bySource: map[string]int{}}
+}
+
+// StatelessLog is where, under the recorder's dir, the lines of sessions marked Stateless go:
+// a stateless API call is a session of its own that nothing keeps, and a log file each would
+// pile up without end on a busy gateway. Its lines carry their session id.
+const StatelessLog = "stateless.jsonl"
+
+// Stateless sends the lines of session to StatelessLog until release is called (a turn whose
+// transcript is not kept). Marks nest: a session is stateless while any mark holds.
+func (r *Recorder) Stateless(session string) (release func()) {
+	r.mu.Lock()
+	if r.stateless == nil {
+		r.stateless = map[string]int{}
+	}
+	r.stateless[session]++
+	r.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			if r.stateless[session]--; r.stateless[session] <= 0 {
+				delete(r.stateless, session)
+			}
+			r.mu.Unlock()
+		})
+	}
 }
 
 // logFile is an open session log and its size as this recorder knows it.
@@ -158,9 +185,13 @@ func (r *Recorder) Write(session string, line any) {
 		r.log.Warn("session log: encode", "err", err)
 		return
 	}
-	name := FileName(session)
+	name := sessionLog(session)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.stateless[session] > 0 {
+		name = StatelessLog
+		b = withSession(b, session)
+	}
 	b = append(b, '\n')
 	lf := r.open(name)
 	if lf != nil && lf.size > 0 && lf.size+int64(len(b)) > r.maxBytes {
@@ -194,7 +225,7 @@ func (r *Recorder) Remove(session string) error {
 	if r.dir == "" {
 		return nil
 	}
-	name := FileName(session)
+	name := sessionLog(session)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.files[name]; ok {
@@ -214,7 +245,26 @@ func (r *Recorder) Remove(session string) error {
 }
 
 // path is where the session log name is kept.
-func (r *Recorder) path(name string) string { return filepath.Join(r.dir, "sessions", name) }
+func (r *Recorder) path(name string) string { return filepath.Join(r.dir, name) }
+
+// sessionLog is the log of session, as a path under the recorder's dir.
+func sessionLog(session string) string { return "sessions/" + FileName(session) }
+
+// withSession puts "session" first in the JSON object b, for a line of the shared stateless log
+// (a line that is not an object becomes its "line").
+func withSession(b []byte, session string) []byte {
+	k, _ := json.Marshal(session)
+	if len(b) < 2 || b[0] != '{' {
+		return fmt.Appendf(nil, `{"session":%s,"line":%s}`, k, b)
+	}
+	out := make([]byte, 0, len(b)+len(k)+12)
+	out = append(out, `{"session":`...)
+	out = append(out, k...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...)
+}
 
 // open returns the session log name, opening it unless it is open; nil (and a warning logged)
 // if it cannot be opened. The caller holds r.mu.
