@@ -112,6 +112,9 @@ func (a *App) preparePlugin(p plugin.Plugin) {
 type rawStore struct{ s session.Store }
 
 func (r rawStore) Put(ctx context.Context, sess, handle string, data []byte) error {
+	if sess == "" {
+		sess = "default" // a raw output is a session's, under retention, never the app's own
+	}
 	return r.s.PutBlob(ctx, sess, "tokenjuice/"+handle, data)
 }
 

@@ -43,3 +43,26 @@ func TestStatelessTurnsLeaveNoLogOfTheirOwn(t *testing.T) {
 		t.Errorf("stateless log:\n%s", b)
 	}
 }
+
+// TestRawOutputsAreASessions: a raw output kept for a call of no session belongs to the session
+// "default", under the retention of raw outputs, never to the app's own blobs, which are kept.
+func TestRawOutputsAreASessions(t *testing.T) {
+	a := persistentApp(t, `{}`)
+	ctx := context.Background()
+	raw := rawStore{a.Store}
+	if _, err := a.Store.Append(ctx, "default", 0, userText("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Put(ctx, "", "h1", []byte("output")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := raw.Get(ctx, "h1"); err != nil || string(b) != "output" {
+		t.Fatalf("get: %q %v", b, err)
+	}
+	if err := a.Store.DeleteSession(ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Get(ctx, "h1"); err == nil {
+		t.Error("the raw output outlived its session")
+	}
+}

@@ -28,6 +28,8 @@ type Store interface {
 	// A session keeps its MaxSelected latest selections: the oldest go as more are added.
 	AddSelected(ctx context.Context, session string, names []string) ([]string, error)
 	// PutBlob keeps data under key for the session (e.g. the raw output behind a compacted result).
+	// A persistent store drops old session blobs to bound them; a blob of session "" is the app's
+	// own (a server's last tool listing), kept until replaced.
 	PutBlob(ctx context.Context, session, key string, data []byte) error
 	// Blob returns the data kept under key; ErrNotFound if none.
 	Blob(ctx context.Context, key string) ([]byte, error)

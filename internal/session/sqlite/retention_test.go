@@ -175,3 +175,38 @@ func TestRetentionNeverDropsSessions(t *testing.T) {
 		t.Errorf("the row of a selections-only idle session: %d, %v", rows, err)
 	}
 }
+
+// TestRetentionKeepsTheAppsOwnBlobs: a server's last tool listing (a blob of no session) outlives
+// the week and the byte cap that bound raw outputs: it is replaced at each connection, and a
+// gateway connected for longer must still start from it.
+func TestRetentionKeepsTheAppsOwnBlobs(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.maxBlobs = 100
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO blobs(key, session, created, data) VALUES
+		('mcp-manifest:old', '', unixepoch() - ?, x'00'), ('raw-old', 's', unixepoch() - ?, x'00')`, MaxBlobAge+60, MaxBlobAge+60); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutBlob(ctx, "", "mcp-manifest:big", make([]byte, 90)); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"a", "b", "c"} {
+		if err := s.PutBlob(ctx, "s", key, make([]byte, 40)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, key := range []string{"mcp-manifest:old", "mcp-manifest:big", "b", "c"} {
+		if _, err := s.Blob(ctx, key); err != nil {
+			t.Errorf("blob %q: %v", key, err)
+		}
+	}
+	for _, key := range []string{"raw-old", "a"} {
+		if _, err := s.Blob(ctx, key); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("blob %q survived retention: %v", key, err)
+		}
+	}
+}

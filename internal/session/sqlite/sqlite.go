@@ -259,8 +259,10 @@ func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (a
 // not pile up for ever. Sessions themselves are never dropped.
 const MaxSelectionAge = 30 * 24 * 60 * 60
 
-// Blob retention: kept raw outputs must not grow without bound, so a put drops blobs older than
-// MaxBlobAge and then the oldest ones until the total is under MaxBlobBytes.
+// Blob retention: kept raw outputs must not grow without bound, so a put drops session blobs
+// older than MaxBlobAge and then the oldest ones until their total is under MaxBlobBytes. Blobs
+// of no session are the app's own (a server's last tool listing), one per name and replaced by
+// their owner: a week-long connection or a burst of raw outputs must not drop them.
 const (
 	MaxBlobAge   = 7 * 24 * 60 * 60 // seconds
 	MaxBlobBytes = 256 << 20
@@ -287,13 +289,14 @@ func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) (err
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO blobs(key, session, data) VALUES (?, ?, ?)`, key, sess, data); err != nil {
 		return fmt.Errorf("blob: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE created < unixepoch() - ?`, MaxBlobAge); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE session != '' AND created < unixepoch() - ?`, MaxBlobAge); err != nil {
 		return fmt.Errorf("blob: retention: %w", err)
 	}
 	// Drop the oldest until the rest fits; the new blob is kept (it fits by the check above).
 	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE key IN (
 		SELECT key FROM (
-			SELECT key, SUM(length(data)) OVER (ORDER BY created DESC, rowid DESC) AS running FROM blobs
+			SELECT key, SUM(length(data)) OVER (ORDER BY created DESC, rowid DESC) AS running
+			FROM blobs WHERE session != ''
 		) WHERE running > ?)`, s.maxBlobs); err != nil {
 		return fmt.Errorf("blob: retention: %w", err)
 	}
