@@ -85,6 +85,9 @@ type Turn struct {
 	// the turn and is returned in Result.ClientCalls.
 	ClientTools []llm.Tool
 	MaxSteps    int // 0: 32
+	// MaxStepsKey is the setting MaxSteps came from, for the message at the limit ("" reads
+	// agents.defaults.maxSteps).
+	MaxStepsKey string
 	MaxTokens   int
 	Temperature *float64
 	ToolChoice  string
@@ -195,7 +198,11 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 	for step := 1; ; step++ {
 		if step > maxSteps {
 			res.Finish = "max_steps"
-			return res, fmt.Errorf("%w: the model was still calling tools after %d steps (agents.defaults.maxSteps)", ErrMaxSteps, maxSteps)
+			key := t.MaxStepsKey
+			if key == "" {
+				key = "agents.defaults.maxSteps"
+			}
+			return res, fmt.Errorf("%w: the model was still calling tools after %d steps (%s)", ErrMaxSteps, maxSteps, key)
 		}
 		tools, offered, toolBytes, err := r.tools(ctx, t)
 		if err != nil {
@@ -397,17 +404,25 @@ func requestSize(req *llm.Request) int {
 	return len(b)
 }
 
-// runCalls runs a step's tool calls concurrently and returns their results in call order, one
-// tool message each. A cancelled turn still answers every call (with the cancellation), so the
-// transcript never holds a call without its result.
+// MaxParallelCalls bounds the tool calls of one step that run at once; the others wait their
+// turn. Models make a few parallel calls, but a step's calls are the model's (or a broken
+// provider's) to number: thousands of exec calls at once would start thousands of processes.
+const MaxParallelCalls = 8
+
+// runCalls runs a step's tool calls concurrently, MaxParallelCalls at a time, and returns their
+// results in call order, one tool message each. A cancelled turn still answers every call (with
+// the cancellation), so the transcript never holds a call without its result.
 func (r *Runner) runCalls(ctx context.Context, t Turn, calls []llm.Part) ([]llm.Message, []ToolRun) {
 	out := make([]llm.Message, len(calls))
 	runs := make([]ToolRun, len(calls))
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, MaxParallelCalls)
 	for i, c := range calls {
 		wg.Add(1)
+		slots <- struct{}{}
 		go func() {
 			defer wg.Done()
+			defer func() { <-slots }()
 			part := c
 			r.observe(t, Event{Kind: EventToolStart, Call: &part})
 			res := r.callTool(ctx, t.Session, c)
