@@ -122,3 +122,15 @@ func TestAgentToolRulesNarrowToolSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestStepLimitNamesItsSetting: the error at the step limit names the setting to raise, the
+// agent's own when it set the limit.
+func TestStepLimitNamesItsSetting(t *testing.T) {
+	a := persistentApp(t, `{agents: {defaults: {model: "scripted/demo", maxSteps: 1}, list: [{id: "x"}, {id: "short", maxSteps: 1}]}}`)
+	for agentID, want := range map[string]string{"": "(agents.defaults.maxSteps)", "x": "(agents.defaults.maxSteps)", "short": "(agents.list[1].maxSteps)"} {
+		_, err := a.Turn(context.Background(), TurnRequest{Session: "s", Agent: agentID, Ephemeral: true, Input: userText(`run exec {"command": ["true"]}`)})
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("agent %q: err = %v, want it to end %q", agentID, err, want)
+		}
+	}
+}
