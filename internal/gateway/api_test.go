@@ -380,3 +380,82 @@ func TestStreamedDirectiveReply(t *testing.T) {
 		t.Errorf("responses stream lacks the reply: %s", b)
 	}
 }
+
+// TestResponsesStreamOutputIndices: every output item of a stream is added at the next
+// output_index, events name the item at their index, and response.completed holds the items
+// added, in order, also when text streamed before the client calls a last step ended with.
+func TestResponsesStreamOutputIndices(t *testing.T) {
+	call := llm.Part{Kind: llm.KindToolCall, CallID: "s1", Name: "exec", Args: json.RawMessage(`{}`)}
+	client := []llm.Part{{Kind: llm.KindToolCall, CallID: "k", Name: "client_fn", Args: json.RawMessage(`{"a":1}`)}}
+	tests := []struct {
+		name   string
+		events []agent.Event
+		result agent.Result
+		want   []string // the items added, as type/id
+	}{
+		{"text", []agent.Event{{Kind: agent.EventText, Text: "hi"}}, agent.Result{Text: "hi", Finish: "stop"}, []string{"message"}},
+		{"client calls only", nil, agent.Result{ClientCalls: client, Finish: "tool_calls"}, []string{"function_call"}},
+		{"text and client calls", []agent.Event{{Kind: agent.EventText, Text: "ok"}}, agent.Result{Text: "ok", ClientCalls: client, Finish: "tool_calls"},
+			[]string{"message", "function_call"}},
+		{"text of an earlier step, then client calls", []agent.Event{
+			{Kind: agent.EventText, Text: "Checking first."},
+			{Kind: agent.EventToolStart, Call: &call},
+			{Kind: agent.EventToolEnd, Call: &call, Result: catalog.TextResult("done")},
+		}, agent.Result{ClientCalls: client, Finish: "tool_calls"}, []string{"message", "function_call"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serve(t, &fakeAgent{events: tt.events, result: &app.TurnResult{Result: tt.result}})
+			_, b := post(t, srv.URL+"/v1/responses", `{"model":"a/b","input":"hi","stream":true,"tools":[{"type":"function","name":"client_fn"}]}`)
+			type item struct{ Type, ID string }
+			var added []item
+			var completed []item
+			for _, d := range sseData(t, b) {
+				var ev struct {
+					Type        string `json:"type"`
+					OutputIndex *int   `json:"output_index"`
+					ItemID      string `json:"item_id"`
+					Item        *item  `json:"item"`
+					Response    struct {
+						Output []item `json:"output"`
+					} `json:"response"`
+				}
+				if err := json.Unmarshal([]byte(d), &ev); err != nil {
+					t.Fatalf("event %s: %v", d, err)
+				}
+				switch {
+				case ev.Type == "response.output_item.added":
+					if *ev.OutputIndex != len(added) {
+						t.Errorf("item %s added at output_index %d, want %d", ev.Item.Type, *ev.OutputIndex, len(added))
+					}
+					added = append(added, *ev.Item)
+				case ev.Type == "response.completed":
+					completed = ev.Response.Output
+				case ev.OutputIndex != nil:
+					i := *ev.OutputIndex
+					if i >= len(added) {
+						t.Errorf("%s at output_index %d, before any item there", ev.Type, i)
+						continue
+					}
+					id := ev.ItemID
+					if ev.Item != nil {
+						id = ev.Item.ID
+					}
+					if id != added[i].ID {
+						t.Errorf("%s at output_index %d names item %s, the item there is %s", ev.Type, i, id, added[i].ID)
+					}
+				}
+			}
+			var types []string
+			for _, it := range added {
+				types = append(types, it.Type)
+			}
+			if diff := cmp.Diff(tt.want, types); diff != "" {
+				t.Errorf("items added (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(added, completed); diff != "" {
+				t.Errorf("response.completed output against the items added (-added +completed):\n%s", diff)
+			}
+		})
+	}
+}

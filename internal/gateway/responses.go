@@ -272,9 +272,12 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 	msgID := "msg_" + randomID()
 	created := time.Now().Unix()
 	base := respObject{ID: id, Object: "response", CreatedAt: created, Status: "in_progress", Model: rr.Model, Output: []respOut{}}
-	finalOutput := func(res *agent.Result) []respOut {
+	// finalOutput is the turn's output items; streamed says a message item was opened for text
+	// streamed before the client calls, which keeps it (and output index 0) though the last step
+	// said nothing.
+	finalOutput := func(res *agent.Result, streamed bool) []respOut {
 		out := []respOut{}
-		if res.Text != "" || len(res.ClientCalls) == 0 {
+		if res.Text != "" || len(res.ClientCalls) == 0 || streamed {
 			out = append(out, respOut{Type: "message", ID: msgID, Status: "completed", Role: "assistant",
 				Content: []respContent{{Type: "output_text", Text: res.Text, Annotations: []any{}}}})
 		}
@@ -294,7 +297,7 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		done := base
-		done.Status, done.Output, done.Usage = "completed", finalOutput(&res.Result), respUsageOut(res.Usage)
+		done.Status, done.Output, done.Usage = "completed", finalOutput(&res.Result, false), respUsageOut(res.Usage)
 		if res.Finish == "length" {
 			done.Status = "incomplete"
 		}
@@ -362,8 +365,8 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start()
-	out := finalOutput(&res.Result)
-	if res.Text != "" || len(res.ClientCalls) == 0 {
+	out := finalOutput(&res.Result, opened)
+	if out[0].Type == "message" {
 		openMessage()
 		if res.Directive && res.Text != "" {
 			// A directive-only message is answered without a model: its reply was not streamed.
