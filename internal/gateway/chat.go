@@ -234,13 +234,17 @@ func contentText(field string, raw json.RawMessage, images bool) (string, []llm.
 	if err := json.Unmarshal(raw, &ps); err != nil {
 		return "", nil, bad(field, "must be a string or an array of content parts")
 	}
-	var text string
+	// A builder, not +=: a body may hold a million parts, and adding each to a copy of the
+	// text before it was quadratic (hours of CPU for one request).
+	var text strings.Builder
 	var parts []llm.Part
 	for j, p := range ps {
 		switch p.Type {
 		case "text", "input_text", "output_text":
-			text += p.Text
-			parts = append(parts, llm.Part{Kind: llm.KindText, Text: p.Text})
+			text.WriteString(p.Text)
+			if images { // only a user message keeps its parts
+				parts = append(parts, llm.Part{Kind: llm.KindText, Text: p.Text})
+			}
 		case "image_url", "input_image":
 			if !images {
 				return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "images are only accepted in user messages")
@@ -257,7 +261,7 @@ func contentText(field string, raw json.RawMessage, images bool) (string, []llm.
 			return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "must be text or image_url (input_text or input_image)")
 		}
 	}
-	return text, parts, nil
+	return text.String(), parts, nil
 }
 
 // toolParams is a declared tool's parameters: a JSON Schema object, or none.
