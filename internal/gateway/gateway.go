@@ -71,6 +71,11 @@ func NewHandler(rt Routes) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		h, err := health(r.Context(), rt.Health)
 		switch {
+		case err != nil && anonymous(r):
+			// The store's error may name its file or host: not for anyone who can reach the port.
+			writeJSON(w, http.StatusServiceUnavailable, struct {
+				Status string `json:"status"`
+			}{StatusUnavailable})
 		case err != nil:
 			writeJSON(w, http.StatusServiceUnavailable, struct {
 				Status string `json:"status"`
