@@ -459,3 +459,59 @@ func TestResponsesStreamOutputIndices(t *testing.T) {
 		})
 	}
 }
+
+// TestResponsesCutShort: a turn cut short by the token cap or a content filter is a response
+// with status incomplete and its reason, and a stream of it ends with response.incomplete, as
+// OpenAI's; a whole one is completed with incomplete_details null.
+func TestResponsesCutShort(t *testing.T) {
+	tests := []struct {
+		finish, status, reason string
+	}{
+		{"stop", "completed", ""},
+		{"length", "incomplete", "max_output_tokens"},
+		{"content_filter", "incomplete", "content_filter"},
+	}
+	type response struct {
+		Status            string
+		IncompleteDetails *struct{ Reason string } `json:"incomplete_details"`
+	}
+	check := func(t *testing.T, what string, r response, status, reason string) {
+		t.Helper()
+		got := r.Status
+		if r.IncompleteDetails != nil {
+			got += " " + r.IncompleteDetails.Reason
+		}
+		if want := strings.TrimSpace(status + " " + reason); got != want {
+			t.Errorf("%s: %q, want %q", what, got, want)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.finish, func(t *testing.T) {
+			res := answer("partial")
+			res.Finish = tt.finish
+			srv := serve(t, &fakeAgent{events: []agent.Event{{Kind: agent.EventText, Text: "partial"}}, result: res})
+			_, b := post(t, srv.URL+"/v1/responses", `{"model":"a/b","input":"hi"}`)
+			var plain response
+			if err := json.Unmarshal(b, &plain); err != nil {
+				t.Fatal(err)
+			}
+			check(t, "response", plain, tt.status, tt.reason)
+			if !strings.Contains(string(b), `"incomplete_details":`) {
+				t.Errorf("the response lacks incomplete_details: %s", b)
+			}
+			_, b = post(t, srv.URL+"/v1/responses", `{"model":"a/b","input":"hi","stream":true}`)
+			data := sseData(t, b)
+			var last struct {
+				Type     string
+				Response response
+			}
+			if err := json.Unmarshal([]byte(data[len(data)-1]), &last); err != nil {
+				t.Fatal(err)
+			}
+			if want := "response." + tt.status; last.Type != want {
+				t.Errorf("the stream ends with %s, want %s", last.Type, want)
+			}
+			check(t, "streamed response", last.Response, tt.status, tt.reason)
+		})
+	}
+}
