@@ -515,3 +515,37 @@ func TestResponsesCutShort(t *testing.T) {
 		})
 	}
 }
+
+// TestChatContentOfToolCalls: a completion that only calls tools has content null, as OpenAI's:
+// clients take a content that is not null for the answer and skip the calls.
+func TestChatContentOfToolCalls(t *testing.T) {
+	calls := []llm.Part{{Kind: llm.KindToolCall, CallID: "k", Name: "client_fn", Args: json.RawMessage(`{}`)}}
+	tests := []struct {
+		name   string
+		result agent.Result
+		want   string // the message's content, as JSON
+	}{
+		{"an answer", agent.Result{Text: "hi", Finish: "stop"}, `"hi"`},
+		{"an empty answer", agent.Result{Finish: "stop"}, `""`},
+		{"text and calls", agent.Result{Text: "let me", ClientCalls: calls, Finish: "tool_calls"}, `"let me"`},
+		{"calls only", agent.Result{ClientCalls: calls, Finish: "tool_calls"}, `null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serve(t, &fakeAgent{result: &app.TurnResult{Result: tt.result}})
+			_, b := post(t, srv.URL+"/v1/chat/completions", `{"model":"a/b","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"client_fn"}}]}`)
+			var out struct {
+				Choices []struct {
+					Message map[string]json.RawMessage `json:"message"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(b, &out); err != nil || len(out.Choices) != 1 {
+				t.Fatalf("%v: %s", err, b)
+			}
+			content, ok := out.Choices[0].Message["content"]
+			if !ok || string(content) != tt.want {
+				t.Errorf("content = %s (present %v), want %s", content, ok, tt.want)
+			}
+		})
+	}
+}

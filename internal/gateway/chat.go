@@ -368,7 +368,12 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 			writeTurnError(w, err)
 			return
 		}
-		msg := chatOut{Role: "assistant", Content: ptr(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
+		msg := chatMessageOut{Role: "assistant", Content: ptr(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
+		if res.Text == "" && len(msg.ToolCalls) > 0 {
+			// null, as OpenAI's: clients read a content that is not null as the answer and
+			// skip the calls (the Agents SDK), and providers refuse it sent back empty.
+			msg.Content = nil
+		}
 		if res.Levels.Reasoning == "on" || res.Levels.Reasoning == "stream" {
 			msg.ReasoningContent = reasoningText(res.Message)
 		}
@@ -475,10 +480,10 @@ type chatCompletion struct {
 }
 
 type chatChoice struct {
-	Index        int      `json:"index"`
-	Message      *chatOut `json:"message,omitempty"`
-	Delta        *chatOut `json:"delta,omitempty"`
-	FinishReason *string  `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Message      *chatMessageOut `json:"message,omitempty"`
+	Delta        *chatOut        `json:"delta,omitempty"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
 type chatOut struct {
@@ -488,6 +493,16 @@ type chatOut struct {
 	// Trace holds the /trace lines (nodmix's own field; OpenAI clients ignore it).
 	Trace     []string       `json:"nodmix_trace,omitempty"`
 	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+// chatMessageOut is the message of a whole completion: its content is always there, null
+// when the message only calls tools.
+type chatMessageOut struct {
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	Trace            []string       `json:"nodmix_trace,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 type chatUsage struct {
