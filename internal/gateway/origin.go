@@ -21,7 +21,7 @@ func sameOrigin(token string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token == "" && !loopbackHost(r.Host) {
 			refuse(w, r, http.StatusForbidden, "invalid_request_error", "forbidden_host",
-				fmt.Sprintf("host %q is not a loopback name: a gateway without a token answers only to localhost and loopback addresses", r.Host))
+				fmt.Sprintf("host %q is not a loopback name: a gateway without a token answers only to localhost and loopback addresses (set gateway.auth.token to serve it under another name)", r.Host))
 			return
 		}
 		if err := cop.Check(r); err != nil {
