@@ -380,3 +380,172 @@ func TestStreamedDirectiveReply(t *testing.T) {
 		t.Errorf("responses stream lacks the reply: %s", b)
 	}
 }
+
+// TestResponsesStreamOutputIndices: every output item of a stream is added at the next
+// output_index, events name the item at their index, and response.completed holds the items
+// added, in order, also when text streamed before the client calls a last step ended with.
+func TestResponsesStreamOutputIndices(t *testing.T) {
+	call := llm.Part{Kind: llm.KindToolCall, CallID: "s1", Name: "exec", Args: json.RawMessage(`{}`)}
+	client := []llm.Part{{Kind: llm.KindToolCall, CallID: "k", Name: "client_fn", Args: json.RawMessage(`{"a":1}`)}}
+	tests := []struct {
+		name   string
+		events []agent.Event
+		result agent.Result
+		want   []string // the items added, as type/id
+	}{
+		{"text", []agent.Event{{Kind: agent.EventText, Text: "hi"}}, agent.Result{Text: "hi", Finish: "stop"}, []string{"message"}},
+		{"client calls only", nil, agent.Result{ClientCalls: client, Finish: "tool_calls"}, []string{"function_call"}},
+		{"text and client calls", []agent.Event{{Kind: agent.EventText, Text: "ok"}}, agent.Result{Text: "ok", ClientCalls: client, Finish: "tool_calls"},
+			[]string{"message", "function_call"}},
+		{"text of an earlier step, then client calls", []agent.Event{
+			{Kind: agent.EventText, Text: "Checking first."},
+			{Kind: agent.EventToolStart, Call: &call},
+			{Kind: agent.EventToolEnd, Call: &call, Result: catalog.TextResult("done")},
+		}, agent.Result{ClientCalls: client, Finish: "tool_calls"}, []string{"message", "function_call"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serve(t, &fakeAgent{events: tt.events, result: &app.TurnResult{Result: tt.result}})
+			_, b := post(t, srv.URL+"/v1/responses", `{"model":"a/b","input":"hi","stream":true,"tools":[{"type":"function","name":"client_fn"}]}`)
+			type item struct{ Type, ID string }
+			var added []item
+			var completed []item
+			for _, d := range sseData(t, b) {
+				var ev struct {
+					Type        string `json:"type"`
+					OutputIndex *int   `json:"output_index"`
+					ItemID      string `json:"item_id"`
+					Item        *item  `json:"item"`
+					Response    struct {
+						Output []item `json:"output"`
+					} `json:"response"`
+				}
+				if err := json.Unmarshal([]byte(d), &ev); err != nil {
+					t.Fatalf("event %s: %v", d, err)
+				}
+				switch {
+				case ev.Type == "response.output_item.added":
+					if *ev.OutputIndex != len(added) {
+						t.Errorf("item %s added at output_index %d, want %d", ev.Item.Type, *ev.OutputIndex, len(added))
+					}
+					added = append(added, *ev.Item)
+				case ev.Type == "response.completed":
+					completed = ev.Response.Output
+				case ev.OutputIndex != nil:
+					i := *ev.OutputIndex
+					if i >= len(added) {
+						t.Errorf("%s at output_index %d, before any item there", ev.Type, i)
+						continue
+					}
+					id := ev.ItemID
+					if ev.Item != nil {
+						id = ev.Item.ID
+					}
+					if id != added[i].ID {
+						t.Errorf("%s at output_index %d names item %s, the item there is %s", ev.Type, i, id, added[i].ID)
+					}
+				}
+			}
+			var types []string
+			for _, it := range added {
+				types = append(types, it.Type)
+			}
+			if diff := cmp.Diff(tt.want, types); diff != "" {
+				t.Errorf("items added (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(added, completed); diff != "" {
+				t.Errorf("response.completed output against the items added (-added +completed):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestResponsesCutShort: a turn cut short by the token cap or a content filter is a response
+// with status incomplete and its reason, and a stream of it ends with response.incomplete, as
+// OpenAI's; a whole one is completed with incomplete_details null.
+func TestResponsesCutShort(t *testing.T) {
+	tests := []struct {
+		finish, status, reason string
+	}{
+		{"stop", "completed", ""},
+		{"length", "incomplete", "max_output_tokens"},
+		{"content_filter", "incomplete", "content_filter"},
+	}
+	type response struct {
+		Status            string
+		IncompleteDetails *struct{ Reason string } `json:"incomplete_details"`
+	}
+	check := func(t *testing.T, what string, r response, status, reason string) {
+		t.Helper()
+		got := r.Status
+		if r.IncompleteDetails != nil {
+			got += " " + r.IncompleteDetails.Reason
+		}
+		if want := strings.TrimSpace(status + " " + reason); got != want {
+			t.Errorf("%s: %q, want %q", what, got, want)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.finish, func(t *testing.T) {
+			res := answer("partial")
+			res.Finish = tt.finish
+			srv := serve(t, &fakeAgent{events: []agent.Event{{Kind: agent.EventText, Text: "partial"}}, result: res})
+			_, b := post(t, srv.URL+"/v1/responses", `{"model":"a/b","input":"hi"}`)
+			var plain response
+			if err := json.Unmarshal(b, &plain); err != nil {
+				t.Fatal(err)
+			}
+			check(t, "response", plain, tt.status, tt.reason)
+			if !strings.Contains(string(b), `"incomplete_details":`) {
+				t.Errorf("the response lacks incomplete_details: %s", b)
+			}
+			_, b = post(t, srv.URL+"/v1/responses", `{"model":"a/b","input":"hi","stream":true}`)
+			data := sseData(t, b)
+			var last struct {
+				Type     string
+				Response response
+			}
+			if err := json.Unmarshal([]byte(data[len(data)-1]), &last); err != nil {
+				t.Fatal(err)
+			}
+			if want := "response." + tt.status; last.Type != want {
+				t.Errorf("the stream ends with %s, want %s", last.Type, want)
+			}
+			check(t, "streamed response", last.Response, tt.status, tt.reason)
+		})
+	}
+}
+
+// TestChatContentOfToolCalls: a completion that only calls tools has content null, as OpenAI's:
+// clients take a content that is not null for the answer and skip the calls.
+func TestChatContentOfToolCalls(t *testing.T) {
+	calls := []llm.Part{{Kind: llm.KindToolCall, CallID: "k", Name: "client_fn", Args: json.RawMessage(`{}`)}}
+	tests := []struct {
+		name   string
+		result agent.Result
+		want   string // the message's content, as JSON
+	}{
+		{"an answer", agent.Result{Text: "hi", Finish: "stop"}, `"hi"`},
+		{"an empty answer", agent.Result{Finish: "stop"}, `""`},
+		{"text and calls", agent.Result{Text: "let me", ClientCalls: calls, Finish: "tool_calls"}, `"let me"`},
+		{"calls only", agent.Result{ClientCalls: calls, Finish: "tool_calls"}, `null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serve(t, &fakeAgent{result: &app.TurnResult{Result: tt.result}})
+			_, b := post(t, srv.URL+"/v1/chat/completions", `{"model":"a/b","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"client_fn"}}]}`)
+			var out struct {
+				Choices []struct {
+					Message map[string]json.RawMessage `json:"message"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(b, &out); err != nil || len(out.Choices) != 1 {
+				t.Fatalf("%v: %s", err, b)
+			}
+			content, ok := out.Choices[0].Message["content"]
+			if !ok || string(content) != tt.want {
+				t.Errorf("content = %s (present %v), want %s", content, ok, tt.want)
+			}
+		})
+	}
+}

@@ -234,13 +234,17 @@ func contentText(field string, raw json.RawMessage, images bool) (string, []llm.
 	if err := json.Unmarshal(raw, &ps); err != nil {
 		return "", nil, bad(field, "must be a string or an array of content parts")
 	}
-	var text string
+	// A builder, not +=: a body may hold a million parts, and adding each to a copy of the
+	// text before it was quadratic (hours of CPU for one request).
+	var text strings.Builder
 	var parts []llm.Part
 	for j, p := range ps {
 		switch p.Type {
 		case "text", "input_text", "output_text":
-			text += p.Text
-			parts = append(parts, llm.Part{Kind: llm.KindText, Text: p.Text})
+			text.WriteString(p.Text)
+			if images { // only a user message keeps its parts
+				parts = append(parts, llm.Part{Kind: llm.KindText, Text: p.Text})
+			}
 		case "image_url", "input_image":
 			if !images {
 				return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "images are only accepted in user messages")
@@ -257,7 +261,7 @@ func contentText(field string, raw json.RawMessage, images bool) (string, []llm.
 			return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "must be text or image_url (input_text or input_image)")
 		}
 	}
-	return text, parts, nil
+	return text.String(), parts, nil
 }
 
 // toolParams is a declared tool's parameters: a JSON Schema object, or none.
@@ -364,7 +368,12 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 			writeTurnError(w, err)
 			return
 		}
-		msg := chatOut{Role: "assistant", Content: ptr(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
+		msg := chatMessageOut{Role: "assistant", Content: ptr(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
+		if res.Text == "" && len(msg.ToolCalls) > 0 {
+			// null, as OpenAI's: clients read a content that is not null as the answer and
+			// skip the calls (the Agents SDK), and providers refuse it sent back empty.
+			msg.Content = nil
+		}
 		if res.Levels.Reasoning == "on" || res.Levels.Reasoning == "stream" {
 			msg.ReasoningContent = reasoningText(res.Message)
 		}
@@ -471,10 +480,10 @@ type chatCompletion struct {
 }
 
 type chatChoice struct {
-	Index        int      `json:"index"`
-	Message      *chatOut `json:"message,omitempty"`
-	Delta        *chatOut `json:"delta,omitempty"`
-	FinishReason *string  `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Message      *chatMessageOut `json:"message,omitempty"`
+	Delta        *chatOut        `json:"delta,omitempty"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
 type chatOut struct {
@@ -484,6 +493,16 @@ type chatOut struct {
 	// Trace holds the /trace lines (nodmix's own field; OpenAI clients ignore it).
 	Trace     []string       `json:"nodmix_trace,omitempty"`
 	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+// chatMessageOut is the message of a whole completion: its content is always there, null
+// when the message only calls tools.
+type chatMessageOut struct {
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	Trace            []string       `json:"nodmix_trace,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 type chatUsage struct {

@@ -71,6 +71,11 @@ func NewHandler(rt Routes) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		h, err := health(r.Context(), rt.Health)
 		switch {
+		case err != nil && anonymous(r):
+			// The store's error may name its file or host: not for anyone who can reach the port.
+			writeJSON(w, http.StatusServiceUnavailable, struct {
+				Status string `json:"status"`
+			}{StatusUnavailable})
 		case err != nil:
 			writeJSON(w, http.StatusServiceUnavailable, struct {
 				Status string `json:"status"`
@@ -187,9 +192,10 @@ func (l Limits) withDefaults() Limits {
 
 // ServeListener serves h on ln until ctx ends, then shuts down gracefully. It takes ownership of
 // ln. Loopback needs no token; any other address does (ErrTokenRequired). With a token, every
-// request except GET /healthz must carry "Authorization: Bearer <token>". Open SSE streams end
-// when their MCP sessions do: close the MCP server when ctx ends, or shutdown waits 3 seconds
-// before cutting them.
+// request except GET /healthz must carry "Authorization: Bearer <token>"; without one, only a
+// loopback Host is served. A browser request from another origin that would change something is
+// refused either way (sameOrigin). Open SSE streams end when their MCP sessions do: close the
+// MCP server when ctx ends, or shutdown waits 3 seconds before cutting them.
 func ServeListener(ctx context.Context, ln net.Listener, token string, h http.Handler, lim Limits) error {
 	if err := CheckListen(ln.Addr().String(), token); err != nil {
 		_ = ln.Close()
@@ -197,7 +203,7 @@ func ServeListener(ctx context.Context, ln net.Listener, token string, h http.Ha
 	}
 	lim = lim.withDefaults()
 	srv := &http.Server{
-		Handler:           bounded(lim.Write, RequireToken(token, h)),
+		Handler:           bounded(lim.Write, sameOrigin(token, RequireToken(token, h))),
 		ReadHeaderTimeout: lim.ReadHeader,
 		ReadTimeout:       lim.Read,
 		IdleTimeout:       lim.Idle,
@@ -289,12 +295,7 @@ func RequireToken(token string, h http.Handler) http.Handler {
 		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="nodmix"`)
-			if strings.HasPrefix(r.URL.Path, "/v1/") {
-				// OpenAI's clients read the reason from OpenAI's error object.
-				writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "missing or wrong bearer token")
-				return
-			}
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			refuse(w, r, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "missing or wrong bearer token")
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -339,3 +339,34 @@ func TestStalledReaderIsCut(t *testing.T) {
 		t.Fatal("the handler is still writing to a client that stopped reading")
 	}
 }
+
+// TestHealthzWithoutTheTokenTellsOnlyTheStatus: a gateway with a token answers /healthz to a
+// caller without it with the status alone, also when nodmix cannot serve: the store's error
+// names its file.
+func TestHealthzWithoutTheTokenTellsOnlyTheStatus(t *testing.T) {
+	failing := func(context.Context) ([]gateway.ServerHealth, error) {
+		return nil, errors.New("state store: open /home/someone/.local/state/nodmix/state.db: disk I/O error")
+	}
+	h := gateway.RequireToken("s3cret", gateway.NewHandler(gateway.Routes{MCP: mcpStub, Health: failing}))
+	tests := []struct {
+		auth, body string
+	}{
+		{"", `{"status":"unavailable"}`},
+		{"Bearer wrong", `{"status":"unavailable"}`},
+		{"Bearer s3cret", `{"status":"unavailable","error":"state store: open /home/someone/.local/state/nodmix/state.db: disk I/O error"}`},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+		if tt.auth != "" {
+			req.Header.Set("Authorization", tt.auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Errorf("%q: status %d", tt.auth, rec.Code)
+		}
+		if diff := cmp.Diff(tt.body, strings.TrimSpace(rec.Body.String())); diff != "" {
+			t.Errorf("%q: body (-want +got):\n%s", tt.auth, diff)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -47,4 +48,28 @@ func FuzzPathAt(f *testing.F) {
 			t.Errorf("pathAt(%s, %d) = %q; json's field is %q", s, te.Offset, got, te.Field)
 		}
 	})
+}
+
+// TestPathAtDeepNestingIsLinear: a wrong value after a deeply nested one (a tool's parameters
+// may nest as deep as JSON allows) is named at a cost proportional to the body; the path was
+// built again at every value, quadratic in the nesting: 5 s for one 20 kB body.
+func TestPathAtDeepNestingIsLinear(t *testing.T) {
+	const depth = 9990
+	nest := strings.Repeat("[", depth) + strings.Repeat("]", depth)
+	body := `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"a","parameters":` +
+		nest + `}}],"model":5}`
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := parseChat([]byte(body))
+	runtime.ReadMemStats(&after)
+	if err == nil || err.Error() != "model: must be a string" {
+		t.Fatalf("err = %v", err)
+	}
+	// Linear naming allocates some hundred times the body; the quadratic one, thousands.
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(500*len(body)); got > limit {
+		t.Errorf("naming the wrong value of a %d-byte body allocated %d bytes, over %d", len(body), got, limit)
+	}
+	if got := pathAt([]byte(`[`+nest+`,{"a":[1,{"b":true}]}]`), int64(len(nest)+17)); got != "[1].a[1].b" {
+		t.Errorf("path after the nesting = %q", got)
+	}
 }

@@ -201,6 +201,24 @@ type respObject struct {
 	Output    []respOut  `json:"output"`
 	Usage     *respUsage `json:"usage"`
 	Error     *apiErrObj `json:"error"`
+	// IncompleteDetails says why a response with status incomplete stopped; null otherwise.
+	IncompleteDetails *incompleteDetails `json:"incomplete_details"`
+}
+
+type incompleteDetails struct {
+	Reason string `json:"reason"` // max_output_tokens or content_filter
+}
+
+// finish sets the status of a response whose turn ended with finish: completed, or
+// incomplete with its reason when the output was cut short.
+func (o *respObject) finish(finish string) {
+	o.Status = "completed"
+	switch finish {
+	case "length":
+		o.Status, o.IncompleteDetails = "incomplete", &incompleteDetails{Reason: "max_output_tokens"}
+	case "content_filter":
+		o.Status, o.IncompleteDetails = "incomplete", &incompleteDetails{Reason: "content_filter"}
+	}
 }
 
 type apiErrObj struct {
@@ -272,9 +290,12 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 	msgID := "msg_" + randomID()
 	created := time.Now().Unix()
 	base := respObject{ID: id, Object: "response", CreatedAt: created, Status: "in_progress", Model: rr.Model, Output: []respOut{}}
-	finalOutput := func(res *agent.Result) []respOut {
+	// finalOutput is the turn's output items; streamed says a message item was opened for text
+	// streamed before the client calls, which keeps it (and output index 0) though the last step
+	// said nothing.
+	finalOutput := func(res *agent.Result, streamed bool) []respOut {
 		out := []respOut{}
-		if res.Text != "" || len(res.ClientCalls) == 0 {
+		if res.Text != "" || len(res.ClientCalls) == 0 || streamed {
 			out = append(out, respOut{Type: "message", ID: msgID, Status: "completed", Role: "assistant",
 				Content: []respContent{{Type: "output_text", Text: res.Text, Annotations: []any{}}}})
 		}
@@ -294,10 +315,8 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		done := base
-		done.Status, done.Output, done.Usage = "completed", finalOutput(&res.Result), respUsageOut(res.Usage)
-		if res.Finish == "length" {
-			done.Status = "incomplete"
-		}
+		done.Output, done.Usage = finalOutput(&res.Result, false), respUsageOut(res.Usage)
+		done.finish(res.Finish)
 		writeJSON(w, http.StatusOK, done)
 		return
 	}
@@ -362,8 +381,8 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start()
-	out := finalOutput(&res.Result)
-	if res.Text != "" || len(res.ClientCalls) == 0 {
+	out := finalOutput(&res.Result, opened)
+	if out[0].Type == "message" {
 		openMessage()
 		if res.Directive && res.Text != "" {
 			// A directive-only message is answered without a model: its reply was not streamed.
@@ -386,9 +405,8 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		emit("response.output_item.done", map[string]any{"output_index": i, "item": item})
 	}
 	done := base
-	done.Status, done.Output, done.Usage = "completed", out, respUsageOut(res.Usage)
-	if res.Finish == "length" {
-		done.Status = "incomplete"
-	}
-	emit("response.completed", map[string]any{"response": done})
+	done.Output, done.Usage = out, respUsageOut(res.Usage)
+	done.finish(res.Finish)
+	// OpenAI ends a stream cut short with response.incomplete, which its clients look for.
+	emit("response."+done.Status, map[string]any{"response": done})
 }
