@@ -232,6 +232,9 @@ func turnStatus(err error) (int, string, string) {
 		if pe.Status == http.StatusTooManyRequests {
 			return http.StatusTooManyRequests, "rate_limit_error", "provider_rate_limited"
 		}
+		if errors.Is(pe, provider.ErrIdle) {
+			return http.StatusGatewayTimeout, "api_error", "provider_timeout"
+		}
 		return http.StatusBadGateway, "api_error", "provider_error"
 	case errors.Is(err, context.Canceled):
 		return 499, "server_error", "canceled"
