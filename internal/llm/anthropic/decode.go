@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -401,7 +402,7 @@ type redactedBlock struct {
 
 // done assembles the message in block index order.
 func (s *streamState) done() llm.Event {
-	slices.SortStableFunc(s.blocks, func(a, b *block) int { return a.index - b.index })
+	slices.SortStableFunc(s.blocks, func(a, b *block) int { return cmp.Compare(a.index, b.index) })
 	msg := &llm.Message{Role: llm.RoleAssistant, Parts: make([]llm.Part, 0, len(s.blocks))}
 	for _, b := range s.blocks {
 		if b.reasoning.Len() > 0 {
