@@ -10,6 +10,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -43,6 +45,13 @@ type newSessionKey struct{}
 const sessionHeader = "Mcp-Session-Id"
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if crossOrigin(r) {
+		// The specification's Origin rule (streamable HTTP, security warning): a browser page of
+		// another origin must not reach the catalog, whatever the method. Said before anything
+		// else, so such a request opens no session and ends no calls.
+		writeJSONRPCError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "invalid request: cross-origin requests are refused")
+		return
+	}
 	if id := r.Header.Get(sessionHeader); id != "" {
 		h.serveSession(w, r, id)
 		return
@@ -63,6 +72,25 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.sdk.ServeHTTP(w, r)
 	}
+}
+
+// crossOrigin reports whether a browser sent r from a page of another origin: by its
+// Sec-Fetch-Site header, or else by an Origin whose host is not the request's. MCP clients that
+// are not browsers send neither header, or an Origin of the endpoint itself.
+func crossOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return false
+	case "":
+	default:
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host)
 }
 
 // serveSession serves a request of an open session, keeping the session's activity for the cap.
