@@ -10,6 +10,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -43,6 +45,13 @@ type newSessionKey struct{}
 const sessionHeader = "Mcp-Session-Id"
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if crossOrigin(r) {
+		// The specification's Origin rule (streamable HTTP, security warning): a browser page of
+		// another origin must not reach the catalog, whatever the method. Said before anything
+		// else, so such a request opens no session and ends no calls.
+		writeJSONRPCError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "invalid request: cross-origin requests are refused")
+		return
+	}
 	if id := r.Header.Get(sessionHeader); id != "" {
 		h.serveSession(w, r, id)
 		return
@@ -65,6 +74,25 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// crossOrigin reports whether a browser sent r from a page of another origin: by its
+// Sec-Fetch-Site header, or else by an Origin whose host is not the request's. MCP clients that
+// are not browsers send neither header, or an Origin of the endpoint itself.
+func crossOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return false
+	case "":
+	default:
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host)
+}
+
 // serveSession serves a request of an open session, keeping the session's activity for the cap.
 func (h *httpHandler) serveSession(w http.ResponseWriter, r *http.Request, id string) {
 	switch r.Method {
@@ -83,7 +111,8 @@ func (h *httpHandler) serveSession(w http.ResponseWriter, r *http.Request, id st
 }
 
 func (h *httpHandler) startSession(w http.ResponseWriter, r *http.Request) {
-	if err := h.srv.reserve(); err != nil {
+	victim, err := h.srv.reserve()
+	if err != nil {
 		status := http.StatusServiceUnavailable
 		if errors.Is(err, ErrTooManySessions) {
 			w.Header().Set("Retry-After", "1")
@@ -94,7 +123,7 @@ func (h *httpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := h.srv.newBinding(r.Context(), newID())
 	if err != nil {
-		h.srv.release()
+		h.srv.release(victim)
 		h.srv.log.Warn("mcp session not opened", "err", err)
 		status := http.StatusInternalServerError
 		if errors.Is(err, ErrClosed) {
@@ -104,7 +133,7 @@ func (h *httpHandler) startSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), newSessionKey{}, b)))
-	h.srv.adopt(b)
+	h.srv.adopt(b, victim)
 }
 
 type postKind int
@@ -286,43 +315,63 @@ type httpSession struct {
 	last uint64      // the clock at the start or end of the latest request
 	busy int         // POSTs in progress
 	idle *time.Timer // closes the session Options.SessionTimeout after its last POST; nil: never
+	// claimed: an initialize in progress will evict this session once its own session is open.
+	claimed bool
 }
 
-// oldestIdle is the session without a POST in progress that was active least recently, or nil.
+// oldestIdle is the session without a POST in progress that was active least recently and that
+// no initialize has claimed, or nil.
 func (hs *httpSessions) oldestIdle() *httpSession {
 	var old *httpSession
 	for _, x := range hs.byID {
-		if x.busy == 0 && (old == nil || x.last < old.last) {
+		if x.busy == 0 && !x.claimed && (old == nil || x.last < old.last) {
 			old = x
 		}
 	}
 	return old
 }
 
-// reserve takes a place under the cap for a new session, evicting the session idle longest when
-// the cap is reached. The caller gives the place back with adopt or release.
-func (s *Server) reserve() error {
+// reserve takes a place under the cap for a new session. At the cap it claims the session idle
+// longest, which adopt evicts only once the new session has opened: an initialize the SDK then
+// refuses (an Accept or protocol version it does not serve, a Host header of DNS rebinding)
+// must not cost another client its session. The caller gives the place back with adopt or
+// release.
+func (s *Server) reserve() (victim *httpSession, err error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	hs := &s.http
-	var victim *httpSession
 	if limit := s.opts.MaxSessions; limit > 0 && len(hs.byID)+hs.opening >= limit {
 		if victim = hs.oldestIdle(); victim == nil {
-			s.mu.Unlock()
-			return fmt.Errorf("%w: all %d are busy, try again later", ErrTooManySessions, limit)
+			return nil, fmt.Errorf("%w: all %d are busy, try again later", ErrTooManySessions, limit)
 		}
-		delete(hs.byID, victim.b.id)
+		victim.claimed = true
 	}
 	hs.opening++
-	s.mu.Unlock()
-	if victim != nil {
-		s.log.Info("mcp session evicted: the session cap is reached and it was idle longest", "session", victim.b.id, "maxSessions", s.opts.MaxSessions)
-		victim.end()
+	return victim, nil
+}
+
+// evict ends victim, claimed by reserve for a session that has now opened, unless it has ended
+// meanwhile; if it has become busy, the session idle longest other than opened goes instead.
+// Called with s.mu held; the caller ends the session it returns, after unlocking.
+func (s *Server) evict(victim, opened *httpSession) *httpSession {
+	victim.claimed = false
+	hs := &s.http
+	if hs.byID[victim.b.id] != victim {
+		return nil // it ended on its own: its place is free
 	}
-	return nil
+	if victim.busy > 0 {
+		opened.claimed = true // not a candidate for its own place
+		victim = hs.oldestIdle()
+		opened.claimed = false
+		if victim == nil {
+			return nil // every other session is busy: over the cap by one until one ends
+		}
+	}
+	delete(hs.byID, victim.b.id)
+	return victim
 }
 
 // end closes a session taken out of the server's table: its calls in progress first, since
@@ -333,9 +382,12 @@ func (x *httpSession) end() {
 }
 
 // release gives back a place reserve took, for a session that was never opened.
-func (s *Server) release() {
+func (s *Server) release(victim *httpSession) {
 	s.mu.Lock()
 	s.http.opening--
+	if victim != nil {
+		victim.claimed = false
+	}
 	s.mu.Unlock()
 }
 
@@ -399,14 +451,19 @@ func (s *Server) stopCalls(id string) {
 // adopt ties a binding to the life of its MCP session, or ends it when the request did not leave
 // a session behind (a refused request, a failed initialize). It gives back the place reserve
 // took: the session holds one of its own from then on.
-func (s *Server) adopt(b *binding) {
+func (s *Server) adopt(b *binding, victim *httpSession) {
 	var ss *mcp.ServerSession
 	for x := range b.mcp.Sessions() {
 		ss = x
 	}
+	initialized := ss != nil && ss.InitializeParams() != nil
 	s.mu.Lock()
 	s.http.opening--
 	closed := s.closed
+	var evicted *httpSession
+	if victim != nil && (!initialized || closed) {
+		victim.claimed = false // no session opened (the SDK refused it): no one loses theirs
+	}
 	if ss != nil && !closed {
 		s.http.clock++
 		x := &httpSession{b: b, ss: ss, last: s.http.clock}
@@ -414,6 +471,9 @@ func (s *Server) adopt(b *binding) {
 			x.idle = time.AfterFunc(t, func() { s.expire(x) })
 		}
 		s.http.byID[b.id] = x
+		if victim != nil && victim.claimed {
+			evicted = s.evict(victim, x)
+		}
 		s.wg.Go(func() {
 			_ = ss.Wait()
 			s.mu.Lock()
@@ -428,6 +488,10 @@ func (s *Server) adopt(b *binding) {
 		})
 	}
 	s.mu.Unlock()
+	if evicted != nil {
+		s.log.Info("mcp session evicted: the session cap is reached and it was idle longest", "session", evicted.b.id, "maxSessions", s.opts.MaxSessions)
+		evicted.end()
+	}
 	switch {
 	case ss == nil:
 		_ = b.close()

@@ -240,3 +240,73 @@ func TestHTTPErrorsHaveCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPCrossOrigin: a request a browser sends from a page of another origin is refused with
+// 403, whatever its method, before it opens a session or reaches one (the specification's
+// Origin rule); a client of the same origin, or one that is not a browser, is served.
+func TestHTTPCrossOrigin(t *testing.T) {
+	leaktest.Check(t)
+	sessions := newFakeSessions()
+	srv := New(sessions, Options{})
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	resp, _ := post(t, url, init, map[string]string{"Origin": ts.URL, "Sec-Fetch-Site": "same-origin"})
+	id := resp.Header.Get(sessionHeader)
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("same-origin initialize = %d, session %q", resp.StatusCode, id)
+	}
+	const refused = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: cross-origin requests are refused"}}` + "\n"
+	tests := []struct {
+		name, method string
+		header       map[string]string
+	}{
+		{"initialize from another origin", http.MethodPost, map[string]string{"Origin": "https://evil.example"}},
+		{"initialize from another port", http.MethodPost, map[string]string{"Origin": "http://127.0.0.1:1"}},
+		{"an opaque origin", http.MethodPost, map[string]string{"Origin": "null"}},
+		{"a cross-site fetch", http.MethodPost, map[string]string{"Sec-Fetch-Site": "cross-site"}},
+		{"a same-site fetch", http.MethodPost, map[string]string{"Sec-Fetch-Site": "same-site", "Origin": ts.URL}},
+		{"a call in the session", http.MethodPost, map[string]string{"Origin": "https://evil.example", sessionHeader: id}},
+		{"the session's event stream", http.MethodGet, map[string]string{"Origin": "https://evil.example", sessionHeader: id}},
+		{"ending the session", http.MethodDelete, map[string]string{"Origin": "https://evil.example", sessionHeader: id}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := init
+			if tt.header[sessionHeader] != "" {
+				body = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+			}
+			// A hang guard: served, the event stream would stay open.
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, tt.method, url, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden || string(got) != refused {
+				t.Errorf("= %d %s, want 403 %s", resp.StatusCode, got, refused)
+			}
+		})
+	}
+	if n := len(sessions.all()); n != 1 {
+		t.Errorf("%d core sessions opened, want 1 (none for a refused request)", n)
+	}
+	// The session lives on, and a client that is not a browser is served as before.
+	resp, body := post(t, url, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, map[string]string{sessionHeader: id, "Mcp-Protocol-Version": "2025-11-25"})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"tools"`) {
+		t.Errorf("tools/list after the refusals = %d %s", resp.StatusCode, body)
+	}
+}

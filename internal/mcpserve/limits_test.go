@@ -328,3 +328,44 @@ func TestIdleSessionEndsCallsInProgress(t *testing.T) {
 		t.Error("the timed-out session still answers")
 	}
 }
+
+// TestRefusedInitializeEvictsNoSession: at the cap, an initialize the SDK refuses (an Accept it
+// does not serve, a protocol version it does not know, params that are not an initialize's)
+// opens no session, so it must not evict the session idle longest either.
+func TestRefusedInitializeEvictsNoSession(t *testing.T) {
+	leaktest.Check(t)
+	sessions := newFakeSessions()
+	srv := New(sessions, Options{MaxSessions: 1})
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	resp, _ := post(t, url, init, nil)
+	id := resp.Header.Get(sessionHeader)
+	if id == "" {
+		t.Fatalf("initialize = %d, no session", resp.StatusCode)
+	}
+	listed := func() int {
+		resp, _ := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{sessionHeader: id, "Mcp-Protocol-Version": "2025-11-25"})
+		return resp.StatusCode
+	}
+	refused := []struct {
+		name, body string
+		header     map[string]string
+	}{
+		{"accept", init, map[string]string{"Accept": "text/plain"}},
+		{"protocol version header", init, map[string]string{"Mcp-Protocol-Version": "1999-01-01"}},
+		{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":5}`, nil},
+	}
+	for _, tt := range refused {
+		post(t, url, tt.body, tt.header)
+		if got := listed(); got != http.StatusOK {
+			t.Fatalf("after an initialize refused for its %s, the open session answers %d, want 200", tt.name, got)
+		}
+	}
+	// A real one still takes the place of the idle session.
+	if resp, _ := post(t, url, init, nil); resp.Header.Get(sessionHeader) == "" {
+		t.Fatalf("initialize at the cap = %d, no session", resp.StatusCode)
+	}
+	waitUntil(t, "the idle session to be evicted", func() bool { return sessionOf(t, sessions, id).closed.Load() })
+}

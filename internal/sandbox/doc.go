@@ -9,7 +9,8 @@
 // constructor throw the reference's EvalError. The runtime lives in a child process started
 // from the nodmix binary itself ([ChildArg]) with an environment that holds nothing but its
 // own settings (no variable of nodmix's) and an empty working directory, and each child serves
-// exactly one run, so no state can reach a later run. The [Pool] keeps a few children started
+// exactly one run, so no state can reach a later run. On Linux a child gets SIGKILL when nodmix
+// dies, even by SIGKILL, so a run cannot outlive it. The [Pool] keeps a few children started
 // and idle so a run does not wait for a process start.
 //
 // # Limits

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"strings"
@@ -22,7 +23,26 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ChildArg {
 		os.Exit(testChild(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == hostArg {
+		os.Exit(testHost(os.Args[2]))
+	}
 	os.Exit(m.Run())
+}
+
+// hostArg makes the test binary a nodmix that runs the code named next in a pool of its own and
+// writes the pid of each child it starts to stdout, for tests that kill the host.
+const hostArg = "__sandbox_host"
+
+func testHost(code string) int {
+	pids := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	p, err := NewPool(Options{Command: []string{os.Args[0], ChildArg}, Warm: -1, Logger: pids})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_, err = p.Run(context.Background(), code, &fakeBridge{}, Limits{Timeout: time.Hour})
+	fmt.Fprintln(os.Stderr, err)
+	return 1
 }
 
 func testChild(mode []string) int {

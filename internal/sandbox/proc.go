@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/nodmix/nodmix/internal/procgroup"
 )
 
 const (
@@ -77,7 +79,10 @@ func startChild(ctx context.Context, argv []string, dir string, warm bool) (*chi
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
 	c.stdin = stdin
-	if err := cmd.Start(); err != nil {
+	// In a group of its own and, on Linux, killed when nodmix dies: a nodmix killed outright
+	// or crashed cannot kill its children, and a child inside one native call (a regexp
+	// backtracking) never sees its watchdog notice that the parent is gone.
+	if err := procgroup.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	go c.readLoop(stdout)

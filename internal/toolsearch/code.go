@@ -122,7 +122,7 @@ func (r *Runtime) RunCode(ctx context.Context, code string) (*catalog.Result, er
 	if res.Logs == nil {
 		res.Logs = []string{}
 	}
-	text, err := marshalJS(res, true)
+	text, err := marshalReadable(res)
 	if err != nil {
 		return nil, err
 	}

@@ -217,7 +217,7 @@ func (r *Runtime) handleDescribe(p *value) (*catalog.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, err := marshalJS(d, true)
+	text, err := marshalReadable(d)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (r *Runtime) handleCall(ctx context.Context, p *value) (*catalog.Result, er
 	var env callEnvelope
 	env.Tool.ID, env.Tool.Name, env.Tool.Source = res.Tool.ID, res.Tool.Name, res.Tool.Source
 	env.Result = toResultJSON(res.Result)
-	text, err := marshalJS(env, true)
+	text, err := marshalReadable(env)
 	if err != nil {
 		return nil, err
 	}

@@ -316,3 +316,68 @@ func rawOrNull(raw json.RawMessage) json.RawMessage {
 	}
 	return raw
 }
+
+// maxPrettyBytes bounds the indented text of a result that carries JSON nodmix did not write: a
+// tool_search_code value, a tool's details, a tool's schema. Indentation costs two spaces per
+// level on every line, so a value nested a few hundred levels deep and repeated grows several
+// hundredfold (a 1 MiB code result, 500 levels deep, to 500 MiB). Over the bound the text is
+// the compact JSON: the same value, readable all the same.
+const maxPrettyBytes = 8 << 20
+
+// marshalReadable is marshalJS(v, true), or marshalJS(v, false) when the indented text would be
+// over maxPrettyBytes.
+func marshalReadable(v any) ([]byte, error) {
+	compact, err := marshalJS(v, false)
+	if err != nil {
+		return nil, err
+	}
+	if prettySize(compact, maxPrettyBytes) > maxPrettyBytes {
+		return compact, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(prettySize(compact, maxPrettyBytes))
+	if err := json.Indent(&buf, compact, "", "  "); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// prettySize is the length of compact JSON indented by two spaces, as json.Indent writes it,
+// counted without writing it; past limit it stops counting and returns a size over limit.
+func prettySize(compact []byte, limit int) int {
+	size, depth := len(compact), 0
+	inString, escaped := false, false
+	for i := 0; i < len(compact) && size <= limit; i++ {
+		c := compact[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			if i+1 < len(compact) && (compact[i+1] == '}' || compact[i+1] == ']') {
+				i++ // an empty one stays as it is
+				continue
+			}
+			depth++
+			size += 1 + 2*depth // a newline and the indentation of the first member
+		case '}', ']':
+			depth--
+			size += 1 + 2*depth
+		case ',':
+			size += 1 + 2*depth
+		case ':':
+			size++ // the space after it
+		}
+	}
+	return size
+}
