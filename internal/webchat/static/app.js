@@ -514,15 +514,17 @@
               reasoning = reasoningItem('');
               ol.append(reasoning);
             }
-            reasoning.querySelector('.body').textContent += d.reasoning_content;
+            // append adds a text node: += would copy the whole text at every delta.
+            reasoning.querySelector('.body').append(d.reasoning_content);
           }
           if (d.content) {
             if (!answer) {
               answer = bubble('assistant', '', 'streaming');
               ol.append(answer);
             }
-            answer.textContent += d.content;
-            if (answer.textContent.startsWith('⚙️')) answer.classList.add('system');
+            answer.append(d.content);
+            // The marker of a system reply leads the answer, within its first two deltas.
+            if (answer.childNodes.length <= 2 && answer.textContent.startsWith('⚙️')) answer.classList.add('system');
           }
           scrollDown();
         }
