@@ -84,6 +84,9 @@ type TurnRequest struct {
 	// Levels, if set, is called with the turn's resolved levels before the model is called, so a
 	// face can shape what it streams (/reasoning, /verbose).
 	Levels func(directive.Resolved)
+	// Planned, if set, is called with the "provider/model" the turn runs (asked for, pinned to
+	// the session, or the default) just before Levels, so a face can name it in what it streams.
+	Planned func(model string)
 }
 
 // ErrNoModel: no model was asked for and none is configured.
@@ -305,6 +308,9 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	p, early, err := a.plan(ctx, req, false)
 	if err != nil || early != nil {
 		return early, err
+	}
+	if req.Planned != nil {
+		req.Planned(p.rm.ref)
 	}
 	if req.Levels != nil {
 		req.Levels(p.levels)

@@ -134,3 +134,16 @@ func TestStepLimitNamesItsSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestPlannedNamesTheModelRun: a turn that asks for no model tells its face the one it runs.
+func TestPlannedNamesTheModelRun(t *testing.T) {
+	a := persistentApp(t, `{agents: {defaults: {model: "scripted/demo"}}}`)
+	var got []string
+	req := TurnRequest{Session: "s", Ephemeral: true, Input: userText("hello"), Planned: func(m string) { got = append(got, m) }}
+	if _, err := a.Turn(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"scripted/demo"}, got); diff != "" {
+		t.Errorf("planned (-want +got):\n%s", diff)
+	}
+}

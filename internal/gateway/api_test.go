@@ -29,12 +29,17 @@ type fakeAgent struct {
 	result *app.TurnResult
 	err    error
 	events []agent.Event
+	// planned is the model the fake's turns run, handed to Planned as the app does.
+	planned string
 }
 
 func (f *fakeAgent) Turn(_ context.Context, req app.TurnRequest) (*app.TurnResult, error) {
 	f.mu.Lock()
 	f.turns = append(f.turns, req)
 	f.mu.Unlock()
+	if req.Planned != nil && f.planned != "" {
+		req.Planned(f.planned)
+	}
 	if req.Levels != nil {
 		req.Levels(directive.Resolved{}) // as the app does once the turn is planned
 	}

@@ -362,11 +362,21 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	id := "chatcmpl-" + randomID()
 	created := time.Now().Unix()
+	// The model the turn runs, when the request names none: set once, before any event.
+	model := cr.Model
+	tr.Planned = func(ref string) {
+		if model == "" {
+			model = ref
+		}
+	}
 	if !cr.Stream {
 		res, err := api.Agent.Turn(r.Context(), tr)
 		if err != nil {
 			writeTurnError(w, err)
 			return
+		}
+		if model == "" {
+			model = res.Model
 		}
 		msg := chatMessageOut{Role: "assistant", Content: ptr(res.Text), ToolCalls: toolCallsOut(res.ClientCalls, false)}
 		if res.Text == "" && len(msg.ToolCalls) > 0 {
@@ -378,13 +388,13 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 			msg.ReasoningContent = reasoningText(res.Message)
 		}
 		msg.Trace = traceOf(res)
-		writeJSON(w, http.StatusOK, chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: cr.Model,
+		writeJSON(w, http.StatusOK, chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model,
 			Choices: []chatChoice{{Index: 0, Message: &msg, FinishReason: finishReason(&res.Result)}}, Usage: usageOut(res.Usage)})
 		return
 	}
 	sse := newSSE(w)
 	chunk := func(delta chatOut, finish *string) chatCompletion {
-		return chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: cr.Model,
+		return chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
 			Choices: []chatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}}
 	}
 	// The stream opens once the turn is planned: what it refuses before that (an unknown
@@ -410,7 +420,7 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 				sse.event("", chunk(chatOut{ReasoningContent: ev.Text}, nil))
 			}
 		case agent.EventToolStart, agent.EventToolEnd:
-			sse.event("", toolProgress(id, created, cr.Model, ev))
+			sse.event("", toolProgress(id, created, model, ev))
 		}
 	}
 	res, err := api.Agent.Turn(r.Context(), tr)
@@ -422,6 +432,9 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		_, typ, code := turnStatus(err)
 		sse.event("", newAPIError(typ, code, err.Error()))
 		return
+	}
+	if model == "" {
+		model = res.Model // a directive-only message is answered before any model is planned
 	}
 	open()
 	if res.Directive && res.Text != "" {
@@ -437,7 +450,7 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	sse.event("", chunk(chatOut{}, finishReason(&res.Result)))
 	if cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage {
-		sse.event("", chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: cr.Model, Choices: []chatChoice{}, Usage: usageOut(res.Usage)})
+		sse.event("", chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []chatChoice{}, Usage: usageOut(res.Usage)})
 	}
 	sse.event("", []byte("[DONE]"))
 }

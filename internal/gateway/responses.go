@@ -290,6 +290,12 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 	msgID := "msg_" + randomID()
 	created := time.Now().Unix()
 	base := respObject{ID: id, Object: "response", CreatedAt: created, Status: "in_progress", Model: rr.Model, Output: []respOut{}}
+	// The model the turn runs, when the request names none: set once, before any event.
+	tr.Planned = func(ref string) {
+		if base.Model == "" {
+			base.Model = ref
+		}
+	}
 	// finalOutput is the turn's output items; streamed says a message item was opened for text
 	// streamed before the client calls, which keeps it (and output index 0) though the last step
 	// said nothing.
@@ -313,6 +319,9 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			writeTurnError(w, err)
 			return
+		}
+		if base.Model == "" {
+			base.Model = res.Model
 		}
 		done := base
 		done.Output, done.Usage = finalOutput(&res.Result, false), respUsageOut(res.Usage)
@@ -379,6 +388,9 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 		emit("error", map[string]any{"code": code, "message": err.Error(), "param": nil, "error_type": typ})
 		emit("response.failed", map[string]any{"response": failed})
 		return
+	}
+	if base.Model == "" {
+		base.Model = res.Model // a directive-only message is answered before any model is planned
 	}
 	start()
 	out := finalOutput(&res.Result, opened)
