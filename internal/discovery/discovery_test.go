@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -364,5 +365,32 @@ func TestRulesTrimTheirLists(t *testing.T) {
 				t.Errorf("hidden (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestParseLimit(t *testing.T) {
+	type result struct {
+		N   int
+		Err error
+	}
+	tests := map[string]result{
+		"":       {discovery.DefaultLimit, nil},
+		"null":   {discovery.DefaultLimit, nil},
+		"3":      {3, nil},
+		"5.0":    {5, nil},
+		"1e12":   {math.MaxInt32, nil}, // a positive integer: no bound beyond the corpus
+		"0":      {0, discovery.ErrBadLimit},
+		"-1":     {0, discovery.ErrBadLimit},
+		"1.5":    {0, discovery.ErrBadLimit},
+		`"5"`:    {0, discovery.ErrBadLimit},
+		"1e400":  {0, discovery.ErrBadLimit},
+		"[1]":    {0, discovery.ErrBadLimit},
+		"-1e-30": {0, discovery.ErrBadLimit},
+	}
+	for in, want := range tests {
+		n, err := discovery.ParseLimit(json.RawMessage(in))
+		if diff := cmp.Diff(want, result{n, err}, cmpopts.EquateErrors()); diff != "" {
+			t.Errorf("ParseLimit(%s) (-want +got):\n%s", in, diff)
+		}
 	}
 }
