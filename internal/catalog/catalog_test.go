@@ -63,8 +63,9 @@ func TestSnapshotCollisions(t *testing.T) {
 	if ce.First != "mcp:a:y" || ce.Second != "mcp:b:x" || !strings.Contains(err.Error(), "mcp:a:y") || !strings.Contains(err.Error(), "mcp:b:x") {
 		t.Errorf("collision = %+v (%v)", ce, err)
 	}
-	if _, err := catalog.NewSnapshot(1, []catalog.Entry{entry("i", "a"), entry("i", "b")}); err == nil {
-		t.Error("duplicate ids accepted")
+	_, err = catalog.NewSnapshot(1, []catalog.Entry{entry("client:client:f", "f"), entry("client:client:f", "f")})
+	if want := `tool id "client:client:f" is used by two tools`; err == nil || err.Error() != want {
+		t.Errorf("duplicate ids: err = %v, want %s", err, want)
 	}
 }
 

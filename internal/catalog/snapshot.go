@@ -30,6 +30,11 @@ type CollisionError struct {
 }
 
 func (e *CollisionError) Error() string {
+	if e.First == e.Second {
+		// Two tools with one id (a plugin listed twice, a client declaring a tool twice): the
+		// name form would name that id three times and call it a name.
+		return fmt.Sprintf("tool id %q is used by two tools", e.First)
+	}
 	return fmt.Sprintf("tool name %q is used by both %s and %s", e.Name, e.First, e.Second)
 }
 

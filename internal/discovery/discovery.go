@@ -180,16 +180,17 @@ func (s *Service) Prepare(snap *catalog.Snapshot) error {
 }
 
 // ParseLimit reads the limit argument: absent or null means DefaultLimit; anything but a positive
-// integer is ErrBadLimit.
+// integer is ErrBadLimit. The documented tool has no upper bound beyond the corpus size, so a
+// larger integer (1e12) is every match, not an error.
 func ParseLimit(raw json.RawMessage) (int, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return DefaultLimit, nil
 	}
 	var f float64
-	if err := json.Unmarshal(raw, &f); err != nil || f != math.Trunc(f) || f <= 0 || f > math.MaxInt32 {
+	if err := json.Unmarshal(raw, &f); err != nil || f != math.Trunc(f) || f <= 0 {
 		return 0, ErrBadLimit
 	}
-	return int(f), nil
+	return int(min(f, math.MaxInt32)), nil
 }
 
 // Search ranks the session's hidden corpus, activates up to limit matches for the session and

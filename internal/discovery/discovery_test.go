@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/discovery"
 	"github.com/nodmix/nodmix/internal/session"
@@ -326,5 +328,69 @@ func TestSearchOfEmptyCorpusFindsNothing(t *testing.T) {
 	text, d, _ := call(t, svc, snap, "t", `{"query":"find files"}`)
 	if want := `{"query":"find files","activated_tools":[],"match_count":0,"total_tools":0}`; text != want || len(d.ActiveSelectedTools) != 0 {
 		t.Errorf("nothing hidden: %s, active %v; want %s and none active", text, d.ActiveSelectedTools, want)
+	}
+}
+
+// The override and the default servers are read as the reference reads them: each name
+// trimmed, empty ones skipped, and an override left with no names keeps the default set.
+func TestRulesTrimTheirLists(t *testing.T) {
+	snap := snapshot(t, []catalog.Tool{
+		{ID: "nodmix:core:read", Name: "read", Source: catalog.SourceBuiltin},
+		{ID: "nodmix:core:bash", Name: "bash", Source: catalog.SourceBuiltin},
+		{ID: "nodmix:core:find", Name: "find", Source: catalog.SourceBuiltin},
+		{ID: "mcp:github:create_issue", Name: "mcp__github_create_issue", Source: catalog.SourceMCP, Server: "github"},
+		{ID: "mcp:slack:post_message", Name: "mcp__slack_post_message", Source: catalog.SourceMCP, Server: "slack"},
+	})
+	tests := []struct {
+		name              string
+		override, servers []string
+		hidden            []string
+	}{
+		{"defaults", nil, nil, []string{"find", "mcp__github_create_issue", "mcp__slack_post_message"}},
+		{"blank override keeps the defaults", []string{"", "  "}, nil, []string{"find", "mcp__github_create_issue", "mcp__slack_post_message"}},
+		{"override names trimmed", []string{" find "}, nil, []string{"read", "bash", "mcp__github_create_issue", "mcp__slack_post_message"}},
+		{"servers trimmed", nil, []string{" github", ""}, []string{"find", "mcp__slack_post_message"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := discovery.NewRules(discovery.All, tc.override, tc.servers, snap)
+			var hidden []string
+			for _, e := range snap.Entries() {
+				if r.Hidden(&e.Tool) {
+					hidden = append(hidden, e.Tool.Name)
+				}
+			}
+			less := func(a, b string) bool { return a < b }
+			if diff := cmp.Diff(tc.hidden, hidden, cmpopts.SortSlices(less)); diff != "" {
+				t.Errorf("hidden (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseLimit(t *testing.T) {
+	type result struct {
+		N   int
+		Err error
+	}
+	tests := map[string]result{
+		"":       {discovery.DefaultLimit, nil},
+		"null":   {discovery.DefaultLimit, nil},
+		"3":      {3, nil},
+		"5.0":    {5, nil},
+		"1e12":   {math.MaxInt32, nil}, // a positive integer: no bound beyond the corpus
+		"0":      {0, discovery.ErrBadLimit},
+		"-1":     {0, discovery.ErrBadLimit},
+		"1.5":    {0, discovery.ErrBadLimit},
+		`"5"`:    {0, discovery.ErrBadLimit},
+		"1e400":  {0, discovery.ErrBadLimit},
+		"[1]":    {0, discovery.ErrBadLimit},
+		"-1e-30": {0, discovery.ErrBadLimit},
+	}
+	for in, want := range tests {
+		n, err := discovery.ParseLimit(json.RawMessage(in))
+		if diff := cmp.Diff(want, result{n, err}, cmpopts.EquateErrors()); diff != "" {
+			t.Errorf("ParseLimit(%s) (-want +got):\n%s", in, diff)
+		}
 	}
 }

@@ -4,6 +4,7 @@ package discovery
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 )
@@ -68,12 +69,14 @@ type Rules struct {
 	Everything bool
 }
 
-// NewRules builds the rules. essentialOverride, when non-empty, replaces the default essential set;
-// names that are not tools in snap are dropped.
+// NewRules builds the rules. essentialOverride, when it names anything, replaces the default
+// essential set; names that are not tools in snap are dropped. Names and servers are trimmed and
+// empty ones skipped, as the reference reads both lists: an override of only blanks ([""], a
+// stray " ") keeps the defaults rather than leaving mode all without read, bash or edit.
 func NewRules(mode Mode, essentialOverride, defaultServers []string, snap *catalog.Snapshot) Rules {
-	names := defaultEssential
-	if len(essentialOverride) > 0 {
-		names = essentialOverride
+	names := trimmed(essentialOverride)
+	if len(names) == 0 {
+		names = defaultEssential
 	}
 	r := Rules{Mode: mode, Essential: map[string]bool{}, DefaultServers: map[string]bool{}}
 	for _, n := range names {
@@ -85,12 +88,21 @@ func NewRules(mode Mode, essentialOverride, defaultServers []string, snap *catal
 			r.Essential[n] = true
 		}
 	}
-	for _, s := range defaultServers {
-		if s != "" {
-			r.DefaultServers[s] = true
-		}
+	for _, s := range trimmed(defaultServers) {
+		r.DefaultServers[s] = true
 	}
 	return r
+}
+
+// trimmed returns the entries of list trimmed, without the empty ones.
+func trimmed(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Enabled reports whether discovery is on.

@@ -228,3 +228,35 @@ func TestPatchesAreObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestEffortsAreWireValues checks that every effort a patch of the golden table sends is one the
+// APIs define (OpenAI's reasoning effort, which OpenAI-compatible servers and OpenRouter copy,
+// and Anthropic's output_config.effort): "off" is nodmix's level, not a value any of them takes.
+func TestEffortsAreWireValues(t *testing.T) {
+	wire := []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
+	for _, c := range goldenTargets {
+		for _, l := range All() {
+			p, err := Map(c.t, l, false)
+			if err != nil || len(p.Body) == 0 {
+				continue
+			}
+			var body struct {
+				Effort    *string `json:"reasoning_effort"`
+				Reasoning struct {
+					Effort *string `json:"effort"`
+				} `json:"reasoning"`
+				OutputConfig struct {
+					Effort *string `json:"effort"`
+				} `json:"output_config"`
+			}
+			if err := json.Unmarshal(p.Body, &body); err != nil {
+				continue // a reasoning member that is not an object is not an effort
+			}
+			for _, e := range []*string{body.Effort, body.Reasoning.Effort, body.OutputConfig.Effort} {
+				if e != nil && !slices.Contains(wire, *e) {
+					t.Errorf("%s/%s (%s) level %s: effort %q in %s", c.t.Provider, c.t.Model, c.note, l, *e, p.Body)
+				}
+			}
+		}
+	}
+}

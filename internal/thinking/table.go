@@ -240,7 +240,8 @@ var rows = sync.OnceValue(func() []row {
 
 		// MiniMax on its OpenAI-compatible path, and every other OpenAI-compatible entry: the base
 		// levels when the catalog says the model reasons, mapped onto compat.supportedReasoningEfforts.
-		{name: "openai-compatible", model: anyModel, wire: wireOpenAI, levels: spec(baseLevels), gated: true},
+		// Off sends nothing unless the entry lists "none": "off" is no effort the API defines.
+		{name: "openai-compatible", model: anyModel, wire: wireOpenAI, levels: spec("off=- minimal low medium high"), gated: true},
 	}
 })
 

@@ -90,3 +90,41 @@ func BenchmarkFilterAdversarial(b *testing.B) {
 		f.Close()
 	}
 }
+
+// manyRunLengths is a paragraph that opens with runs of n+1 … 2n backticks, none closed, so that
+// n lengths are pending, then tags and runs of one backtick up to size bytes: every run asks
+// whether its length is pending. With the lengths searched one by one that cost n per run, about
+// the square root of the reply's length (4 MB took over two seconds); indexed, it is linear.
+func manyRunLengths(size int) string {
+	n := 1
+	for 3*n*n/2 < size/2 {
+		n++
+	}
+	var b strings.Builder
+	for l := n + 1; l <= 2*n; l++ {
+		b.WriteString(strings.Repeat("`", l))
+		b.WriteString("a")
+	}
+	for k := 0; b.Len() < size; k++ {
+		if k%64 == 0 {
+			b.WriteString("<think>b</think>")
+		}
+		b.WriteString("`a")
+	}
+	return b.String()
+}
+
+// BenchmarkFilterManyRunLengths streams a megabyte of manyRunLengths in 64-byte deltas (about
+// 0.2 s an operation when pending lengths were searched one by one).
+func BenchmarkFilterManyRunLengths(b *testing.B) {
+	reply := manyRunLengths(1 << 20)
+	pieces := deltas(reply, 64)
+	b.SetBytes(int64(len(reply)))
+	for b.Loop() {
+		var f Filter
+		for _, p := range pieces {
+			f.Write(p)
+		}
+		f.Close()
+	}
+}

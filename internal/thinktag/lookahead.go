@@ -30,7 +30,7 @@ const (
 )
 
 // feed reads the next piece of text. spans are the pending run lengths, oldest first.
-func (l *lookahead) feed(s string, spans []int) {
+func (l *lookahead) feed(s string, spans *runSet) {
 	base := l.pos
 	l.pos += len(s)
 	for i := 0; i < len(s) && !l.done; {
@@ -113,7 +113,7 @@ func (l *lookahead) feed(s string, spans []int) {
 }
 
 // finish decides at the end of the text, which ends the paragraph.
-func (l *lookahead) finish(spans []int) {
+func (l *lookahead) finish(spans *runSet) {
 	switch {
 	case l.st == laRun, l.st == laFence && l.ch == '`' && l.n < 3:
 		l.closeAt(l.n, l.pos, spans)
@@ -125,13 +125,10 @@ func (l *lookahead) finish(spans []int) {
 
 // closeAt takes a run of n backticks ending at end: it decides the lookahead if a pending run
 // has that length.
-func (l *lookahead) closeAt(n, end int, spans []int) {
+func (l *lookahead) closeAt(n, end int, spans *runSet) {
 	l.last.set(n, end)
-	for k, m := range spans {
-		if m == n {
-			l.done, l.found, l.end, l.k = true, true, end, k
-			return
-		}
+	if k := spans.find(n); k >= 0 {
+		l.done, l.found, l.end, l.k = true, true, end, k
 	}
 }
 

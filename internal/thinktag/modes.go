@@ -1,9 +1,6 @@
 package thinktag
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // Each step reads from s[i], moves the filter's state on and returns where reading goes on. A step
 // that returns false needs text after s to decide; it keeps nothing but where a lookahead got to,
@@ -33,7 +30,7 @@ func (f *Filter) text(s string, i int, eof bool) (int, bool) {
 		f.bs++
 	case '\n':
 		if !f.inkLine {
-			f.spans = f.spans[:0] // a blank line ends the paragraph: pending runs were literal
+			f.spans.cut(0) // a blank line ends the paragraph: pending runs were literal
 		}
 		f.bs = 0
 		f.midLine, f.lineUsed, f.inkLine = false, false, false
@@ -161,7 +158,7 @@ func (f *Filter) notFence() {
 func (f *Filter) openFence(c byte, n int) {
 	f.mode, f.fenceCh, f.fenceLen, f.fl = modeFence, c, n, flInfo
 	f.cand = 0
-	f.spans = f.spans[:0] // a fence interrupts the paragraph: pending runs were literal
+	f.spans.cut(0) // a fence interrupts the paragraph: pending runs were literal
 }
 
 // endRun takes a finished run of n backticks. A run as long as a pending one closes it (when the
@@ -169,17 +166,15 @@ func (f *Filter) openFence(c byte, n int) {
 // one backtick shorter when the first is escaped. A length already pending is not added again:
 // the older run would take any closing run first, so the lengths stay distinct and few.
 func (f *Filter) endRun(n int, esc bool) {
-	for k, m := range f.spans {
-		if m == n {
-			f.spans = f.spans[:k]
-			return
-		}
+	if k := f.spans.find(n); k >= 0 {
+		f.spans.cut(k)
+		return
 	}
 	if esc {
 		n--
 	}
-	if n > 0 && !slices.Contains(f.spans, n) {
-		f.spans = append(f.spans, n)
+	if n > 0 && f.spans.find(n) < 0 {
+		f.spans.add(n)
 	}
 }
 
@@ -199,15 +194,15 @@ func (f *Filter) angle(s string, i int, eof bool) (int, bool) {
 		f.emit(s, i, i+n)
 		return i + n, true
 	}
-	if len(f.spans) > 0 && f.para.literal(f.off+i, f.spans) {
-		f.spans = f.spans[:0]
+	if f.spans.len() > 0 && f.para.literal(f.off+i, f.spans.all()) {
+		f.spans.cut(0)
 	}
-	if len(f.spans) > 0 {
+	if f.spans.len() > 0 {
 		// Inside a code span if any pending run has its closing run before the paragraph ends.
 		if !f.look.done {
-			f.look.feed(s[i+f.look.pos:], f.spans)
+			f.look.feed(s[i+f.look.pos:], &f.spans)
 			if !f.look.done && eof {
-				f.look.finish(f.spans)
+				f.look.finish(&f.spans)
 			}
 			if !f.look.done {
 				f.wait = waitSpan
@@ -221,13 +216,13 @@ func (f *Filter) angle(s string, i int, eof bool) (int, bool) {
 		}
 		if look.found {
 			end := i + look.end
-			f.spans = f.spans[:look.k]
+			f.spans.cut(look.k)
 			f.bs = 0
 			f.mark()
 			f.emit(s, i, end)
 			return end, true
 		}
-		f.spans = f.spans[:0]
+		f.spans.cut(0)
 	}
 	f.bs = 0
 	if kind == emptyTag {

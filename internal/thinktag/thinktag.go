@@ -52,16 +52,16 @@ type Filter struct {
 	mode  mode
 
 	// Text mode.
-	midLine  bool  // the start of the current line was read (false: it may still open a fence)
-	lineUsed bool  // something of the current line was read
-	inkLine  bool  // the current line has a non-blank character; a blank line ends the paragraph
-	seen     bool  // visible non-blank text was delivered
-	closed   bool  // a reasoning block was closed
-	cand     int   // a line opened with this many backticks and may still be a fence
-	run      int   // length of the backtick run being read
-	runEsc   bool  // that run follows an odd number of backslashes
-	bs       int   // backslashes just read
-	spans    []int // lengths of backtick runs that may still open a code span, oldest first
+	midLine  bool   // the start of the current line was read (false: it may still open a fence)
+	lineUsed bool   // something of the current line was read
+	inkLine  bool   // the current line has a non-blank character; a blank line ends the paragraph
+	seen     bool   // visible non-blank text was delivered
+	closed   bool   // a reasoning block was closed
+	cand     int    // a line opened with this many backticks and may still be a fence
+	run      int    // length of the backtick run being read
+	runEsc   bool   // that run follows an odd number of backslashes
+	bs       int    // backslashes just read
+	spans    runSet // lengths of backtick runs that may still open a code span, oldest first
 	look     lookahead
 	para     paragraph // what the last lookahead that reached a paragraph's end saw
 	off      int       // offset in the reply of the text the current call reads
@@ -114,7 +114,7 @@ func (f *Filter) Write(delta string) (visible string) {
 			return ""
 		}
 	case waitSpan:
-		f.look.feed(delta, f.spans)
+		f.look.feed(delta, &f.spans)
 		if !f.look.done {
 			f.hold = append(f.hold, delta...)
 			return ""

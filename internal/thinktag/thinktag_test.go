@@ -338,3 +338,21 @@ func BenchmarkFilterLongFenceRun(b *testing.B) {
 		streamBytes(in)
 	}
 }
+
+// More pending run lengths than the filter searches one by one (it indexes them then): the result
+// still equals the reference reading, whole and in pieces.
+func TestManyPendingRunLengths(t *testing.T) {
+	for _, size := range []int{200, 2000, 20000} {
+		text := manyRunLengths(size)
+		for _, cuts := range [][]byte{nil, {1}, {3, 0, 7}, {31}} {
+			checkStream(t, text, cuts)
+		}
+		// A run of every pending length in turn, newest first, closes them one at a time.
+		var b strings.Builder
+		b.WriteString(text)
+		for l := 40; l > 0; l-- {
+			b.WriteString(" <think>c</think> " + strings.Repeat("`", l))
+		}
+		checkStream(t, b.String(), []byte{5})
+	}
+}
