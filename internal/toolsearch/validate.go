@@ -343,7 +343,7 @@ func inputError(id string, schema, args *value, errs []schemaError) string {
 		threshold := min(3, max(1, (utf8.RuneCountInString(u)+2)/3))
 		best, bestDist := "", threshold+1
 		for _, k := range known {
-			if d := levenshtein.Distance(u, k); d < bestDist || (d == bestDist && best != "" && k < best) {
+			if d := levenshtein.AtMost(u, k, threshold); d < bestDist || (d == bestDist && best != "" && k < best) {
 				best, bestDist = k, d
 			}
 		}
