@@ -338,3 +338,44 @@ func TestFindStartingPoint(t *testing.T) {
 		t.Errorf("first entry not named:\n%.300s", out.Text)
 	}
 }
+
+// TestGitLogKeepsGitMessages: what git itself says around a log (a refname warning before it, the
+// missing object that ended the walk after it) survives the one-line-per-commit sample, in git log
+// and in git show alike.
+func TestGitLogKeepsGitMessages(t *testing.T) {
+	var commits strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&commits, "commit %040x\nAuthor: A <a@example.com>\nDate:   Mon Jan 5 10:00:00 2026 +0000\n\n    change %d\n\n", i, i)
+	}
+	show := "commit 0123456789abcdef0123456789abcdef01234567\nAuthor: A <a@example.com>\nDate:   Mon Jan 5 10:00:00 2026 +0000\n\n    change\n\n" +
+		"diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -1,300 +1,300 @@\n" + strings.Repeat("-old line\n+new line\n", 300)
+	tests := []struct {
+		name, cmd, output string
+		want              []string
+	}{
+		{"error and fatal after the commits", "git log", commits.String() +
+			"error: Could not read 0123456789abcdef0123456789abcdef01234567\nfatal: Failed to traverse parents of commit 00000000000000000000000000000000000000c7\n",
+			[]string{"error: Could not read 0123456789abcdef0123456789abcdef01234567", "fatal: Failed to traverse parents of commit 00000000000000000000000000000000000000c7"}},
+		{"warning before the commits", "git log main", "warning: refname 'main' is ambiguous.\n" + commits.String(),
+			[]string{"warning: refname 'main' is ambiguous."}},
+		{"fatal after a shown diff", "git show HEAD", show + "fatal: unable to read tree 0123456789abcdef\n",
+			[]string{"fatal: unable to read tree 0123456789abcdef"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Compact(Input{Command: tt.cmd, ExitCode: 128, Output: []byte(tt.output), Handle: "tj_000000000000"})
+			if out.Raw || !strings.HasPrefix(out.Rule, "git/") {
+				t.Fatalf("rule %s, raw %v: want a compacted git log", out.Rule, out.Raw)
+			}
+			var missing []string
+			for _, w := range tt.want {
+				if !strings.Contains(out.Text, w+"\n") {
+					missing = append(missing, w)
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("lost %q:\n%s", missing, out.Text)
+			}
+		})
+	}
+}
