@@ -379,3 +379,44 @@ func TestGitLogKeepsGitMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestLsKeepsItsMessages: what ls says about an operand or a directory it could not read is not a
+// name to sample away (the listing would read as complete), wherever it falls and however ls was
+// invoked.
+func TestLsKeepsItsMessages(t *testing.T) {
+	names := func(from, n int) string {
+		var b strings.Builder
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&b, "file%d.txt\n", i)
+		}
+		return b.String()
+	}
+	long := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "-rw-r--r-- 1 u u 12 Jan  1 00:00 file%d.txt\n", i)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, cmd, output, want string
+	}{
+		{"ls -R, a subdirectory it cannot open", "ls -R", ".:\n" + names(0, 300) + "\n./z:\nls: cannot open directory './z': Permission denied\n\n./y:\n" + names(300, 300),
+			"ls: cannot open directory './z': Permission denied"},
+		{"short format, an operand missing", "ls /a /b", names(0, 300) + "ls: cannot access '/b': No such file or directory\n" + names(300, 300),
+			"ls: cannot access '/b': No such file or directory"},
+		{"long format, run by its path", "/bin/ls -la /a /b", "/a:\ntotal 1\n" + long(300) + "/bin/ls: cannot access '/b': No such file or directory\n" + long(300),
+			"/bin/ls: cannot access '/b': No such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Compact(Input{Command: tt.cmd, ExitCode: 2, Output: []byte(tt.output), Handle: "tj_000000000000"})
+			if out.Raw || out.Rule != "inventory/ls" {
+				t.Fatalf("rule %s, raw %v: want a compacted listing", out.Rule, out.Raw)
+			}
+			if !strings.Contains(out.Text, "\n"+tt.want+"\n") {
+				t.Errorf("lost %q:\n%s", tt.want, out.Text)
+			}
+		})
+	}
+}
