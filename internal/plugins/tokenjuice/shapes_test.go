@@ -420,3 +420,36 @@ func TestLsKeepsItsMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestGrepSeparatesItsMessages: what grep or rg says about files it could not read is neither
+// counted as matches nor cut as one ("grep:/proc/1/mem"): a search that found one match behind
+// 305 unreadable files said "306 matches in 2 files, most matches: grep (305)".
+func TestGrepSeparatesItsMessages(t *testing.T) {
+	output := func(prog string) string {
+		var b strings.Builder
+		for i := range 300 {
+			fmt.Fprintf(&b, "%s: /proc/%d/mem: Permission denied\n", prog, i)
+		}
+		b.WriteString("/etc/a.conf:3:foo = 1\n/etc/b.conf:9:foo = 2\n")
+		for i := range 5 {
+			fmt.Fprintf(&b, "%s: /root/d%d: Permission denied\n", prog, i)
+		}
+		return b.String()
+	}
+	for _, prog := range []string{"grep", "rg"} {
+		t.Run(prog, func(t *testing.T) {
+			out := Compact(Input{Command: prog + " -rn foo /", ExitCode: 2, Output: []byte(output(prog)), Handle: "tj_000000000000"})
+			if out.Raw || out.Rule != "search/grep" {
+				t.Fatalf("rule %s, raw %v: want a compacted search", out.Rule, out.Raw)
+			}
+			lines := strings.Split(out.Text, "\n")
+			want := []string{"2 matches in 2 files", "/etc/a.conf:3:foo = 1", "/etc/b.conf:9:foo = 2", "305 messages from " + prog + ":", prog + ": /proc/0/mem: Permission denied"}
+			if diff := cmp.Diff(want, lines[:len(want)]); diff != "" {
+				t.Errorf("head of the compacted search (-want +got):\n%s\n%s", diff, out.Text)
+			}
+			if !strings.Contains(out.Text, "\n"+prog+": /root/d4: Permission denied\n") {
+				t.Errorf("the last message is lost:\n%s", out.Text)
+			}
+		})
+	}
+}
