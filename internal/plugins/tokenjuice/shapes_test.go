@@ -453,3 +453,26 @@ func TestGrepSeparatesItsMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestGoTestNoTestsToRun: a package whose -run pattern matched no test is not reported as one
+// whose tests passed: `go test -run TestTypo ./...` read "ok: 41 packages", as if the test ran.
+func TestGoTestNoTestsToRun(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "ok  \texample.com/m/p%d\t0.0%02ds [no tests to run]\n", i, i)
+	}
+	b.WriteString("ok  \texample.com/m/z\t0.031s\nok  \texample.com/m/c\t(cached) [no tests to run]\n")
+	out := Compact(Input{Command: "go test -run TestTypo ./...", Output: []byte(b.String()), Handle: "tj_000000000000"})
+	if out.Raw || out.Rule != "tests/go" {
+		t.Fatalf("rule %s, raw %v: want a compacted go test", out.Rule, out.Raw)
+	}
+	lines := strings.Split(out.Text, "\n")
+	if want := "ok: 42 packages (1 cached); 41 [no tests to run]"; lines[0] != want {
+		t.Errorf("summary = %q, want %q\n%s", lines[0], want, out.Text)
+	}
+	for _, want := range []string{"\nexample.com/m/p0 [no tests to run]\n", "\nexample.com/m/z\n", "\nexample.com/m/c [no tests to run]\n"} {
+		if !strings.Contains(out.Text, want) {
+			t.Errorf("missing %q:\n%s", strings.TrimSpace(want), out.Text)
+		}
+	}
+}
