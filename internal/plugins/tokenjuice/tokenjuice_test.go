@@ -40,6 +40,16 @@ func TestClassify(t *testing.T) {
 		{cmd: "git ls-files", rule: "git/ls-files"},
 		{cmd: "docker --help", rule: "help"},
 		{cmd: "grep -h foo *.txt", rule: "search/grep"},
+		// "help" is a request only as the subcommand; as a filter, a pattern or a search term
+		// the output is what the program printed for it (a test run was sampled as a help text).
+		{cmd: "go help test", rule: "help"},
+		{cmd: "git -C repo help log", rule: "help"},
+		{cmd: "make help", rule: "help"},
+		{cmd: "pytest -k help", rule: "tests/pytest"},
+		{cmd: "go test -run help ./...", rule: "tests/go"},
+		{cmd: "grep -rn help src", rule: "search/grep"},
+		{cmd: "git log --grep help", rule: "git/log"},
+		{cmd: "git checkout help", rule: "git/transfer"},
 		{cmd: "bash -c 'cd x && go vet ./...'", rule: "build/go"},
 		{cmd: "node --test test/", rule: "tests/node"},
 		{cmd: "apt-cache policy git curl", rule: "package/apt-policy"},
