@@ -205,8 +205,11 @@ func isHelp(_ *command, s *simple) bool {
 		return true
 	}
 	if s.has("-h") {
-		// "git log -h" is help; "grep -h" is not (it hides file names).
-		return !(s.name() == "grep" || s.name() == "rg" || s.name() == "ls" || s.name() == "du" || s.name() == "df" || s.name() == "sort" || s.name() == "free")
+		// "git log -h" is help; "grep -h" is not (it hides file names), nor "git grep -h".
+		if sub, _ := gitSub(s); sub == "grep" {
+			return false
+		}
+		return !shortHNotHelp[s.name()]
 	}
 	// "help" is a request only as the subcommand ("go help test", "git -C x help log", "make
 	// help"); elsewhere it is data: "pytest -k help", "go test -run help", "grep -rn help src".
@@ -215,6 +218,14 @@ func isHelp(_ *command, s *simple) bool {
 		return sub == "help"
 	}
 	return len(s.argv) > 1 && s.argv[1] == "help" && !operandFirst[s.name()]
+}
+
+// shortHNotHelp are programs whose -h is an option of their own: no file names (the greps),
+// human-readable sizes, dereferenced links (tar), a header (eza).
+var shortHNotHelp = map[string]bool{
+	"grep": true, "egrep": true, "fgrep": true, "zgrep": true, "rg": true, "ag": true, "ack": true,
+	"ls": true, "exa": true, "eza": true, "lsd": true, "du": true, "df": true, "sort": true, "free": true,
+	"tar": true, "rsync": true, "ip": true,
 }
 
 // operandFirst are programs whose first argument is a pattern or a path, never a subcommand.

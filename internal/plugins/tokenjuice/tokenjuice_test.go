@@ -40,6 +40,11 @@ func TestClassify(t *testing.T) {
 		{cmd: "git ls-files", rule: "git/ls-files"},
 		{cmd: "docker --help", rule: "help"},
 		{cmd: "grep -h foo *.txt", rule: "search/grep"},
+		{cmd: "git grep -h foo", rule: "git/grep"},
+		{cmd: "egrep -h 'a|b' *.txt", rule: "search/grep"},
+		{cmd: "tar -t -h -f x.tar", rule: "inventory/archive"},
+		{cmd: "rsync -a -h src/ dst/", rule: "inventory/archive"},
+		{cmd: "git log -h", rule: "help"},
 		// "help" is a request only as the subcommand; as a filter, a pattern or a search term
 		// the output is what the program printed for it (a test run was sampled as a help text).
 		{cmd: "go help test", rule: "help"},
