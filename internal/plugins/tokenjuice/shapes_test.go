@@ -476,3 +476,41 @@ func TestGoTestNoTestsToRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSimilarKeepsStatusChanges: lines that differ only in numbers are similar, unless one number
+// says how something ended and is zero on one line only: "job 150: exit 1" among 299 lines of
+// "exit 0" was folded into "… 298 similar lines omitted …" between two lines of exit 0.
+func TestSimilarKeepsStatusChanges(t *testing.T) {
+	pairs := []struct {
+		a, b string
+		want bool
+	}{
+		{"job 0: exit 0", "job 1: exit 0", true},
+		{"job 1: exit 0", "job 2: exit 1", false},
+		{"[3] exited with status 0", "[4] exited with status 2", false},
+		{"host3: rc=0", "host4: rc=1", false},
+		{"check-3 returned 0", "check-4 returned 1", false},
+		{"pkg3: 0 errors", "pkg4: 2 errors", false},
+		{"test 3 ... 0 failures", "test 4 ... 1 failures", false},
+		{"job 1: exit 1", "job 2: exit 2", true}, // both failed: the run shows its first
+		{"12:00:00 GET /a 200 0ms", "12:00:01 GET /a 200 3ms", true},
+		{"step 0 of 9", "step 1 of 9", true},
+	}
+	for _, p := range pairs {
+		if got := similar(p.a, p.b); got != p.want {
+			t.Errorf("similar(%q, %q) = %v, want %v", p.a, p.b, got, p.want)
+		}
+	}
+	var b strings.Builder
+	for i := range 300 {
+		code := 0
+		if i == 150 {
+			code = 1
+		}
+		fmt.Fprintf(&b, "job %d: exit %d\n", i, code)
+	}
+	out := Compact(Input{Command: "./run-all.sh", ExitCode: 1, Output: []byte(b.String()), Handle: "tj_000000000000"})
+	if out.Raw || !strings.Contains(out.Text, "\njob 150: exit 1\n") {
+		t.Errorf("the failed job is lost (raw %v):\n%s", out.Raw, out.Text)
+	}
+}
