@@ -84,9 +84,9 @@ func similar[T text](a, b T) bool {
 		ra, rb := varRun(a, i), varRun(b, j)
 		switch {
 		case ra > 0 && rb > 0:
-			if isZeros(a[i:i+ra]) != isZeros(b[j:j+rb]) && statusNumber(a, i, ra) {
-				// "exit 1" among "exit 0", "1 errors" among "0 errors": a run that said them
-				// once would read as all passing.
+			if (a[i] != b[j] || isZeros(a[i:i+ra]) != isZeros(b[j:j+rb])) && statusNumber(a, i, ra) {
+				// "exit 1" among "exit 0", "status 500" among "status 200", "1 errors" among
+				// "0 errors": a run that said them once would read as all passing.
 				return false
 			}
 			i += ra

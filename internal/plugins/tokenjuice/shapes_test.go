@@ -478,7 +478,7 @@ func TestGoTestNoTestsToRun(t *testing.T) {
 }
 
 // TestSimilarKeepsStatusChanges: lines that differ only in numbers are similar, unless one number
-// says how something ended and is zero on one line only: "job 150: exit 1" among 299 lines of
+// says how something ended and differs in its first digit: "job 150: exit 1" among 299 lines of
 // "exit 0" was folded into "… 298 similar lines omitted …" between two lines of exit 0.
 func TestSimilarKeepsStatusChanges(t *testing.T) {
 	pairs := []struct {
@@ -492,7 +492,9 @@ func TestSimilarKeepsStatusChanges(t *testing.T) {
 		{"check-3 returned 0", "check-4 returned 1", false},
 		{"pkg3: 0 errors", "pkg4: 2 errors", false},
 		{"test 3 ... 0 failures", "test 4 ... 1 failures", false},
-		{"job 1: exit 1", "job 2: exit 2", true}, // both failed: the run shows its first
+		{"job 1: exit 1", "job 2: exit 1", true},
+		{"GET /a 3ms status 200", "GET /a 5ms status 201", true},
+		{"GET /a 3ms status 200", "GET /a 5ms status 500", false},
 		{"12:00:00 GET /a 200 0ms", "12:00:01 GET /a 200 3ms", true},
 		{"step 0 of 9", "step 1 of 9", true},
 	}
