@@ -155,6 +155,11 @@ func (g *HookGate) run(ctx context.Context, i int, h Hook, input []byte) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success():
+		// The hook allowed the call; what kept its output open is a process it left in the
+		// background, which is left alone as exec leaves one.
+		g.log.Warn("before-call hook exited 0, but a process it started kept its output open; allowing the call", "hook", i)
+		return nil
 	case errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		g.log.Warn("before-call hook timed out; blocking the call", "hook", i, "timeout", timeout)
 		return &dispatch.BlockedError{Reason: fmt.Sprintf("before-call hook timed out after %s", timeout)}

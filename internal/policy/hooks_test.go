@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,9 @@ import (
 // The test binary doubles as the hook program: with helperEnv set it acts out one behaviour
 // instead of running tests.
 const helperEnv = "NODMIX_POLICY_TEST_HOOK"
+
+// helperPidFileEnv names the file where the "allow-bg" hook writes the pid it leaves running.
+const helperPidFileEnv = "NODMIX_POLICY_TEST_HOOK_PIDFILE"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
@@ -45,6 +50,17 @@ func hookHelper(mode string) int {
 		return 7
 	case "hang":
 		time.Sleep(time.Hour)
+		return 0
+	case "allow-bg":
+		// Allow, leaving a background process (a notifier, say) that holds stdout open; its pid
+		// goes to the file the test names, so that the test can end it.
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), helperEnv+"=hang")
+		child.Stdout = os.Stdout
+		if child.Start() != nil {
+			return 98
+		}
+		_ = os.WriteFile(os.Getenv(helperPidFileEnv), []byte(fmt.Sprint(child.Process.Pid)), 0o600)
 		return 0
 	case "hang-child":
 		// Leave a grandchild holding stdout open, then hang: killing the group must reach both.
@@ -75,6 +91,30 @@ func gateFor(t *testing.T, mode string, tools ...string) *HookGate {
 
 func TestHookAllows(t *testing.T) {
 	if err := gateFor(t, "allow").Check(context.Background(), call(execTool, `{"cmd":"ls"}`, "s")); err != nil {
+		t.Fatalf("allowing hook blocked: %v", err)
+	}
+}
+
+// TestHookAllowsWithBackgroundProcess: a hook that exits 0 allows the call even when a process
+// it left in the background still holds its output open (as exec leaves such a process alone);
+// it was refused as a hook that "could not run".
+func TestHookAllowsWithBackgroundProcess(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(string(b)); err == nil && pid > 0 {
+				if p, err := os.FindProcess(pid); err == nil {
+					_ = p.Kill()
+				}
+			}
+		}
+	})
+	h, env := helperHook("allow-bg")
+	g, err := NewHookGate(HookConfig{Hooks: []Hook{h}, Env: append(env, helperPidFileEnv+"="+pidFile)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Check(context.Background(), call(execTool, `{"cmd":"ls"}`, "s")); err != nil {
 		t.Fatalf("allowing hook blocked: %v", err)
 	}
 }

@@ -129,16 +129,31 @@ func Sanitize(text string) string {
 }
 
 // mayHoldMarker is the cheap test that keeps Sanitize allocation-free for ordinary text: a marker
-// needs an opening bracket of some kind.
+// starts with three opening brackets in a row once folded (invisible characters between them fold
+// away). One bracket is not enough: HTML and code hold them everywhere, and folding a page costs
+// nine times its size.
 func mayHoldMarker(text string) bool {
+	run := 0 // opening brackets in a row in the folded text
 	for _, r := range text {
-		if r == '<' {
-			return true
-		}
-		if r >= 0x80 {
-			if f, ok := foldRune(r); ok && strings.HasPrefix(f, "<") {
-				return true
+		switch {
+		case r == '<':
+			run++
+		case r < 0x80:
+			run = 0
+		default:
+			f, ok := foldRune(r)
+			switch {
+			case !ok:
+				run = 0
+			case f == "": // invisible: folded away, the run goes on
+			case strings.Trim(f, "<") == "":
+				run += len(f)
+			default:
+				run = 0
 			}
+		}
+		if run >= 3 {
+			return true
 		}
 	}
 	return false

@@ -172,3 +172,16 @@ func BenchmarkWrap(b *testing.B) {
 		_ = Wrap(text, OriginWebSearch)
 	}
 }
+
+// TestSanitizeOrdinaryMarkupIsFree: text whose brackets cannot open a marker (HTML, code) is
+// returned without being folded; folding a 16 MiB page cost 144 MiB.
+func TestSanitizeOrdinaryMarkupIsFree(t *testing.T) {
+	for _, text := range []string{
+		strings.Repeat("<p>if a << b { x = <y> }</p>\n", 200),
+		strings.Repeat("« quoted » ‹ single › ＜tag＞ <\u200b< ", 200),
+	} {
+		if n := testing.AllocsPerRun(10, func() { _ = Sanitize(text) }); n != 0 {
+			t.Errorf("Sanitize allocated %.0f times on text without a marker: %.40q", n, text)
+		}
+	}
+}

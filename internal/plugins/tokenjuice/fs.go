@@ -32,10 +32,13 @@ func reduceLs(d *doc) (string, bool) {
 	cur := &dir{}
 	dirs = append(dirs, cur)
 	long := 0
+	var errs []string // what ls says itself: an operand or a directory it could not read
 	for _, l := range d.lines {
 		switch {
 		case l == "":
 		case strings.HasPrefix(l, "total "):
+		case isOwnMessage(l, d.src.name()):
+			errs = append(errs, l)
 		case strings.HasSuffix(l, ":") && !strings.Contains(l, "  "):
 			cur = &dir{header: l}
 			dirs = append(dirs, cur)
@@ -129,7 +132,18 @@ func reduceLs(d *doc) (string, bool) {
 	if long > 0 {
 		head += ", names only" // modes, owners, sizes and dates go
 	}
+	if len(errs) > 0 {
+		// Not names to sample: a listing without them reads as complete.
+		out = append(sample(condense(errs), salientBudget, "lines"), out...)
+	}
 	return head + "\n" + strings.Join(out, "\n"), true
+}
+
+// isOwnMessage reports whether l is a message the program prog printed about itself, "ls: cannot
+// open directory 'x': Permission denied", also when it was run by a path (/bin/ls).
+func isOwnMessage(l, prog string) bool {
+	who, _, ok := strings.Cut(l, ": ")
+	return ok && prog != "" && !strings.ContainsAny(who, " \t") && (who == prog || strings.HasSuffix(who, "/"+prog))
 }
 
 // wrapWords joins words with a space into lines of about width characters; a word that holds a

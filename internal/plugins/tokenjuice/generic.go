@@ -84,6 +84,11 @@ func similar[T text](a, b T) bool {
 		ra, rb := varRun(a, i), varRun(b, j)
 		switch {
 		case ra > 0 && rb > 0:
+			if (a[i] != b[j] || isZeros(a[i:i+ra]) != isZeros(b[j:j+rb])) && statusNumber(a, i, ra) {
+				// "exit 1" among "exit 0", "status 500" among "status 200", "1 errors" among
+				// "0 errors": a run that said them once would read as all passing.
+				return false
+			}
 			i += ra
 			j += rb
 		case ra > 0 || rb > 0 || a[i] != b[j]:
@@ -95,6 +100,51 @@ func similar[T text](a, b T) bool {
 	}
 	return i == len(a) && j == len(b)
 }
+
+func isZeros[T text](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '0' {
+			return false
+		}
+	}
+	return true
+}
+
+// statusNumber reports whether the number s[i:i+n] says how something ended: it follows a word
+// such as exit, status, code or rc ("exit status 1", "rc=1", "returned 2") or precedes one such as
+// errors or failed ("3 errors", "1 failed").
+func statusNumber[T text](s T, i, n int) bool {
+	k := i
+	for k > 0 && (s[k-1] == ' ' || s[k-1] == ':' || s[k-1] == '=') {
+		k--
+	}
+	start := k
+	for start > 0 && isWordByte(s[start-1]) {
+		start--
+	}
+	if k > start && statusBefore[strings.ToLower(string(s[start:k]))] {
+		return true
+	}
+	k = i + n
+	for k < len(s) && s[k] == ' ' {
+		k++
+	}
+	end := k
+	for end < len(s) && isWordByte(s[end]) {
+		end++
+	}
+	return end > k && k > i+n && statusAfter[strings.ToLower(string(s[k:end]))]
+}
+
+func isWordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
+
+// The words around a number that make it a status (see statusNumber).
+var (
+	statusBefore = map[string]bool{"exit": true, "exited": true, "status": true, "code": true, "rc": true,
+		"returned": true, "return": true, "ret": true, "result": true, "errno": true, "exit_code": true, "exitcode": true}
+	statusAfter = map[string]bool{"error": true, "errors": true, "failure": true, "failures": true, "failed": true,
+		"fail": true, "failing": true, "warning": true, "warnings": true}
+)
 
 // varRun returns the length of the variable token at s[i]: a run of digits, or a run of at least
 // seven hex digits; 0 if there is none.

@@ -435,7 +435,8 @@ type commit struct {
 	files                     []*diffFile
 }
 
-func parseLog(lines []string) []*commit {
+func parseLog(lines []string) *logDoc {
+	lg := &logDoc{}
 	var cs []*commit
 	var c *commit
 	var body []string
@@ -459,9 +460,16 @@ func parseLog(lines []string) []*commit {
 			continue
 		}
 		if c == nil {
+			if isGitMessage(l) {
+				lg.lead = append(lg.lead, l)
+			}
 			continue
 		}
 		switch {
+		case isGitMessage(l):
+			// At column 0 it is not diff text or a message (indented): git says it, and may have
+			// stopped walking the history there.
+			lg.trail = append(lg.trail, l)
 		case strings.HasPrefix(l, "Merge: "), strings.HasPrefix(l, "Author: "):
 			// The one-line entry has no room for them.
 		case strings.HasPrefix(l, "Date: "):
@@ -474,7 +482,34 @@ func parseLog(lines []string) []*commit {
 		}
 	}
 	flush()
-	return cs
+	lg.commits = cs
+	return lg
+}
+
+// logDoc is a parsed git log: its commits, and what git itself said before the first one and
+// after it (a refname warning, a missing object that ended the walk).
+type logDoc struct {
+	commits     []*commit
+	lead, trail []string
+}
+
+// isGitMessage reports whether l is a message of git's own (its die, error and warning
+// prefixes), which a sample of the log must not drop.
+func isGitMessage(l string) bool {
+	return strings.HasPrefix(l, "fatal: ") || strings.HasPrefix(l, "error: ") || strings.HasPrefix(l, "warning: ")
+}
+
+// withMessages puts git's messages around the rendered log, sampled should git repeat itself.
+func (lg *logDoc) withMessages(body []string) string {
+	out := make([]string, 0, len(body)+len(lg.lead)+len(lg.trail))
+	if len(lg.lead) > 0 {
+		out = append(out, sample(condense(lg.lead), salientBudget/2, "lines")...)
+	}
+	out = append(out, body...)
+	if len(lg.trail) > 0 {
+		out = append(out, sample(condense(lg.trail), salientBudget/2, "lines")...)
+	}
+	return strings.Join(out, "\n")
 }
 
 func orZero(s string) string {
@@ -516,7 +551,12 @@ const (
 )
 
 func reduceGitLog(d *doc) (string, bool) {
-	cs := parseLog(d.lines)
+	lg := parseLog(d.lines)
+	return reduceLog(d, lg)
+}
+
+func reduceLog(d *doc, lg *logDoc) (string, bool) {
+	cs := lg.commits
 	if len(cs) == 0 {
 		return reduceOneline(d.lines)
 	}
@@ -524,8 +564,8 @@ func reduceGitLog(d *doc) (string, bool) {
 	for i, c := range cs {
 		items[i] = c.line()
 	}
-	header := plural(len(cs), "commit")
-	return header + ":\n" + strings.Join(sample(items, logBudget, "commits"), "\n"), true
+	body := append([]string{plural(len(cs), "commit") + ":"}, sample(items, logBudget, "commits")...)
+	return lg.withMessages(body), true
 }
 
 // reduceOneline handles --oneline and --graph logs: graph-only lines go, the rest is sampled.
@@ -542,16 +582,16 @@ func reduceOneline(lines []string) (string, bool) {
 
 // reduceGitShow renders a commit's header in one line and its diff like git diff does.
 func reduceGitShow(d *doc) (string, bool) {
-	cs := parseLog(d.lines)
-	if len(cs) != 1 {
-		return reduceGitLog(d)
+	lg := parseLog(d.lines)
+	if len(lg.commits) != 1 {
+		return reduceLog(d, lg)
 	}
-	c := cs[0]
+	c := lg.commits[0]
 	files := c.files
 	c.files = nil
 	out := []string{c.line()}
 	out = append(out, renderDiff(files, diffBudgetFor(files))...)
-	return strings.Join(out, "\n"), true
+	return lg.withMessages(out), true
 }
 
 // ---- git blame ----

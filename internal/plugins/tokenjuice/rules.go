@@ -201,11 +201,37 @@ func isHelp(_ *command, s *simple) bool {
 	if s.name() == "man" {
 		return true
 	}
-	if s.has("--help", "-h", "-help", "help") {
-		// "git log -h" is help; "grep -h" is not (it hides file names).
-		return !(s.has("-h") && (s.name() == "grep" || s.name() == "rg" || s.name() == "ls" || s.name() == "du" || s.name() == "df" || s.name() == "sort" || s.name() == "free"))
+	if s.has("--help", "-help") {
+		return true
 	}
-	return false
+	if s.has("-h") {
+		// "git log -h" is help; "grep -h" is not (it hides file names), nor "git grep -h".
+		if sub, _ := gitSub(s); sub == "grep" {
+			return false
+		}
+		return !shortHNotHelp[s.name()]
+	}
+	// "help" is a request only as the subcommand ("go help test", "git -C x help log", "make
+	// help"); elsewhere it is data: "pytest -k help", "go test -run help", "grep -rn help src".
+	if s.name() == "git" {
+		sub, _ := gitSub(s)
+		return sub == "help"
+	}
+	return len(s.argv) > 1 && s.argv[1] == "help" && !operandFirst[s.name()]
+}
+
+// shortHNotHelp are programs whose -h is an option of their own: no file names (the greps),
+// human-readable sizes, dereferenced links (tar), a header (eza).
+var shortHNotHelp = map[string]bool{
+	"grep": true, "egrep": true, "fgrep": true, "zgrep": true, "rg": true, "ag": true, "ack": true,
+	"ls": true, "exa": true, "eza": true, "lsd": true, "du": true, "df": true, "sort": true, "free": true,
+	"tar": true, "rsync": true, "ip": true,
+}
+
+// operandFirst are programs whose first argument is a pattern or a path, never a subcommand.
+var operandFirst = map[string]bool{
+	"grep": true, "egrep": true, "fgrep": true, "rg": true, "ag": true, "ack": true, "find": true, "fd": true,
+	"fdfind": true, "locate": true, "ls": true, "tree": true, "du": true, "echo": true, "printf": true,
 }
 
 func isCurrentBranch(l []byte) bool { return bytes.HasPrefix(l, []byte("* ")) }

@@ -23,6 +23,10 @@ const (
 	// grepMaxTracked bounds the distinct texts and the files tracked, so that memory stays bounded
 	// on any output: texts beyond it are not grouped, files beyond it are not counted one by one.
 	grepMaxTracked = 1 << 16
+	// The program's own messages (files it could not read) are sampled within a budget of their
+	// own, each cut to grepMessageChars.
+	grepMessageBudget = 600
+	grepMessageChars  = 200
 )
 
 // parseGrepLine splits "file:line:text" (or "file-line-text" for context lines, or "file:text")
@@ -69,12 +73,17 @@ func reduceGrep(d *doc) (string, bool) {
 	counts := map[uint64]int32{}
 	files := map[string]*grepFile{}
 	var order []*grepFile
-	matches, untracked := 0, 0
+	matches, untracked, messages := 0, 0, 0
+	prog := d.src.name()
 	s := newLineScanner(d.raw)
 	for {
 		l, _, ok := s.next()
 		if !ok {
 			break
+		}
+		if isSearchMessage(l, prog) {
+			messages++
+			continue
 		}
 		matches++
 		name, _, text := parseGrepLine(l)
@@ -102,6 +111,10 @@ func reduceGrep(d *doc) (string, bool) {
 	if matches == 0 {
 		return "", false
 	}
+	var msgSel *selector
+	if messages > 0 {
+		msgSel = newSelector(len(d.raw)/2, grepMessageBudget, nil, 0, "messages")
+	}
 
 	repeats := map[uint64]*grepRepeat{}
 	sel := newSelector(len(d.raw)/2, grepBudget, nil, 0, "matches")
@@ -111,6 +124,11 @@ func reduceGrep(d *doc) (string, bool) {
 		l, off, ok := s.next()
 		if !ok {
 			break
+		}
+		if msgSel != nil && isSearchMessage(l, prog) {
+			buf, low = clipAround(buf[:0], low, l, "", grepMessageChars)
+			msgSel.line(buf, off)
+			continue
 		}
 		_, loc, text := parseGrepLine(l)
 		text = bytes.TrimSpace(text)
@@ -164,7 +182,27 @@ func reduceGrep(d *doc) (string, bool) {
 		out = append(out, sample(lines, grepRepeatBudget, "repeated texts")...)
 	}
 	out = append(out, sel.out...)
+	if msgSel != nil {
+		// What grep says about files it could not read is not a match: counted as one, its
+		// messages made "306 matches" of one match and the reasons it could not search.
+		msgSel.end()
+		out = append(out, fmt.Sprintf("%s from %s:", plural(messages, "message"), prog))
+		out = append(out, msgSel.out...)
+	}
 	return strings.Join(out, "\n"), true
+}
+
+// isSearchMessage reports whether l is a message of the search program itself ("grep: x:
+// Permission denied", "rg: x: ... (os error 13)", git's "fatal: ..."), not a match.
+func isSearchMessage(l []byte, prog string) bool {
+	if len(l) < len(prog)+2 || len(l) > maxLineChars {
+		return false
+	}
+	if prog == "git" {
+		return isGitMessage(string(l))
+	}
+	return l[len(prog)] == ':' && l[len(prog)+1] == ' ' && string(l[:len(prog)]) == prog ||
+		bytes.IndexByte(l, '/') == 0 && isOwnMessage(string(l), prog)
 }
 
 // line renders a repeated text: the text, how many matches have it, and where the first are.

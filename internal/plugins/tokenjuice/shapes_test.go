@@ -338,3 +338,181 @@ func TestFindStartingPoint(t *testing.T) {
 		t.Errorf("first entry not named:\n%.300s", out.Text)
 	}
 }
+
+// TestGitLogKeepsGitMessages: what git itself says around a log (a refname warning before it, the
+// missing object that ended the walk after it) survives the one-line-per-commit sample, in git log
+// and in git show alike.
+func TestGitLogKeepsGitMessages(t *testing.T) {
+	var commits strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&commits, "commit %040x\nAuthor: A <a@example.com>\nDate:   Mon Jan 5 10:00:00 2026 +0000\n\n    change %d\n\n", i, i)
+	}
+	show := "commit 0123456789abcdef0123456789abcdef01234567\nAuthor: A <a@example.com>\nDate:   Mon Jan 5 10:00:00 2026 +0000\n\n    change\n\n" +
+		"diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -1,300 +1,300 @@\n" + strings.Repeat("-old line\n+new line\n", 300)
+	tests := []struct {
+		name, cmd, output string
+		want              []string
+	}{
+		{"error and fatal after the commits", "git log", commits.String() +
+			"error: Could not read 0123456789abcdef0123456789abcdef01234567\nfatal: Failed to traverse parents of commit 00000000000000000000000000000000000000c7\n",
+			[]string{"error: Could not read 0123456789abcdef0123456789abcdef01234567", "fatal: Failed to traverse parents of commit 00000000000000000000000000000000000000c7"}},
+		{"warning before the commits", "git log main", "warning: refname 'main' is ambiguous.\n" + commits.String(),
+			[]string{"warning: refname 'main' is ambiguous."}},
+		{"fatal after a shown diff", "git show HEAD", show + "fatal: unable to read tree 0123456789abcdef\n",
+			[]string{"fatal: unable to read tree 0123456789abcdef"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Compact(Input{Command: tt.cmd, ExitCode: 128, Output: []byte(tt.output), Handle: "tj_000000000000"})
+			if out.Raw || !strings.HasPrefix(out.Rule, "git/") {
+				t.Fatalf("rule %s, raw %v: want a compacted git log", out.Rule, out.Raw)
+			}
+			var missing []string
+			for _, w := range tt.want {
+				if !strings.Contains(out.Text, w+"\n") {
+					missing = append(missing, w)
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("lost %q:\n%s", missing, out.Text)
+			}
+		})
+	}
+}
+
+// TestLsKeepsItsMessages: what ls says about an operand or a directory it could not read is not a
+// name to sample away (the listing would read as complete), wherever it falls and however ls was
+// invoked.
+func TestLsKeepsItsMessages(t *testing.T) {
+	names := func(from, n int) string {
+		var b strings.Builder
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&b, "file%d.txt\n", i)
+		}
+		return b.String()
+	}
+	long := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "-rw-r--r-- 1 u u 12 Jan  1 00:00 file%d.txt\n", i)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, cmd, output, want string
+	}{
+		{"ls -R, a subdirectory it cannot open", "ls -R", ".:\n" + names(0, 300) + "\n./z:\nls: cannot open directory './z': Permission denied\n\n./y:\n" + names(300, 300),
+			"ls: cannot open directory './z': Permission denied"},
+		{"short format, an operand missing", "ls /a /b", names(0, 300) + "ls: cannot access '/b': No such file or directory\n" + names(300, 300),
+			"ls: cannot access '/b': No such file or directory"},
+		{"long format, run by its path", "/bin/ls -la /a /b", "/a:\ntotal 1\n" + long(300) + "/bin/ls: cannot access '/b': No such file or directory\n" + long(300),
+			"/bin/ls: cannot access '/b': No such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Compact(Input{Command: tt.cmd, ExitCode: 2, Output: []byte(tt.output), Handle: "tj_000000000000"})
+			if out.Raw || out.Rule != "inventory/ls" {
+				t.Fatalf("rule %s, raw %v: want a compacted listing", out.Rule, out.Raw)
+			}
+			if !strings.Contains(out.Text, "\n"+tt.want+"\n") {
+				t.Errorf("lost %q:\n%s", tt.want, out.Text)
+			}
+		})
+	}
+}
+
+// TestGrepSeparatesItsMessages: what grep or rg says about files it could not read is neither
+// counted as matches nor cut as one ("grep:/proc/1/mem"): a search that found one match behind
+// 305 unreadable files said "306 matches in 2 files, most matches: grep (305)".
+func TestGrepSeparatesItsMessages(t *testing.T) {
+	output := func(prog string) string {
+		var b strings.Builder
+		for i := range 300 {
+			fmt.Fprintf(&b, "%s: /proc/%d/mem: Permission denied\n", prog, i)
+		}
+		b.WriteString("/etc/a.conf:3:foo = 1\n/etc/b.conf:9:foo = 2\n")
+		for i := range 5 {
+			fmt.Fprintf(&b, "%s: /root/d%d: Permission denied\n", prog, i)
+		}
+		return b.String()
+	}
+	for _, prog := range []string{"grep", "rg"} {
+		t.Run(prog, func(t *testing.T) {
+			out := Compact(Input{Command: prog + " -rn foo /", ExitCode: 2, Output: []byte(output(prog)), Handle: "tj_000000000000"})
+			if out.Raw || out.Rule != "search/grep" {
+				t.Fatalf("rule %s, raw %v: want a compacted search", out.Rule, out.Raw)
+			}
+			lines := strings.Split(out.Text, "\n")
+			want := []string{"2 matches in 2 files", "/etc/a.conf:3:foo = 1", "/etc/b.conf:9:foo = 2", "305 messages from " + prog + ":", prog + ": /proc/0/mem: Permission denied"}
+			if diff := cmp.Diff(want, lines[:len(want)]); diff != "" {
+				t.Errorf("head of the compacted search (-want +got):\n%s\n%s", diff, out.Text)
+			}
+			if !strings.Contains(out.Text, "\n"+prog+": /root/d4: Permission denied\n") {
+				t.Errorf("the last message is lost:\n%s", out.Text)
+			}
+		})
+	}
+}
+
+// TestGoTestNoTestsToRun: a package whose -run pattern matched no test is not reported as one
+// whose tests passed: `go test -run TestTypo ./...` read "ok: 41 packages", as if the test ran.
+func TestGoTestNoTestsToRun(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "ok  \texample.com/m/p%d\t0.0%02ds [no tests to run]\n", i, i)
+	}
+	b.WriteString("ok  \texample.com/m/z\t0.031s\nok  \texample.com/m/c\t(cached) [no tests to run]\n")
+	out := Compact(Input{Command: "go test -run TestTypo ./...", Output: []byte(b.String()), Handle: "tj_000000000000"})
+	if out.Raw || out.Rule != "tests/go" {
+		t.Fatalf("rule %s, raw %v: want a compacted go test", out.Rule, out.Raw)
+	}
+	lines := strings.Split(out.Text, "\n")
+	if want := "ok: 42 packages (1 cached); 41 [no tests to run]"; lines[0] != want {
+		t.Errorf("summary = %q, want %q\n%s", lines[0], want, out.Text)
+	}
+	for _, want := range []string{"\nexample.com/m/p0 [no tests to run]\n", "\nexample.com/m/z\n", "\nexample.com/m/c [no tests to run]\n"} {
+		if !strings.Contains(out.Text, want) {
+			t.Errorf("missing %q:\n%s", strings.TrimSpace(want), out.Text)
+		}
+	}
+}
+
+// TestSimilarKeepsStatusChanges: lines that differ only in numbers are similar, unless one number
+// says how something ended and differs in its first digit: "job 150: exit 1" among 299 lines of
+// "exit 0" was folded into "… 298 similar lines omitted …" between two lines of exit 0.
+func TestSimilarKeepsStatusChanges(t *testing.T) {
+	pairs := []struct {
+		a, b string
+		want bool
+	}{
+		{"job 0: exit 0", "job 1: exit 0", true},
+		{"job 1: exit 0", "job 2: exit 1", false},
+		{"[3] exited with status 0", "[4] exited with status 2", false},
+		{"host3: rc=0", "host4: rc=1", false},
+		{"check-3 returned 0", "check-4 returned 1", false},
+		{"pkg3: 0 errors", "pkg4: 2 errors", false},
+		{"test 3 ... 0 failures", "test 4 ... 1 failures", false},
+		{"job 1: exit 1", "job 2: exit 1", true},
+		{"GET /a 3ms status 200", "GET /a 5ms status 201", true},
+		{"GET /a 3ms status 200", "GET /a 5ms status 500", false},
+		{"12:00:00 GET /a 200 0ms", "12:00:01 GET /a 200 3ms", true},
+		{"step 0 of 9", "step 1 of 9", true},
+	}
+	for _, p := range pairs {
+		if got := similar(p.a, p.b); got != p.want {
+			t.Errorf("similar(%q, %q) = %v, want %v", p.a, p.b, got, p.want)
+		}
+	}
+	var b strings.Builder
+	for i := range 300 {
+		code := 0
+		if i == 150 {
+			code = 1
+		}
+		fmt.Fprintf(&b, "job %d: exit %d\n", i, code)
+	}
+	out := Compact(Input{Command: "./run-all.sh", ExitCode: 1, Output: []byte(b.String()), Handle: "tj_000000000000"})
+	if out.Raw || !strings.Contains(out.Text, "\njob 150: exit 1\n") {
+		t.Errorf("the failed job is lost (raw %v):\n%s", out.Raw, out.Text)
+	}
+}

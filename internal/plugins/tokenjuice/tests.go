@@ -13,12 +13,15 @@ var (
 	goPassRE   = lazyRE(`^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP):)\s`)
 )
 
+// goNoRunNote ends the ok line of a package where the -run pattern matched no test.
+const goNoRunNote = "[no tests to run]"
+
 // reduceGoTest keeps failures (--- FAIL blocks with their messages, panics, build errors, FAIL
 // lines) ahead of other lines, within a budget of their own, and reduces passing packages to a count
 // and a sample of their names.
 func reduceGoTest(d *doc) (string, bool) {
 	var ok, rest []string
-	cached, noTests := 0, 0
+	cached, noTests, noRun := 0, 0, 0
 	lines := d.lines
 	if events := decodeTestEvents(lines); events != nil {
 		lines = events
@@ -27,7 +30,14 @@ func reduceGoTest(d *doc) (string, bool) {
 		switch {
 		case goOkRE.MatchString(l):
 			m := goOkRE.FindStringSubmatch(l)
-			ok = append(ok, m[1])
+			name := m[1]
+			if strings.HasSuffix(l, goNoRunNote) {
+				// The -run pattern matched no test there: "ok" alone would read as tests that
+				// passed.
+				name += " " + goNoRunNote
+				noRun++
+			}
+			ok = append(ok, name)
 			if m[2] == "(cached)" {
 				cached++
 			}
@@ -43,6 +53,9 @@ func reduceGoTest(d *doc) (string, bool) {
 		summary := fmt.Sprintf("ok: %s", plural(len(ok), "package"))
 		if cached > 0 {
 			summary += fmt.Sprintf(" (%d cached)", cached)
+		}
+		if noRun > 0 {
+			summary += fmt.Sprintf("; %d %s", noRun, goNoRunNote)
 		}
 		if noTests > 0 {
 			summary += fmt.Sprintf("; %d without tests", noTests)
