@@ -393,9 +393,18 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sse := newSSE(w)
-	chunk := func(delta chatOut, finish *string) chatCompletion {
-		return chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+	includeUsage := cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage
+	chunk := func(delta chatOut, finish *string) any {
+		c := chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
 			Choices: []chatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}}
+		if includeUsage {
+			// OpenAI: with include_usage, every chunk but the last carries "usage": null.
+			return struct {
+				chatCompletion
+				Usage *chatUsage `json:"usage"`
+			}{chatCompletion: c}
+		}
+		return c
 	}
 	// The stream opens once the turn is planned: what it refuses before that (an unknown
 	// model, say) is answered with its status, as OpenAI does.
@@ -449,7 +458,7 @@ func (api *API) chat(w http.ResponseWriter, r *http.Request) {
 		sse.event("", chunk(chatOut{Trace: trace}, nil))
 	}
 	sse.event("", chunk(chatOut{}, finishReason(&res.Result)))
-	if cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage {
+	if includeUsage {
 		sse.event("", chatCompletion{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []chatChoice{}, Usage: usageOut(res.Usage)})
 	}
 	sse.event("", []byte("[DONE]"))

@@ -59,3 +59,46 @@ func TestAnswersNameTheModelRun(t *testing.T) {
 		}
 	}
 }
+
+// With include_usage every chunk carries "usage": null but the last, which carries the usage
+// and no choices (OpenAI's documented stream); without it no chunk names usage.
+func TestStreamUsageFieldAsOpenAI(t *testing.T) {
+	for _, include := range []bool{true, false} {
+		srv := serve(t, &fakeAgent{result: answer("hi")})
+		body := `{"model":"a/b","stream":true,"messages":[{"role":"user","content":"x"}]}`
+		if include {
+			body = `{"model":"a/b","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`
+		}
+		_, b := post(t, srv.URL+"/v1/chat/completions", body)
+		data := sseData(t, b)
+		var got []string
+		for _, d := range data[:len(data)-1] {
+			var c map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(d), &c); err != nil {
+				t.Fatal(err)
+			}
+			u, ok := c["usage"]
+			switch {
+			case !ok:
+				got = append(got, "absent")
+			case string(u) == "null":
+				got = append(got, "null")
+			default:
+				got = append(got, "usage")
+			}
+		}
+		want := make([]string, len(got))
+		for i := range want {
+			want[i] = "absent"
+			if include {
+				want[i] = "null"
+			}
+		}
+		if include && len(want) > 0 {
+			want[len(want)-1] = "usage"
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("include_usage %v (-want +got):\n%s", include, diff)
+		}
+	}
+}
