@@ -480,6 +480,7 @@ func TestResponsesCutShort(t *testing.T) {
 	type response struct {
 		Status            string
 		IncompleteDetails *struct{ Reason string } `json:"incomplete_details"`
+		Output            []struct{ Type, Status string }
 	}
 	check := func(t *testing.T, what string, r response, status, reason string) {
 		t.Helper()
@@ -489,6 +490,10 @@ func TestResponsesCutShort(t *testing.T) {
 		}
 		if want := strings.TrimSpace(status + " " + reason); got != want {
 			t.Errorf("%s: %q, want %q", what, got, want)
+		}
+		// The message item is as complete as the response it ends.
+		if len(r.Output) != 1 || r.Output[0].Type != "message" || r.Output[0].Status != status {
+			t.Errorf("%s: output %+v, want one message %s", what, r.Output, status)
 		}
 	}
 	for _, tt := range tests {

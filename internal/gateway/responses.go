@@ -302,7 +302,11 @@ func (api *API) responses(w http.ResponseWriter, r *http.Request) {
 	finalOutput := func(res *agent.Result, streamed bool) []respOut {
 		out := []respOut{}
 		if res.Text != "" || len(res.ClientCalls) == 0 || streamed {
-			out = append(out, respOut{Type: "message", ID: msgID, Status: "completed", Role: "assistant",
+			status := "completed"
+			if res.Finish == "length" || res.Finish == "content_filter" {
+				status = "incomplete" // the message cut short is itself incomplete, as OpenAI marks it
+			}
+			out = append(out, respOut{Type: "message", ID: msgID, Status: status, Role: "assistant",
 				Content: []respContent{{Type: "output_text", Text: res.Text, Annotations: []any{}}}})
 		}
 		for _, c := range res.ClientCalls {
