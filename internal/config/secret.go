@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -260,28 +259,46 @@ func isSecretPath(path []string) bool {
 // under a secret path as Mask, except inside a SecretRef, which is shown as it is, and a server
 // URL as RedactURL does. root is a tree whose place in the whole config is prefix, and sub is
 // the path under root of the value being rendered.
+//
+// The containers a check needs come from the renderer's parents, and those above the rendered
+// value are looked up once here: a lookup per value scans each object on the way, which made
+// `config get` of a map of many entries (tools.exec.env) quadratic.
 func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
-	return func(rel []string, n *json5.Node) ([]byte, bool) {
+	above := make([]*json5.Node, len(sub)+1) // above[k] is the node at sub[:k], nil if absent
+	for k := range above {
+		above[k], _ = json5.Lookup(root, sub[:k])
+	}
+	return func(rel []string, parents []*json5.Node, n *json5.Node) ([]byte, bool) {
 		if n.Kind != json5.String && n.Kind != json5.Number {
 			return nil, false
 		}
 		local := append(slices.Clone(sub), rel...)
 		full := append(slices.Clone(prefix), local...)
+		// at is the node at local[:k], for 0 < k <= len(local).
+		at := func(k int) *json5.Node {
+			switch {
+			case k <= len(sub):
+				return above[k]
+			case k == len(local):
+				return n
+			}
+			return parents[k-len(sub)]
+		}
 		// Secrets first: a secret named like a URL (a webhook) may hold its credential in
 		// the path, which RedactURL keeps.
 		for k := 1; k <= len(local); k++ {
 			if !isSecretPath(full[:len(prefix)+k]) {
 				continue
 			}
-			if outer, err := json5.Lookup(root, local[:k]); err == nil && isSecretRef(outer) {
+			if outer := at(k); outer != nil && isSecretRef(outer) {
 				return nil, false
 			}
 			return []byte(`"` + Mask + `"`), true
 		}
 		if i, ok := argIndex(full); ok && n.Kind == json5.String && len(local) > 0 {
 			var prev string
-			if i > 0 {
-				if p, err := json5.Lookup(root, append(local[:len(local)-1:len(local)-1], strconv.Itoa(i-1))); err == nil && p.Kind == json5.String {
+			if args := at(len(local) - 1); i > 0 && args != nil && args.Kind == json5.Array && i-1 < len(args.Elems) {
+				if p := args.Elems[i-1]; p.Kind == json5.String {
 					prev = p.Str
 				}
 			}

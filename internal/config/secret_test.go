@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/config/json5"
@@ -301,5 +302,57 @@ func TestGetMasksSecretURLs(t *testing.T) {
 	}
 	if got, _ := f.Get(""); strings.Contains(string(got), value) {
 		t.Errorf("Get(\"\") reveals a secret:\n%s", got)
+	}
+}
+
+// TestGetOfAWideMapIsLinear: config get of a map of many entries renders at a cost proportional
+// to the file. Each value looked up its containers again from the root, scanning every member
+// of the map before it: a 2 MB tools.exec.env took a minute of CPU, one at the 16 MiB bound
+// hours. The deadline only guards against that hang.
+func TestGetOfAWideMapIsLinear(t *testing.T) {
+	const n = 300_000
+	var b strings.Builder
+	b.WriteString("{tools: {exec: {env: {")
+	for i := range n {
+		fmt.Fprintf(&b, "K%d: %q, ", i, fmt.Sprintf("v%d", i))
+	}
+	b.WriteString(`KEY_REF: {$env: "X"}}}}, mcp: {servers: {s: {command: "x", args: [`)
+	for range n / 2 {
+		b.WriteString(`"--token", "t", `)
+	}
+	b.WriteString("]}}}}")
+	f, err := Load(writeFile(t, b.String(), 0o600))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		env, args []byte
+		err       error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		if r.env, r.err = f.Get("tools.exec.env"); r.err == nil {
+			r.args, r.err = f.Get("")
+		}
+		done <- r
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("config get of a map of %d entries has not finished after 2 minutes", n)
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := bytes.Count(r.env, []byte(`"`+Mask+`"`)); got != n {
+		t.Errorf("%d of the %d values masked", got, n)
+	}
+	if !bytes.Contains(r.env, []byte(`"KEY_REF": {`)) || bytes.Contains(r.env, []byte(`"v1"`)) {
+		t.Errorf("env rendered wrongly: %.200s…", r.env)
+	}
+	if bytes.Contains(r.args, []byte(`"t"`)) {
+		t.Errorf("an argument after --token is shown")
 	}
 }

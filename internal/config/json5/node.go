@@ -128,8 +128,10 @@ func (n *Node) Finite() (path []string, ok bool) {
 }
 
 // ReplaceFunc lets a renderer substitute a value: given the path of a node relative to the
-// rendered root, it returns replacement text (already valid JSON) and true, or false to render as is.
-type ReplaceFunc func(path []string, n *Node) ([]byte, bool)
+// rendered root and the containers on the way (parents[i] holds path[i]; parents[0] is the
+// rendered root), it returns replacement text (already valid JSON) and true, or false to render
+// as is. The parents spare a caller looking them up again, which costs a scan of each object.
+type ReplaceFunc func(path []string, parents []*Node, n *Node) ([]byte, bool)
 
 // AppendJSON appends n as JSON text to dst. indent "" gives compact output; otherwise members and
 // elements go on their own lines. Members keep their source order; of duplicate keys only the last
@@ -145,6 +147,7 @@ type jsonWriter struct {
 	src     []byte
 	indent  string
 	replace ReplaceFunc
+	parents []*Node // the containers around the value being written
 }
 
 func (w *jsonWriter) newline(dst []byte, depth int) []byte {
@@ -160,7 +163,7 @@ func (w *jsonWriter) newline(dst []byte, depth int) []byte {
 
 func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte {
 	if w.replace != nil {
-		if text, ok := w.replace(path, n); ok {
+		if text, ok := w.replace(path, w.parents, n); ok {
 			return append(dst, text...)
 		}
 	}
@@ -178,6 +181,7 @@ func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte
 			return append(dst, "[]"...)
 		}
 		dst = append(dst, '[')
+		w.parents = append(w.parents, n)
 		for i, e := range n.Elems {
 			if i > 0 {
 				dst = append(dst, ',')
@@ -185,6 +189,7 @@ func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte
 			dst = w.newline(dst, depth+1)
 			dst = w.value(dst, e, append(path, strconv.Itoa(i)), depth+1)
 		}
+		w.parents = w.parents[:len(w.parents)-1]
 		dst = w.newline(dst, depth)
 		return append(dst, ']')
 	}
@@ -194,6 +199,7 @@ func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte
 		return append(dst, "{}"...)
 	}
 	dst = append(dst, '{')
+	w.parents = append(w.parents, n)
 	for i, m := range members {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -206,6 +212,7 @@ func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte
 		}
 		dst = w.value(dst, m.Value, append(path, m.Key), depth+1)
 	}
+	w.parents = w.parents[:len(w.parents)-1]
 	dst = w.newline(dst, depth)
 	return append(dst, '}')
 }
@@ -224,9 +231,15 @@ func effectiveMembers(n *Node) []*Member {
 	if !dup {
 		return n.Members
 	}
-	out := make([]*Member, 0, len(n.Members))
-	for _, m := range n.Members {
-		if n.Get(m.Key) == m {
+	// Keep each key where it last occurs, found through one map rather than a search of
+	// the members for each of them, which is quadratic in an object of many duplicates.
+	last := make(map[string]int, len(seen))
+	for i, m := range n.Members {
+		last[m.Key] = i
+	}
+	out := make([]*Member, 0, len(last))
+	for i, m := range n.Members {
+		if last[m.Key] == i {
 			out = append(out, m)
 		}
 	}
