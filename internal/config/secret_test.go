@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -354,5 +355,39 @@ func TestGetOfAWideMapIsLinear(t *testing.T) {
 	}
 	if bytes.Contains(r.args, []byte(`"t"`)) {
 		t.Errorf("an argument after --token is shown")
+	}
+}
+
+// TestGetOfDeepNesting: config get of values nested as deep as the parser allows stays near the
+// file's size, in its text and in what it allocates. Indented, each line carried its depth in
+// spaces (a 120 kB file gave 700 MB, a 16 MiB one would not fit in memory), so past a bound the
+// value is given compact; and masking walked every value's whole path, quadratic in the depth.
+func TestGetOfDeepNesting(t *testing.T) {
+	const depth, values = json5.MaxDepth - 10, 2000
+	text := `{plugins: {entries: {x: {config: {apiKey: "k", v: ` + strings.Repeat("[", depth) +
+		strings.Repeat(`"x", `, values) + strings.Repeat("]", depth) + `}}}}}`
+	f, _ := Load(writeFile(t, text, 0o600))
+	if f == nil {
+		t.Fatal("Load refused the file")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := f.Get("")
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > 4*len(text) {
+		t.Errorf("Get of a %d-byte file gave %d bytes", len(text), len(out))
+	}
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(500*len(text)); got > limit {
+		t.Errorf("Get of a %d-byte file allocated %d bytes, over %d", len(text), got, limit)
+	}
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Errorf("Get gave invalid JSON: %v", err)
+	}
+	if !bytes.Contains(out, []byte(`"apiKey":"`+Mask+`"`)) || bytes.Count(out, []byte(`"x"`)) != values+1 { // and the plugin id
+		t.Errorf("Get rendered wrongly: %.200s", out)
 	}
 }

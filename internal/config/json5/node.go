@@ -139,8 +139,21 @@ type ReplaceFunc func(path []string, parents []*Node, n *Node) ([]byte, bool)
 // callers that need strict JSON check Finite first. src is the text n was parsed from; it is
 // used to keep the spelling of numbers that are already valid JSON.
 func AppendJSON(dst []byte, src []byte, n *Node, indent string, replace ReplaceFunc) []byte {
-	w := jsonWriter{src: src, indent: indent, replace: replace}
+	w := jsonWriter{src: src, indent: indent, replace: replace, limit: -1}
 	return w.value(dst, n, nil, 0)
+}
+
+// AppendJSONUpTo is AppendJSON that gives up, returning false, once the text it appends passes
+// limit bytes. Indentation grows with the depth of every line, so the indented text of a deeply
+// nested value can be thousands of times its source (a 120 kB file indents to 700 MB); a caller
+// bounds it with this and falls back to compact text, which stays near the source's size.
+func AppendJSONUpTo(dst []byte, src []byte, n *Node, indent string, replace ReplaceFunc, limit int) ([]byte, bool) {
+	w := jsonWriter{src: src, indent: indent, replace: replace, limit: len(dst) + limit}
+	out := w.value(dst, n, nil, 0)
+	if w.over {
+		return dst, false
+	}
+	return out, true
 }
 
 type jsonWriter struct {
@@ -148,10 +161,12 @@ type jsonWriter struct {
 	indent  string
 	replace ReplaceFunc
 	parents []*Node // the containers around the value being written
+	limit   int     // length of dst past which writing stops, or -1
+	over    bool    // the limit was passed: what is written is incomplete
 }
 
 func (w *jsonWriter) newline(dst []byte, depth int) []byte {
-	if w.indent == "" {
+	if w.indent == "" || w.over {
 		return dst
 	}
 	dst = append(dst, '\n')
@@ -162,6 +177,12 @@ func (w *jsonWriter) newline(dst []byte, depth int) []byte {
 }
 
 func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte {
+	if w.limit >= 0 && len(dst) > w.limit {
+		w.over = true
+	}
+	if w.over {
+		return dst
+	}
 	if w.replace != nil {
 		if text, ok := w.replace(path, w.parents, n); ok {
 			return append(dst, text...)
