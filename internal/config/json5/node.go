@@ -327,7 +327,8 @@ func isJSONNumber(b []byte) bool {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // AppendQuote appends s as a string literal delimited by quote (a double or a single quote), escaping what JSON
-// requires plus U+2028/U+2029; with '"' the result is valid JSON.
+// requires plus U+2028/U+2029 and the C1 controls (a terminal shown U+009B starts an escape
+// sequence, as ESC does); with '"' the result is valid JSON.
 func AppendQuote(dst []byte, s string, quote byte) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, quote)
@@ -341,7 +342,7 @@ func AppendQuote(dst []byte, s string, quote byte) []byte {
 			dst = append(dst, '\\', 'r')
 		case r == '\t':
 			dst = append(dst, '\\', 't')
-		case r < 0x20 || r == 0x7f || r == 0x2028 || r == 0x2029:
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029:
 			dst = append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 		default:
 			dst = append(dst, string(r)...)
