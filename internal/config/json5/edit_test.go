@@ -356,7 +356,8 @@ func TestParsePath(t *testing.T) {
 		{in: `m["a"`, wantErr: true},
 		{in: `m["a"x]`, wantErr: true},
 		{in: `m["a"]x`, wantErr: true},
-		{in: `["a"]`, wantErr: true},
+		{in: `["a.b"].c`, want: []string{"a.b", "c"}},
+		{in: `[0].c`, wantErr: true},
 	}
 	for _, tt := range tests {
 		got, err := ParsePath(tt.in)
@@ -378,6 +379,7 @@ func TestFormatPathRoundTrip(t *testing.T) {
 		{"agents", "defaults", "models", "openai/gpt-5.2", "params", "thinking"},
 		{"agents", "list", "0", "id"},
 		{"m", "a[0]", "", "b.c.d", `q"uote`},
+		{"a.b", "c"},
 	} {
 		text := FormatPath(segs)
 		got, err := ParsePath(text)

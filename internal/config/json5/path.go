@@ -15,7 +15,7 @@ var ErrNotFound = errors.New("not found")
 // written as its own segment ("agents.list.0.id") or in brackets ("agents.list[0].id"); both
 // spellings give the same segments. A key holding a dot or a bracket (a model id such as
 // openai/gpt-5.2) is written quoted in brackets: agents.defaults.models["openai/gpt-5.2"].params,
-// as FormatPath and the config's error messages write it.
+// as FormatPath and the config's error messages write it; so may be the first ("[\"a.b\"].c").
 func ParsePath(s string) ([]string, error) {
 	if s == "" {
 		return nil, errors.New("empty path")
@@ -39,7 +39,7 @@ func ParsePath(s string) ([]string, error) {
 		i = j
 		bracketed := false
 		for i < len(s) && s[i] == '[' {
-			if len(segs) == 0 {
+			if len(segs) == 0 && !quotedAt(s, i+1) {
 				return nil, fmt.Errorf("path %q: empty segment", s)
 			}
 			seg, n, err := bracket(s[i:])
@@ -67,7 +67,7 @@ func ParsePath(s string) ([]string, error) {
 // bracket reads one [index] or ["key"] (a JSON5 string, either quote) at the start of t and
 // returns the segment and the length it took.
 func bracket(t string) (string, int, error) {
-	if len(t) > 1 && (t[1] == '"' || t[1] == '\'') {
+	if quotedAt(t, 1) {
 		p := &parser{src: []byte(t), pos: 1}
 		key := p.string()
 		if p.err != nil {
@@ -88,6 +88,8 @@ func bracket(t string) (string, int, error) {
 	return idx, len(idx) + 2, nil
 }
 
+func quotedAt(s string, i int) bool { return i < len(s) && (s[i] == '"' || s[i] == '\'') }
+
 // FormatPath joins segments with dots, the canonical spelling; a key that could not be read back
 // so (one holding a dot or a bracket, or empty) is written quoted in brackets.
 func FormatPath(segs []string) string {
@@ -105,14 +107,13 @@ func JoinPath(path, key string) string {
 
 func appendSegment(b []byte, key string) []byte {
 	switch {
-	case len(b) > 0 && (key == "" || strings.ContainsAny(key, ".[]")):
+	case key == "" || strings.ContainsAny(key, ".[]"):
 		b = append(b, '[')
 		b = AppendQuote(b, key, '"')
 		return append(b, ']')
 	case len(b) > 0:
 		b = append(b, '.')
 	}
-	// A path cannot start with a bracket: a top-level key holding a dot is written as it is.
 	return append(b, key...)
 }
 
