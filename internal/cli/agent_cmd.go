@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/config"
 	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
 	"github.com/nodmix/nodmix/internal/provider"
@@ -35,6 +36,26 @@ type toolEvent struct {
 	Name    string          `json:"name"`
 	Args    json.RawMessage `json:"args,omitempty"`
 	IsError bool            `json:"is_error,omitempty"`
+}
+
+// agentFlag checks an --agent value: none, or the id of an agents.list[] entry. An unknown id
+// is refused rather than run as the defaults, which would drop what the entry narrows
+// (tools.allow / deny) on a typo.
+func agentFlag(agents config.Agents, id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, ok := agents.Agent(id); ok {
+		return nil
+	}
+	known := make([]string, 0, len(agents.Each))
+	for _, s := range agents.Each {
+		known = append(known, s.ID)
+	}
+	if len(known) == 0 {
+		return usagef("--agent %q: agents.list sets no agent", clipText(id, 80))
+	}
+	return usagef("--agent %q: not an id of agents.list (known: %s)", clipText(id, 80), strings.Join(known, ", "))
 }
 
 // sessionFlag checks a --session value: empty (none given) or a valid session key.
@@ -73,6 +94,9 @@ func newAgentCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			if err := agentFlag(a.Config.Agents, agentID); err != nil {
+				return err
+			}
 			a.AwaitServers(c.Context(), g.note)
 			key := sessionKey
 			if key == "" {

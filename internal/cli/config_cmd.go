@@ -45,11 +45,11 @@ func (g *globals) openConfig(ctx context.Context) (*configEdit, error) {
 		return nil, err
 	}
 	if err != nil {
-		fmt.Fprintf(g.env.Stderr, "nodmix: warning: %s does not validate yet:\n%v\n", path, err)
+		fmt.Fprintf(g.env.Stderr, "nodmix: warning: %s does not validate yet:\n%s\n", path, sanitizeLines(err.Error()))
 	}
 	errs := pluginErrors(ctx, f.Config(), g.env.lookupEnv)
 	if len(errs) > 0 {
-		fmt.Fprintf(g.env.Stderr, "nodmix: warning: the plugin sections of %s do not validate yet:\n%v\n", path, errors.Join(errs...))
+		fmt.Fprintf(g.env.Stderr, "nodmix: warning: the plugin sections of %s do not validate yet:\n%s\n", path, sanitizeLines(errors.Join(errs...).Error()))
 	}
 	e := &configEdit{File: f, had: map[string]bool{}}
 	for _, err := range errs {

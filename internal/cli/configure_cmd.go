@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nodmix/nodmix/internal/config"
 	"github.com/nodmix/nodmix/internal/plugins/tavily"
 	"github.com/spf13/cobra"
 )
@@ -22,6 +23,9 @@ func newConfigureCmd(g *globals) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			if section != "web" {
 				return usagef("configure: --section: must be web")
+			}
+			if nonInteractive && provider == "" {
+				return usagef("configure: --provider is required with --non-interactive")
 			}
 			var apiKey string
 			if !nonInteractive {
@@ -38,14 +42,12 @@ func newConfigureCmd(g *globals) *cobra.Command {
 					provider = "tavily"
 				}
 				if keyEnv == "" {
-					k, err := promptSecret(c.Context(), g.env.Stdin, in, out, "Tavily API key (leave empty to use TAVILY_API_KEY from the environment): ")
+					k, err := promptSecret(c.Context(), g.env.Stdin, in, out, g.keyPrompt())
 					if err != nil {
 						return err
 					}
 					apiKey = k
 				}
-			} else if provider == "" {
-				return usagef("configure: --provider is required with --non-interactive")
 			}
 			edits, err := tavily.ConfigureEdits(provider, keyEnv, apiKey)
 			if err != nil {
@@ -74,6 +76,20 @@ func newConfigureCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&keyEnv, "api-key-env", "", "read the API key from this environment variable at run time (stored as a SecretRef)")
 	cmd.Flags().BoolVar(&nonInteractive, "non-interactive", false, "do not prompt")
 	return cmd
+}
+
+// keyPrompt asks for the Tavily key saying what an empty answer does: the key the file holds
+// stays (and wins over TAVILY_API_KEY); without one, the variable is used. The file is read
+// again for the edit, after the answers, so that it is the file as it is then that is edited.
+func (g *globals) keyPrompt() string {
+	if path, err := config.Path(g.env.Getenv); err == nil {
+		if f, _ := config.Load(path); f != nil {
+			if _, err := f.Get(tavily.PathAPIKey); err == nil {
+				return "Tavily API key (leave empty to keep the key configured now): "
+			}
+		}
+	}
+	return "Tavily API key (leave empty to use TAVILY_API_KEY from the environment): "
 }
 
 // prompt asks q and reads a line. An interrupt (ctx ending) ends the prompt at once: what is

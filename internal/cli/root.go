@@ -81,7 +81,9 @@ func Execute(ctx context.Context, env Env) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(env.Stderr, "nodmix: %v\n", err)
+	// An error may quote what a file or a server said (a config key, a tool's message): its
+	// control characters are not let act on the terminal.
+	fmt.Fprintf(env.Stderr, "nodmix: %s\n", sanitizeLines(err.Error()))
 	var u usageError
 	if errors.As(err, &u) {
 		return ExitUsage

@@ -94,7 +94,7 @@ func TestValidationRules(t *testing.T) {
 		{"server connect timeout", `{mcp: {servers: {x: {command: "a", connectTimeoutMs: 0}}}}`, []string{"mcp.servers.x.connectTimeoutMs: must be an integer from 1 to 86400000"}},
 		{"server inheritEnv", `{mcp: {servers: {x: {command: "a", inheritEnv: "yes"}}}}`, []string{"mcp.servers.x.inheritEnv: must be a boolean"}},
 		{"server inheritEnv with url", `{mcp: {servers: {x: {url: "http://h", inheritEnv: true}}}}`, []string{"mcp.servers.x.inheritEnv: only applies to a server with a command"}},
-		{"plugin id", `{plugins: {entries: {"a.b": {}}}}`, []string{"plugins.entries.a.b: plugin id must match ^[A-Za-z0-9_-]{1,64}$"}},
+		{"plugin id", `{plugins: {entries: {"a.b": {}}}}`, []string{`plugins.entries["a.b"]: plugin id must match ^[A-Za-z0-9_-]{1,64}$`}},
 		{"plugin enabled", `{plugins: {entries: {tavily: {enabled: "true"}}}}`, []string{"plugins.entries.tavily.enabled: must be a boolean"}},
 		{"plugin unknown key", `{plugins: {entries: {tavily: {enable: true}}}}`, []string{"plugins.entries.tavily.enable: unknown key (did you mean enabled?)"}},
 		{"plugins unknown key", `{plugins: {allow: []}}`, []string{"plugins.allow: unknown key (known keys: entries)"}},

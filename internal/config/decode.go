@@ -47,12 +47,9 @@ type decoder struct {
 
 func (d *decoder) fail(path, rule string) { d.errs = append(d.errs, &Error{Path: path, Rule: rule}) }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
+// join names key under path as config set takes it back: a key holding a dot (a model id such
+// as openai/gpt-5.2) is quoted in brackets.
+func join(path, key string) string { return json5.JoinPath(path, key) }
 
 func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 

@@ -139,9 +139,10 @@ func (f *File) Err() error { return joinErrors(append([]*Error(nil), f.errs...))
 // Bytes returns a copy of the current text (which includes literal secrets).
 func (f *File) Bytes() []byte { return bytes.Clone(f.src) }
 
-// Get returns the value at path (the whole document for "") as indented JSON, with every
-// secret value replaced by "********"; SecretRefs are shown as they are. A path the file does
-// not set gives ErrNotFound, even where a default applies.
+// Get returns the value at path (the whole document for "") as indented JSON (compact when
+// that would be far larger than the file), with every secret value replaced by "********";
+// SecretRefs are shown as they are. A path the file does not set gives ErrNotFound, even where
+// a default applies.
 func (f *File) Get(path string) ([]byte, error) {
 	var segs []string
 	if path != "" {
@@ -160,8 +161,18 @@ func (f *File) Get(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
-	return json5.AppendJSON(nil, f.src, n, "  ", masker(f.root, nil, segs)), nil
+	mask := masker(f.root, nil, segs)
+	if out, ok := json5.AppendJSONUpTo(nil, f.src, n, "  ", mask, min(maxIndentedGet, 1<<20+8*len(f.src))); ok {
+		return out, nil
+	}
+	return json5.AppendJSON(nil, f.src, n, "", mask), nil
 }
+
+// maxIndentedGet bounds the indented text of Get, twice the largest file; a smaller file's text
+// is bounded at 1 MiB and 8 times its size, far more than indenting a file of normal depth
+// takes. Past the bound the value is given as compact JSON: every line's indentation grows with
+// its depth, so deep nesting indents a file of a few megabytes to tens of gigabytes.
+const maxIndentedGet = 2 * MaxFileBytes
 
 // Set makes the value at path equal to value, JSON5 text; text that does not parse as JSON5 is
 // taken as a plain string, so tavily means "tavily". An existing value is replaced in place; a

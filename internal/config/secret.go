@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -260,28 +258,86 @@ func isSecretPath(path []string) bool {
 // under a secret path as Mask, except inside a SecretRef, which is shown as it is, and a server
 // URL as RedactURL does. root is a tree whose place in the whole config is prefix, and sub is
 // the path under root of the value being rendered.
+//
+// Its cost per value is constant: what a value lies under is its parent's answer and one check of
+// its own key, kept as the renderer goes down (it visits a container before what it holds); the
+// containers come from the renderer's parents. Looking them up again from the root for each
+// value made `config get` of a map of many entries (tools.exec.env) quadratic, and walking the
+// whole path at each value made deep nesting quadratic too.
 func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
-	return func(rel []string, n *json5.Node) ([]byte, bool) {
+	const (
+		plain  = iota // under no secret key
+		masked        // under a secret key holding a literal
+		shown         // under a secret key holding a SecretRef
+	)
+	// seg and view give the absolute path of the node at local[:k] (sub, then rel): the checks
+	// read at most its first five segments and its last, so a long path is its last segment.
+	var rel []string
+	seg := func(i int) string {
+		switch {
+		case i < len(prefix):
+			return prefix[i]
+		case i < len(prefix)+len(sub):
+			return sub[i-len(prefix)]
+		}
+		return rel[i-len(prefix)-len(sub)]
+	}
+	var short [5]string
+	view := func(k int) []string {
+		l := len(prefix) + k
+		if l > len(short) {
+			return []string{seg(l - 1)}
+		}
+		for i := range l {
+			short[i] = seg(i)
+		}
+		return short[:l]
+	}
+	step := func(under int, k int, n *json5.Node) int {
+		switch {
+		case under != plain || k == 0 || !isSecretPath(view(k)):
+			return under
+		case n != nil && isSecretRef(n):
+			return shown
+		}
+		return masked
+	}
+	// state[k] is what the node at local[:k] lies under; above[k] is the node at sub[:k].
+	state := make([]int, 1, len(sub)+16)
+	above := make([]*json5.Node, len(sub)+1)
+	above[0] = root
+	for k := 1; k <= len(sub); k++ {
+		above[k], _ = json5.Lookup(root, sub[:k])
+		state = append(state, step(state[k-1], k, above[k]))
+	}
+	return func(path []string, parents []*json5.Node, n *json5.Node) ([]byte, bool) {
+		rel = path
+		k := len(sub) + len(path)
+		if len(path) > 0 {
+			state = append(state[:k], step(state[k-1], k, n))
+		}
 		if n.Kind != json5.String && n.Kind != json5.Number {
 			return nil, false
 		}
-		local := append(slices.Clone(sub), rel...)
-		full := append(slices.Clone(prefix), local...)
 		// Secrets first: a secret named like a URL (a webhook) may hold its credential in
 		// the path, which RedactURL keeps.
-		for k := 1; k <= len(local); k++ {
-			if !isSecretPath(full[:len(prefix)+k]) {
-				continue
-			}
-			if outer, err := json5.Lookup(root, local[:k]); err == nil && isSecretRef(outer) {
-				return nil, false
-			}
+		switch state[k] {
+		case masked:
 			return []byte(`"` + Mask + `"`), true
+		case shown:
+			return nil, false
 		}
-		if i, ok := argIndex(full); ok && n.Kind == json5.String && len(local) > 0 {
+		full := view(k)
+		if i, ok := argIndex(full); ok && n.Kind == json5.String && k > 0 {
+			var args *json5.Node
+			if len(path) > 0 {
+				args = parents[len(path)-1]
+			} else {
+				args = above[k-1] // the argument itself is being rendered
+			}
 			var prev string
-			if i > 0 {
-				if p, err := json5.Lookup(root, append(local[:len(local)-1:len(local)-1], strconv.Itoa(i-1))); err == nil && p.Kind == json5.String {
+			if i > 0 && args != nil && args.Kind == json5.Array && i-1 < len(args.Elems) {
+				if p := args.Elems[i-1]; p.Kind == json5.String {
 					prev = p.Str
 				}
 			}

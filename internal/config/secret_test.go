@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/config/json5"
@@ -301,5 +303,91 @@ func TestGetMasksSecretURLs(t *testing.T) {
 	}
 	if got, _ := f.Get(""); strings.Contains(string(got), value) {
 		t.Errorf("Get(\"\") reveals a secret:\n%s", got)
+	}
+}
+
+// TestGetOfAWideMapIsLinear: config get of a map of many entries renders at a cost proportional
+// to the file. Each value looked up its containers again from the root, scanning every member
+// of the map before it: a 2 MB tools.exec.env took a minute of CPU, one at the 16 MiB bound
+// hours. The deadline only guards against that hang.
+func TestGetOfAWideMapIsLinear(t *testing.T) {
+	const n = 300_000
+	var b strings.Builder
+	b.WriteString("{tools: {exec: {env: {")
+	for i := range n {
+		fmt.Fprintf(&b, "K%d: %q, ", i, fmt.Sprintf("v%d", i))
+	}
+	b.WriteString(`KEY_REF: {$env: "X"}}}}, mcp: {servers: {s: {command: "x", args: [`)
+	for range n / 2 {
+		b.WriteString(`"--token", "t", `)
+	}
+	b.WriteString("]}}}}")
+	f, err := Load(writeFile(t, b.String(), 0o600))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		env, args []byte
+		err       error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		if r.env, r.err = f.Get("tools.exec.env"); r.err == nil {
+			r.args, r.err = f.Get("")
+		}
+		done <- r
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("config get of a map of %d entries has not finished after 2 minutes", n)
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := bytes.Count(r.env, []byte(`"`+Mask+`"`)); got != n {
+		t.Errorf("%d of the %d values masked", got, n)
+	}
+	if !bytes.Contains(r.env, []byte(`"KEY_REF": {`)) || bytes.Contains(r.env, []byte(`"v1"`)) {
+		t.Errorf("env rendered wrongly: %.200s…", r.env)
+	}
+	if bytes.Contains(r.args, []byte(`"t"`)) {
+		t.Errorf("an argument after --token is shown")
+	}
+}
+
+// TestGetOfDeepNesting: config get of values nested as deep as the parser allows stays near the
+// file's size, in its text and in what it allocates. Indented, each line carried its depth in
+// spaces (a 120 kB file gave 700 MB, a 16 MiB one would not fit in memory), so past a bound the
+// value is given compact; and masking walked every value's whole path, quadratic in the depth.
+func TestGetOfDeepNesting(t *testing.T) {
+	const depth, values = json5.MaxDepth - 10, 2000
+	text := `{plugins: {entries: {x: {config: {apiKey: "k", v: ` + strings.Repeat("[", depth) +
+		strings.Repeat(`"x", `, values) + strings.Repeat("]", depth) + `}}}}}`
+	f, _ := Load(writeFile(t, text, 0o600))
+	if f == nil {
+		t.Fatal("Load refused the file")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := f.Get("")
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > 4*len(text) {
+		t.Errorf("Get of a %d-byte file gave %d bytes", len(text), len(out))
+	}
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(500*len(text)); got > limit {
+		t.Errorf("Get of a %d-byte file allocated %d bytes, over %d", len(text), got, limit)
+	}
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Errorf("Get gave invalid JSON: %v", err)
+	}
+	if !bytes.Contains(out, []byte(`"apiKey":"`+Mask+`"`)) || bytes.Count(out, []byte(`"x"`)) != values+1 { // and the plugin id
+		t.Errorf("Get rendered wrongly: %.200s", out)
 	}
 }

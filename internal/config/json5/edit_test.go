@@ -349,6 +349,15 @@ func TestParsePath(t *testing.T) {
 		{in: "a[0", wantErr: true},
 		{in: "a[0]b", wantErr: true},
 		{in: "a]", wantErr: true},
+		{in: `agents.defaults.models["openai/gpt-5.2"].params`, want: []string{"agents", "defaults", "models", "openai/gpt-5.2", "params"}},
+		{in: `m['a.b']["c[d]"][0]`, want: []string{"m", "a.b", "c[d]", "0"}},
+		{in: `m["\u0041\""]`, want: []string{"m", `A"`}},
+		{in: `m[""].x`, want: []string{"m", "", "x"}},
+		{in: `m["a"`, wantErr: true},
+		{in: `m["a"x]`, wantErr: true},
+		{in: `m["a"]x`, wantErr: true},
+		{in: `["a.b"].c`, want: []string{"a.b", "c"}},
+		{in: `[0].c`, wantErr: true},
 	}
 	for _, tt := range tests {
 		got, err := ParsePath(tt.in)
@@ -359,6 +368,31 @@ func TestParsePath(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("ParsePath(%q) (-want +got):\n%s", tt.in, diff)
 		}
+	}
+}
+
+// TestFormatPathRoundTrip: a path FormatPath writes (as the config's error messages name a
+// setting) is one ParsePath reads back, keys holding dots and brackets included.
+func TestFormatPathRoundTrip(t *testing.T) {
+	for _, segs := range [][]string{
+		{"plugins", "entries", "tavily", "enabled"},
+		{"agents", "defaults", "models", "openai/gpt-5.2", "params", "thinking"},
+		{"agents", "list", "0", "id"},
+		{"m", "a[0]", "", "b.c.d", `q"uote`},
+		{"a.b", "c"},
+	} {
+		text := FormatPath(segs)
+		got, err := ParsePath(text)
+		if err != nil {
+			t.Errorf("ParsePath(FormatPath(%q) = %s): %v", segs, text, err)
+			continue
+		}
+		if diff := cmp.Diff(segs, got); diff != "" {
+			t.Errorf("ParsePath(%s) (-want +got):\n%s", text, diff)
+		}
+	}
+	if got, want := FormatPath([]string{"agents", "defaults", "models", "openai/gpt-5.2"}), `agents.defaults.models["openai/gpt-5.2"]`; got != want {
+		t.Errorf("FormatPath = %s, want %s", got, want)
 	}
 }
 

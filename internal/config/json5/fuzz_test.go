@@ -3,7 +3,9 @@ package json5
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -138,4 +140,31 @@ func equalValues(a, b any) bool {
 		return true
 	}
 	return a == b
+}
+
+// FuzzPath checks that ParsePath never panics and that FormatPath writes any segments it gives
+// (and any keys at all, given as NUL-separated text) so that ParsePath reads them back.
+func FuzzPath(f *testing.F) {
+	for _, s := range []string{"a.b[0]", `m["openai/gpt-5.2"].x`, `["a.b"]`, "a\x00.b\x00[c]\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if segs, err := ParsePath(s); err == nil {
+			if back, err := ParsePath(FormatPath(segs)); err != nil || !cmp.Equal(segs, back) {
+				t.Fatalf("ParsePath(%q) = %q, FormatPath %s reads back as %q, %v", s, segs, FormatPath(segs), back, err)
+			}
+		}
+		keys := strings.Split(s, "\x00")
+		if !utf8.ValidString(s) {
+			return
+		}
+		if _, isIndex := Index(keys[0]); isIndex || keys[0] == "" {
+			return // a path starts with a key
+		}
+		text := FormatPath(keys)
+		back, err := ParsePath(text)
+		if err != nil || !cmp.Equal(keys, back) {
+			t.Fatalf("FormatPath(%q) = %s reads back as %q, %v", keys, text, back, err)
+		}
+	})
 }

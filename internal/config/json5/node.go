@@ -128,8 +128,10 @@ func (n *Node) Finite() (path []string, ok bool) {
 }
 
 // ReplaceFunc lets a renderer substitute a value: given the path of a node relative to the
-// rendered root, it returns replacement text (already valid JSON) and true, or false to render as is.
-type ReplaceFunc func(path []string, n *Node) ([]byte, bool)
+// rendered root and the containers on the way (parents[i] holds path[i]; parents[0] is the
+// rendered root), it returns replacement text (already valid JSON) and true, or false to render
+// as is. The parents spare a caller looking them up again, which costs a scan of each object.
+type ReplaceFunc func(path []string, parents []*Node, n *Node) ([]byte, bool)
 
 // AppendJSON appends n as JSON text to dst. indent "" gives compact output; otherwise members and
 // elements go on their own lines. Members keep their source order; of duplicate keys only the last
@@ -137,18 +139,34 @@ type ReplaceFunc func(path []string, n *Node) ([]byte, bool)
 // callers that need strict JSON check Finite first. src is the text n was parsed from; it is
 // used to keep the spelling of numbers that are already valid JSON.
 func AppendJSON(dst []byte, src []byte, n *Node, indent string, replace ReplaceFunc) []byte {
-	w := jsonWriter{src: src, indent: indent, replace: replace}
+	w := jsonWriter{src: src, indent: indent, replace: replace, limit: -1}
 	return w.value(dst, n, nil, 0)
+}
+
+// AppendJSONUpTo is AppendJSON that gives up, returning false, once the text it appends passes
+// limit bytes. Indentation grows with the depth of every line, so the indented text of a deeply
+// nested value can be thousands of times its source (a 120 kB file indents to 700 MB); a caller
+// bounds it with this and falls back to compact text, which stays near the source's size.
+func AppendJSONUpTo(dst []byte, src []byte, n *Node, indent string, replace ReplaceFunc, limit int) ([]byte, bool) {
+	w := jsonWriter{src: src, indent: indent, replace: replace, limit: len(dst) + limit}
+	out := w.value(dst, n, nil, 0)
+	if w.over {
+		return dst, false
+	}
+	return out, true
 }
 
 type jsonWriter struct {
 	src     []byte
 	indent  string
 	replace ReplaceFunc
+	parents []*Node // the containers around the value being written
+	limit   int     // length of dst past which writing stops, or -1
+	over    bool    // the limit was passed: what is written is incomplete
 }
 
 func (w *jsonWriter) newline(dst []byte, depth int) []byte {
-	if w.indent == "" {
+	if w.indent == "" || w.over {
 		return dst
 	}
 	dst = append(dst, '\n')
@@ -159,8 +177,14 @@ func (w *jsonWriter) newline(dst []byte, depth int) []byte {
 }
 
 func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte {
+	if w.limit >= 0 && len(dst) > w.limit {
+		w.over = true
+	}
+	if w.over {
+		return dst
+	}
 	if w.replace != nil {
-		if text, ok := w.replace(path, n); ok {
+		if text, ok := w.replace(path, w.parents, n); ok {
 			return append(dst, text...)
 		}
 	}
@@ -178,6 +202,7 @@ func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte
 			return append(dst, "[]"...)
 		}
 		dst = append(dst, '[')
+		w.parents = append(w.parents, n)
 		for i, e := range n.Elems {
 			if i > 0 {
 				dst = append(dst, ',')
@@ -185,6 +210,7 @@ func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte
 			dst = w.newline(dst, depth+1)
 			dst = w.value(dst, e, append(path, strconv.Itoa(i)), depth+1)
 		}
+		w.parents = w.parents[:len(w.parents)-1]
 		dst = w.newline(dst, depth)
 		return append(dst, ']')
 	}
@@ -194,6 +220,7 @@ func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte
 		return append(dst, "{}"...)
 	}
 	dst = append(dst, '{')
+	w.parents = append(w.parents, n)
 	for i, m := range members {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -206,6 +233,7 @@ func (w *jsonWriter) value(dst []byte, n *Node, path []string, depth int) []byte
 		}
 		dst = w.value(dst, m.Value, append(path, m.Key), depth+1)
 	}
+	w.parents = w.parents[:len(w.parents)-1]
 	dst = w.newline(dst, depth)
 	return append(dst, '}')
 }
@@ -224,9 +252,15 @@ func effectiveMembers(n *Node) []*Member {
 	if !dup {
 		return n.Members
 	}
-	out := make([]*Member, 0, len(n.Members))
-	for _, m := range n.Members {
-		if n.Get(m.Key) == m {
+	// Keep each key where it last occurs, found through one map rather than a search of
+	// the members for each of them, which is quadratic in an object of many duplicates.
+	last := make(map[string]int, len(seen))
+	for i, m := range n.Members {
+		last[m.Key] = i
+	}
+	out := make([]*Member, 0, len(last))
+	for i, m := range n.Members {
+		if last[m.Key] == i {
 			out = append(out, m)
 		}
 	}
@@ -293,7 +327,8 @@ func isJSONNumber(b []byte) bool {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // AppendQuote appends s as a string literal delimited by quote (a double or a single quote), escaping what JSON
-// requires plus U+2028/U+2029; with '"' the result is valid JSON.
+// requires plus U+2028/U+2029 and the C1 controls (a terminal shown U+009B starts an escape
+// sequence, as ESC does); with '"' the result is valid JSON.
 func AppendQuote(dst []byte, s string, quote byte) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, quote)
@@ -307,7 +342,7 @@ func AppendQuote(dst []byte, s string, quote byte) []byte {
 			dst = append(dst, '\\', 'r')
 		case r == '\t':
 			dst = append(dst, '\\', 't')
-		case r < 0x20 || r == 0x7f || r == 0x2028 || r == 0x2029:
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029:
 			dst = append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 		default:
 			dst = append(dst, string(r)...)

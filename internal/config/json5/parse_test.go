@@ -1,10 +1,13 @@
 package json5
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -236,7 +239,7 @@ func TestAppendJSON(t *testing.T) {
 	if p, ok := root.Finite(); ok || cmp.Diff([]string{"b"}, p) != "" {
 		t.Errorf("Finite() = %v, %v; want [b], false", p, ok)
 	}
-	masked := AppendJSON(nil, []byte(src), root.Get("a").Value, "", func(path []string, n *Node) ([]byte, bool) {
+	masked := AppendJSON(nil, []byte(src), root.Get("a").Value, "", func(path []string, _ []*Node, n *Node) ([]byte, bool) {
 		if n.Kind == String {
 			return []byte(`"*"`), true
 		}
@@ -281,5 +284,35 @@ func TestIsBlank(t *testing.T) {
 		if got := IsBlank([]byte(s)); got != want {
 			t.Errorf("IsBlank(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestAppendJSONManyMembersOneDuplicate: an object of many keys, one of them repeated, renders
+// at a cost proportional to its size. Which member a duplicate overrides was found by a search
+// of the members for each of them, hours for a 16 MiB file. The deadline only guards against
+// that hang.
+func TestAppendJSONManyMembersOneDuplicate(t *testing.T) {
+	const n = 300_000
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, "k%d: %d, ", i, i)
+	}
+	b.WriteString("k0: -1}")
+	src := []byte(b.String())
+	root, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []byte, 1)
+	go func() { done <- AppendJSON(nil, src, root, "", nil) }()
+	var out []byte
+	select {
+	case out = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("an object of %d members has not been rendered after 2 minutes", n)
+	}
+	if !bytes.HasPrefix(out, []byte(`{"k1":1,`)) || !bytes.HasSuffix(out, []byte(`,"k0":-1}`)) {
+		t.Errorf("rendered %.40s…%s", out, out[max(0, len(out)-40):])
 	}
 }
