@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/procgroup"
@@ -369,8 +370,8 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 			}
 			return r.Prompts, r.NextCursor, nil
 		})
-		if err != nil {
-			return l, fmt.Errorf("prompts/list: %w", err)
+		if l.prompts, err = optional(d, l.prompts, err, "prompts/list"); err != nil {
+			return l, err
 		}
 	}
 	if k&kindResources != 0 && caps.Resources != nil {
@@ -381,8 +382,8 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 			}
 			return r.Resources, r.NextCursor, nil
 		})
-		if err != nil {
-			return l, fmt.Errorf("resources/list: %w", err)
+		if l.resources, err = optional(d, l.resources, err, "resources/list"); err != nil {
+			return l, err
 		}
 		l.templates, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
@@ -391,11 +392,28 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 			}
 			return r.ResourceTemplates, r.NextCursor, nil
 		})
-		if err != nil {
-			return l, fmt.Errorf("resources/templates/list: %w", err)
+		if l.templates, err = optional(d, l.templates, err, "resources/templates/list"); err != nil {
+			return l, err
 		}
 	}
 	return l, nil
+}
+
+// optional passes on a listing of prompts, resources or templates, or the error of one. A
+// server that refuses such a listing (many that declare resources answer
+// resources/templates/list with "method not found") lists none: its tools must not be lost
+// over it. A failure of the connection is still the listing's error.
+func optional[T any](d *downstream, items []*T, err error, method string) ([]*T, error) {
+	var wire *jsonrpc.Error
+	switch {
+	case err == nil:
+		return items, nil
+	case errors.As(err, &wire):
+		d.log.Warn("mcp server refused a listing it declared; taking it for empty", "method", method, "err", wire.Message)
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
 }
 
 func paginate[T any](ctx context.Context, limit int, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {

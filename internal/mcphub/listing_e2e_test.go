@@ -1,0 +1,57 @@
+//go:build unix
+
+package mcphub
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodmix/nodmix/internal/e2etest"
+	"github.com/nodmix/nodmix/internal/leaktest"
+)
+
+// partialServer is a server of the TypeScript SDK's low-level kind, as many in the wild are: it
+// declares tools, prompts and resources but answers only tools/list, tools/call, resources/list
+// and resources/read; prompts/list and resources/templates/list get "method not found".
+const partialServer = `
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+const server = new Server({ name: "partial", version: "1.0.0" }, { capabilities: { tools: {}, prompts: {}, resources: {} } });
+server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "hello", inputSchema: { type: "object" } }] }));
+server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: "text", text: "hi" }] }));
+server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [{ uri: "file:///a", name: "a" }] }));
+server.setRequestHandler(ReadResourceRequestSchema, async () => ({ contents: [{ uri: "file:///a", text: "A" }] }));
+await server.connect(new StdioServerTransport());
+`
+
+// A server that declared prompts or resources and refused one of their listings never became
+// ready: the connection attempt failed over the refusal and was retried for ever, and its tools
+// were never listed. A refused listing of those kinds is now an empty one.
+func TestE2ERefusedOptionalListingsKeepTheTools(t *testing.T) {
+	dir := e2etest.Dir(t)
+	leaktest.Check(t)
+	cfg := stdioServer("partial", "node", []string{"--input-type=module", "-e", partialServer})
+	cfg.Cwd = dir // where node finds the SDK
+	h, _ := e2eHub(t, Options{Backoff: Backoff{Initial: time.Hour}}, cfg)
+	waitState(t, h, "partial", StateReady, StateDown)
+	st := statusOf(h, "partial")
+	if st.State != StateReady {
+		t.Fatalf("the server is %s: %s", st.State, st.LastError)
+	}
+	got := []int{st.Tools, st.Prompts, st.Resources, len(h.ResourceTemplates())}
+	if diff := cmp.Diff([]int{1, 0, 1, 0}, got); diff != "" {
+		t.Errorf("tools, prompts, resources, templates (-want +got):\n%s", diff)
+	}
+	if res, err := callByID(t, h, "mcp:partial:hello", `{}`); err != nil || res.Text() != "hi" {
+		t.Errorf("call = %v, %v", res, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if res, err := h.ReadResource(ctx, "file:///a"); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "A" {
+		t.Errorf("read = %v, %v", res, err)
+	}
+}
