@@ -223,6 +223,11 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	c := watch(cs)
 	c.group, c.abort, c.grace = group, abort, d.h.terminateGrace
 	l, err := d.list(cctx, cs, kindAll)
+	// Once listed, the server is connected: the deadline must no longer kill it (saving the
+	// manifest below may outlast it). A kill that has begun has lost the attempt.
+	if err == nil && !stop() {
+		err = cctx.Err()
+	}
 	if err != nil {
 		c.close()
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {

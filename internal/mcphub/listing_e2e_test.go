@@ -4,6 +4,7 @@ package mcphub
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -53,5 +54,39 @@ func TestE2ERefusedOptionalListingsKeepTheTools(t *testing.T) {
 	defer cancel()
 	if res, err := h.ReadResource(ctx, "file:///a"); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "A" {
 		t.Errorf("read = %v, %v", res, err)
+	}
+}
+
+// slowManifests takes its time to save, as a state store another process holds does, and says
+// when a save is done.
+type slowManifests struct {
+	*memManifests
+	delay time.Duration
+	saved chan struct{}
+}
+
+func (m *slowManifests) SaveManifest(ctx context.Context, server string, data []byte) error {
+	time.Sleep(m.delay)
+	defer func() { m.saved <- struct{}{} }()
+	return m.memManifests.SaveManifest(ctx, server, data)
+}
+
+// A server that had connected and listed was killed when the connect deadline passed while its
+// manifest was being saved (the save here ends a second past the deadline), and restarted: the
+// deadline now ends with the listing.
+func TestE2EConnectDeadlineSparesAListedServer(t *testing.T) {
+	dir := e2etest.Dir(t)
+	leaktest.Check(t)
+	cfg := stdioServer("fx", "node", []string{filepath.Join(dir, "fixture-server.mjs")})
+	cfg.ConnectTimeout = 3 * time.Second
+	store := &slowManifests{memManifests: newMemManifests(), delay: cfg.ConnectTimeout + time.Second, saved: make(chan struct{}, 1)}
+	h, _ := e2eHub(t, Options{Manifests: store, Backoff: Backoff{Initial: time.Hour}}, cfg)
+	select {
+	case <-store.saved:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the manifest was not saved")
+	}
+	if res, err := callByID(t, h, "mcp:fx:echo", `{"message":"still here"}`); err != nil || res.Text() != "echo: still here" {
+		t.Errorf("call after the save = %v, %v (status %+v)", res, err, statusOf(h, "fx"))
 	}
 }
