@@ -148,6 +148,14 @@ func (d *downstream) run(ctx context.Context) {
 	if d.http != nil {
 		defer d.http.CloseIdleConnections()
 	}
+	// The end of ctx ended the connection too: a server left ready would hand its closed
+	// session to calls, and one left connecting would hold whoever waits for it, until Close.
+	defer func() {
+		d.mu.Lock()
+		d.state, d.conn = StateClosed, nil
+		d.mu.Unlock()
+		d.h.bump()
+	}()
 	log := d.log
 	b, clk := d.h.backoff, d.h.clock
 	delay := b.Initial
