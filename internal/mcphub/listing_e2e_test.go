@@ -5,6 +5,8 @@ package mcphub
 import (
 	"context"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,5 +90,25 @@ func TestE2EConnectDeadlineSparesAListedServer(t *testing.T) {
 	}
 	if res, err := callByID(t, h, "mcp:fx:echo", `{"message":"still here"}`); err != nil || res.Text() != "echo: still here" {
 		t.Errorf("call after the save = %v, %v (status %+v)", res, err, statusOf(h, "fx"))
+	}
+}
+
+// A server that died while a process it had started kept its stdout open (a helper it ran in
+// the background, a shell wrapper's leftover) stayed "ready" for ever: its stdout never ended,
+// and every call to it waited for its timeout. The server's exit now ends the connection, and
+// the hub restarts it.
+func TestE2EDeadServerWithChildHoldingStdout(t *testing.T) {
+	dir := e2etest.Dir(t)
+	leaktest.Check(t)
+	script := `sleep 300 & exec node "$1"`
+	fx := stdioServer("fx", "sh", []string{"-c", script, "sh", filepath.Join(dir, "fixture-server.mjs")})
+	h, _ := e2eHub(t, Options{Backoff: Backoff{Initial: time.Hour}}, fx)
+	waitState(t, h, "fx", StateReady)
+	if err := syscall.Kill(statusOf(h, "fx").PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, h, "fx", StateDown)
+	if st := statusOf(h, "fx"); !strings.Contains(st.LastError, "signal: killed") {
+		t.Errorf("last error = %q, want the server's exit", st.LastError)
 	}
 }
