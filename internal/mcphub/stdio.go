@@ -116,7 +116,8 @@ func (p *processCloser) exitError() error {
 func (p *processCloser) Close() error {
 	// Wait has seen the exit by the time Close returns (or never will): the stream is done.
 	defer p.stdout.Close()
-	if err := p.stdin.Close(); err != nil {
+	// Wait closes stdin once the process has exited: closed already, it is no error.
+	if err := p.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("closing stdin: %v", err)
 	}
 	wait := func() (error, bool) {
