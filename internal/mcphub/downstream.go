@@ -338,6 +338,14 @@ func (d *downstream) fail(err error, delay time.Duration) {
 	if d.attemptStderr != nil {
 		tail = d.attemptStderr.tail()
 	}
+	// A JSON-RPC error in the chain is the server's answer to a request of the attempt (it
+	// refused initialize or a listing); the errors of later calls wrap this one, and the MCP face
+	// passes a JSON-RPC error it finds in a call's error on as the call's answer. The text stays,
+	// its secrets already masked.
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		err = errors.New(err.Error())
+	}
 	d.mu.Lock()
 	d.state, d.conn, d.lastErr, d.stderr = StateDown, nil, err, tail
 	d.retryAt = d.h.clock.Now().Add(delay)
