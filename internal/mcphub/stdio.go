@@ -72,9 +72,10 @@ func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 		td = defaultTerminateDuration
 	}
 	p := &processCloser{cmd: t.cmd, stdin: stdin, stdout: stdout, terminate: td, exited: make(chan struct{})}
-	go p.watch()
 	c := newStreamConn(stdout, stdin, p)
 	c.exit = p.exitError
+	// After newStreamConn, which clears stdout's deadline to learn whether it takes one.
+	go p.watch()
 	t.conn.Store(c)
 	return c, nil
 }
@@ -114,7 +115,7 @@ func (p *processCloser) exitError() error {
 }
 
 func (p *processCloser) Close() error {
-	// Wait has seen the exit by the time Close returns (or never will): the stream is done.
+	// Once the process is ended, nothing more comes from it that the hub would read.
 	defer p.stdout.Close()
 	// Wait closes stdin once the process has exited: closed already, it is no error.
 	if err := p.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
