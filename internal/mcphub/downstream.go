@@ -295,11 +295,20 @@ func (c *conn) diedWithin(d time.Duration) bool {
 	}
 }
 
+// relistGap is the least time between two listings after list_changed: a server that announces
+// a change at every listing, or floods list_changed, would otherwise be listed in a busy loop,
+// each changed listing rebuilding the catalog and its search index.
+const relistGap = time.Second
+
 // serve watches a ready session until it dies or ctx ends, re-listing on list_changed.
 func (d *downstream) serve(ctx context.Context, c *conn) error {
 	// For a stdio server, closing also reaps the process.
 	defer c.close()
-	cs := c.cs
+	clk := d.h.clock
+	var last time.Time       // when the last listing after list_changed began
+	var gap <-chan time.Time // set while a listing waits for relistGap to pass
+	stopGap := func() {}
+	defer func() { stopGap() }()
 	for {
 		select {
 		case <-ctx.Done():
@@ -310,23 +319,38 @@ func (d *downstream) serve(ctx context.Context, c *conn) error {
 			}
 			return d.scrub.err(fmt.Errorf("connection closed: %w", c.err))
 		case <-d.poked:
-			k := kind(d.pending.Swap(0))
-			if k == 0 {
+			if gap != nil || d.pending.Load() == 0 {
+				continue // the listing that waits covers it
+			}
+			if wait := relistGap - clk.Now().Sub(last); !last.IsZero() && wait > 0 {
+				gap, stopGap = clk.After(wait)
 				continue
 			}
-			lctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
-			l, err := d.list(lctx, cs, k)
-			cancel()
-			if err != nil {
-				// A dead session shows up on done; anything else keeps the lists we have.
-				d.log.Warn("mcp server: listing after list_changed failed", "err", err)
-				continue
-			}
-			d.apply(l, nil)
-			if l.have&kindTools != 0 {
-				d.saveManifest(ctx, l.tools)
-			}
+		case <-gap:
+			gap, stopGap = nil, func() {}
 		}
+		last = clk.Now()
+		d.relist(ctx, c)
+	}
+}
+
+// relist lists again what list_changed said had changed.
+func (d *downstream) relist(ctx context.Context, c *conn) {
+	k := kind(d.pending.Swap(0))
+	if k == 0 {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
+	l, err := d.list(lctx, c.cs, k)
+	cancel()
+	if err != nil {
+		// A dead session shows up on done; anything else keeps the lists we have.
+		d.log.Warn("mcp server: listing after list_changed failed", "err", err)
+		return
+	}
+	d.apply(l, nil)
+	if l.have&kindTools != 0 {
+		d.saveManifest(ctx, l.tools)
 	}
 }
 
