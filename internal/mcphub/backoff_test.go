@@ -1,7 +1,9 @@
 package mcphub
 
 import (
+	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,4 +79,34 @@ func TestBackoffResetsAfterStablePeriod(t *testing.T) {
 	clk.Advance(time.Second)
 	f.kill("srv")
 	down(2 * time.Second)
+}
+
+// A server that announces a change at every listing was listed again at once, for ever, in a
+// busy loop on both sides; listings after list_changed are now a second apart at least.
+func TestListChangedAtEveryListingIsPaced(t *testing.T) {
+	leaktest.Check(t)
+	f := newFakeNet()
+	var lists atomic.Int32
+	f.raw["chatty"] = func(p *rawPeer, method string, _, _ json.RawMessage) any {
+		if method != "tools/list" {
+			return nil
+		}
+		lists.Add(1)
+		p.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+		return map[string]any{"tools": []any{}}
+	}
+	clk := newFakeClock()
+	h := clockHub(t, f, clk, Backoff{}, enabled("chatty"))
+	waitState(t, h, "chatty", StateReady)
+	// The first listing's announcement is listed at once; the second's waits for the clock.
+	clk.waitTimer(t)
+	if n := lists.Load(); n != 2 {
+		t.Errorf("%d listings before the first wait, want 2", n)
+	}
+	clk.Advance(relistGap)
+	waitFor(t, h, "the third listing", func() bool { return lists.Load() == 3 })
+	clk.waitTimer(t)
+	if n := lists.Load(); n != 3 {
+		t.Errorf("%d listings before the second wait, want 3", n)
+	}
 }

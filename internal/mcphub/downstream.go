@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/procgroup"
@@ -147,6 +148,14 @@ func (d *downstream) run(ctx context.Context) {
 	if d.http != nil {
 		defer d.http.CloseIdleConnections()
 	}
+	// The end of ctx ended the connection too: a server left ready would hand its closed
+	// session to calls, and one left connecting would hold whoever waits for it, until Close.
+	defer func() {
+		d.mu.Lock()
+		d.state, d.conn = StateClosed, nil
+		d.mu.Unlock()
+		d.h.bump()
+	}()
 	log := d.log
 	b, clk := d.h.backoff, d.h.clock
 	delay := b.Initial
@@ -222,6 +231,11 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 	c := watch(cs)
 	c.group, c.abort, c.grace = group, abort, d.h.terminateGrace
 	l, err := d.list(cctx, cs, kindAll)
+	// Once listed, the server is connected: the deadline must no longer kill it (saving the
+	// manifest below may outlast it). A kill that has begun has lost the attempt.
+	if err == nil && !stop() {
+		err = cctx.Err()
+	}
 	if err != nil {
 		c.close()
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -281,11 +295,20 @@ func (c *conn) diedWithin(d time.Duration) bool {
 	}
 }
 
+// relistGap is the least time between two listings after list_changed: a server that announces
+// a change at every listing, or floods list_changed, would otherwise be listed in a busy loop,
+// each changed listing rebuilding the catalog and its search index.
+const relistGap = time.Second
+
 // serve watches a ready session until it dies or ctx ends, re-listing on list_changed.
 func (d *downstream) serve(ctx context.Context, c *conn) error {
 	// For a stdio server, closing also reaps the process.
 	defer c.close()
-	cs := c.cs
+	clk := d.h.clock
+	var last time.Time       // when the last listing after list_changed began
+	var gap <-chan time.Time // set while a listing waits for relistGap to pass
+	stopGap := func() {}
+	defer func() { stopGap() }()
 	for {
 		select {
 		case <-ctx.Done():
@@ -296,23 +319,38 @@ func (d *downstream) serve(ctx context.Context, c *conn) error {
 			}
 			return d.scrub.err(fmt.Errorf("connection closed: %w", c.err))
 		case <-d.poked:
-			k := kind(d.pending.Swap(0))
-			if k == 0 {
+			if gap != nil || d.pending.Load() == 0 {
+				continue // the listing that waits covers it
+			}
+			if wait := relistGap - clk.Now().Sub(last); !last.IsZero() && wait > 0 {
+				gap, stopGap = clk.After(wait)
 				continue
 			}
-			lctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
-			l, err := d.list(lctx, cs, k)
-			cancel()
-			if err != nil {
-				// A dead session shows up on done; anything else keeps the lists we have.
-				d.log.Warn("mcp server: listing after list_changed failed", "err", err)
-				continue
-			}
-			d.apply(l, nil)
-			if l.have&kindTools != 0 {
-				d.saveManifest(ctx, l.tools)
-			}
+		case <-gap:
+			gap, stopGap = nil, func() {}
 		}
+		last = clk.Now()
+		d.relist(ctx, c)
+	}
+}
+
+// relist lists again what list_changed said had changed.
+func (d *downstream) relist(ctx context.Context, c *conn) {
+	k := kind(d.pending.Swap(0))
+	if k == 0 {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
+	l, err := d.list(lctx, c.cs, k)
+	cancel()
+	if err != nil {
+		// A dead session shows up on done; anything else keeps the lists we have.
+		d.log.Warn("mcp server: listing after list_changed failed", "err", err)
+		return
+	}
+	d.apply(l, nil)
+	if l.have&kindTools != 0 {
+		d.saveManifest(ctx, l.tools)
 	}
 }
 
@@ -323,6 +361,14 @@ func (d *downstream) fail(err error, delay time.Duration) {
 	var tail []string
 	if d.attemptStderr != nil {
 		tail = d.attemptStderr.tail()
+	}
+	// A JSON-RPC error in the chain is the server's answer to a request of the attempt (it
+	// refused initialize or a listing); the errors of later calls wrap this one, and the MCP face
+	// passes a JSON-RPC error it finds in a call's error on as the call's answer. The text stays,
+	// its secrets already masked.
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		err = errors.New(err.Error())
 	}
 	d.mu.Lock()
 	d.state, d.conn, d.lastErr, d.stderr = StateDown, nil, err, tail
@@ -369,8 +415,8 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 			}
 			return r.Prompts, r.NextCursor, nil
 		})
-		if err != nil {
-			return l, fmt.Errorf("prompts/list: %w", err)
+		if l.prompts, err = optional(d, l.prompts, err, "prompts/list"); err != nil {
+			return l, err
 		}
 	}
 	if k&kindResources != 0 && caps.Resources != nil {
@@ -381,8 +427,8 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 			}
 			return r.Resources, r.NextCursor, nil
 		})
-		if err != nil {
-			return l, fmt.Errorf("resources/list: %w", err)
+		if l.resources, err = optional(d, l.resources, err, "resources/list"); err != nil {
+			return l, err
 		}
 		l.templates, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
@@ -391,11 +437,28 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 			}
 			return r.ResourceTemplates, r.NextCursor, nil
 		})
-		if err != nil {
-			return l, fmt.Errorf("resources/templates/list: %w", err)
+		if l.templates, err = optional(d, l.templates, err, "resources/templates/list"); err != nil {
+			return l, err
 		}
 	}
 	return l, nil
+}
+
+// optional passes on a listing of prompts, resources or templates, or the error of one. A
+// server that refuses such a listing (many that declare resources answer
+// resources/templates/list with "method not found") lists none: its tools must not be lost
+// over it. A failure of the connection is still the listing's error.
+func optional[T any](d *downstream, items []*T, err error, method string) ([]*T, error) {
+	var wire *jsonrpc.Error
+	switch {
+	case err == nil:
+		return items, nil
+	case errors.As(err, &wire):
+		d.log.Warn("mcp server refused a listing it declared; taking it for empty", "method", method, "err", wire.Message)
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
 }
 
 func paginate[T any](ctx context.Context, limit int, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {

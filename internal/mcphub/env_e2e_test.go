@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/nodmix/nodmix/internal/e2etest"
 	"github.com/nodmix/nodmix/internal/leaktest"
 )
@@ -90,5 +92,30 @@ func TestE2ECrashedServerStderr(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "sk-crashy-secret-value") {
 		t.Error("the call error holds the server's secret")
+	}
+}
+
+// A server that prints its command line (as mcp-remote prints the URL it was given) had the
+// secrets of its args logged and shown in its stderr lines: they are masked as env values are,
+// by the rule `config get` masks args with.
+func TestE2EArgSecretsMasked(t *testing.T) {
+	leaktest.Check(t)
+	log, logged := captureLog(t)
+	args := []string{"-c", `for a in "$@"; do echo "arg $a" >&2; done; exit 3`, "sh",
+		"--api-key", "sk-flag-value", "--token=tok-eq-value", "GITHUB_TOKEN=ghp-var-value",
+		"Authorization: Bearer hdr-token-value", "https://user:url-password@example.com/sse?key=url-query-value",
+		"--verbose", "plain-arg"}
+	h, _ := e2eHub(t, Options{Log: log, Backoff: Backoff{Initial: time.Hour}}, stdioServer("argy", "sh", args))
+	waitState(t, h, "argy", StateDown)
+	want := []string{"arg --api-key", "arg ***", "arg --token=***", "arg GITHUB_TOKEN=***",
+		"arg Authorization: ***", "arg https://user:***@example.com/sse?***",
+		"arg --verbose", "arg plain-arg"}
+	if diff := cmp.Diff(want, statusOf(h, "argy").Stderr); diff != "" {
+		t.Errorf("stderr lines (-want +got):\n%s", diff)
+	}
+	for _, secret := range []string{"sk-flag-value", "tok-eq-value", "ghp-var-value", "hdr-token-value", "url-password", "url-query-value"} {
+		if strings.Contains(logged.String(), secret) {
+			t.Errorf("the log holds %q", secret)
+		}
 	}
 }

@@ -72,12 +72,14 @@ func TestStdioLoneCutWriteEndsTheSession(t *testing.T) {
 	leaktest.Check(t)
 	cfg := stdioServer("deaf", "sh", []string{"-c", deafServer})
 	cfg.Env = map[string]string{"PINGS": "0"}
-	cfg.Timeout = 200 * time.Millisecond
+	// Long enough for the 1 MiB call to be encoded and its write begun on a loaded machine: a
+	// deadline that passes before the write leaves the stream whole, and the session rightly up.
+	cfg.Timeout = 2 * time.Second
 	h, _ := e2eHub(t, Options{TerminateGrace: 100 * time.Millisecond, Backoff: Backoff{Initial: time.Hour}}, cfg)
 	waitState(t, h, "deaf", StateReady)
 	d, _ := h.server("deaf")
 	_, err := d.callTool(t.Context(), "x", json.RawMessage(`{"a":"`+strings.Repeat("a", 1<<20)+`"}`))
-	if err == nil || !strings.HasPrefix(err.Error(), `mcp server "deaf": call to tool "x" timed out after 200ms`) {
+	if err == nil || !strings.HasPrefix(err.Error(), `mcp server "deaf": call to tool "x" timed out after 2s`) {
 		t.Errorf("call = %v, want a timeout naming the server and the call", err)
 	}
 	waitState(t, h, "deaf", StateDown)

@@ -263,3 +263,36 @@ func TestRefusalKeepsSecretsOut(t *testing.T) {
 		}
 	}
 }
+
+// A server that refused its listing is down, and the error of a call to one of its (cached)
+// tools held that refusal as a *jsonrpc.Error, unscrubbed: the MCP face, which passes such an
+// error on as the answer, sent the client the server's old refusal, secret and all, in place
+// of the call's own error (the server is down).
+func TestDownServerErrorHoldsNoStaleRefusal(t *testing.T) {
+	leaktest.Check(t)
+	const secret = "tok-Qx81-secret"
+	f := newFakeNet()
+	f.raw["r"] = func(p *rawPeer, method string, id, _ json.RawMessage) any {
+		if method == "tools/list" {
+			p.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32602, "message": "bad key " + secret}})
+		}
+		return nil
+	}
+	cfg := enabled("r")
+	cfg.Env = map[string]string{"KEY": secret}
+	store := newMemManifests()
+	seedManifest(t, store, cfg, "echo")
+	h, _ := testHub(t, f, Options{Manifests: store, Backoff: Backoff{Initial: time.Hour}}, cfg)
+	waitState(t, h, "r", StateDown)
+	_, err := callByID(t, h, "mcp:r:echo", `{}`)
+	if !errors.Is(err, catalog.ErrUnavailable) || !strings.Contains(err.Error(), `mcp server "r": down`) {
+		t.Fatalf("call = %v, want the server down", err)
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Errorf("the error holds the secret: %v", err)
+	}
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		t.Errorf("the error unwraps to the server's refusal of its listing (%d %q), which the MCP face would send as the call's", wire.Code, wire.Message)
+	}
+}

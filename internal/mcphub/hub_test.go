@@ -444,3 +444,34 @@ func TestUnavailableErrorText(t *testing.T) {
 		}
 	}
 }
+
+// The end of the context Start was given ends the connections, as its comment says; the servers
+// stayed "ready" (handing out their closed sessions, a call failing as if the server were being
+// restarted) or "connecting" (holding whoever waited for them) until Close.
+func TestStartContextEndClosesServers(t *testing.T) {
+	leaktest.Check(t)
+	f := newFakeNet()
+	f.servers["up"] = newTestServer("up", nil)
+	f.gate["slow"] = make(chan struct{}) // never opened: connecting until the end
+	h := New(Options{Servers: []ServerConfig{enabled("up"), enabled("slow")}, Log: testLogger(t)})
+	h.dial = f.dial
+	ctx, cancel := context.WithCancel(t.Context())
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	waitState(t, h, "up", StateReady)
+	cancel()
+	waitState(t, h, "up", StateClosed)
+	waitState(t, h, "slow", StateClosed)
+	wait, stop := context.WithTimeout(t.Context(), 30*time.Second)
+	defer stop()
+	if err := h.Settled(wait); err != nil {
+		t.Errorf("Settled after the end: %v", err)
+	}
+	_, err := callByID(t, h, "mcp:up:echo", `{}`)
+	var ue *UnavailableError
+	if !errors.As(err, &ue) || ue.State != StateClosed {
+		t.Errorf("call after the end = %v, want the server closed", err)
+	}
+}

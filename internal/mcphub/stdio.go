@@ -49,23 +49,33 @@ const maxFrameBytes = mcp.DefaultMaxLineLength
 const maxUnanswered = 1000
 
 func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
-	stdout, err := t.cmd.StdoutPipe()
+	// The hub's own pipe, not StdoutPipe: the process is waited for from its start (see
+	// processCloser.watch), and Wait would close a StdoutPipe before its last output is read.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	t.cmd.Stdout = w
 	stdin, err := t.cmd.StdinPipe()
 	if err != nil {
+		_, _ = stdout.Close(), w.Close()
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	err = t.cmd.Start()
+	_ = w.Close() // the server's now; the stream ends when every holder has closed it
+	if err != nil {
+		_ = stdout.Close()
 		return nil, err
 	}
 	td := t.terminate
 	if td <= 0 {
 		td = defaultTerminateDuration
 	}
-	// stdout is not closed by the connection: closing stdin ends the server, and Wait closes it.
-	c := newStreamConn(stdout, stdin, &processCloser{cmd: t.cmd, stdin: stdin, terminate: td})
+	p := &processCloser{cmd: t.cmd, stdin: stdin, stdout: stdout, terminate: td, exited: make(chan struct{})}
+	c := newStreamConn(stdout, stdin, p)
+	c.exit = p.exitError
+	// After newStreamConn, which clears stdout's deadline to learn whether it takes one.
+	go p.watch()
 	t.conn.Store(c)
 	return c, nil
 }
@@ -75,21 +85,48 @@ func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 type processCloser struct {
 	cmd       *exec.Cmd
 	stdin     io.Closer
+	stdout    *os.File
 	terminate time.Duration
+	exited    chan struct{} // closed once the process has exited
+	waitErr   error         // Wait's, once exited is closed
+}
+
+// watch waits for the process. A process the server started may hold its stdout open after it
+// exited (a helper run in the background, a shell wrapper's leftover): the stream would never
+// end and the connection would stay up for ever, every call waiting for its timeout. Once the
+// server has exited, what it wrote gets a moment to be read, then reading ends.
+func (p *processCloser) watch() {
+	p.waitErr = p.cmd.Wait()
+	close(p.exited)
+	_ = p.stdout.SetReadDeadline(time.Now().Add(stderrDrain))
+}
+
+// exitError says how the server ended once it has exited; nil while it runs.
+func (p *processCloser) exitError() error {
+	select {
+	case <-p.exited:
+	default:
+		return nil
+	}
+	if p.waitErr != nil {
+		return fmt.Errorf("the server exited: %w", p.waitErr)
+	}
+	return errors.New("the server exited")
 }
 
 func (p *processCloser) Close() error {
-	if err := p.stdin.Close(); err != nil {
+	// Once the process is ended, nothing more comes from it that the hub would read.
+	defer p.stdout.Close()
+	// Wait closes stdin once the process has exited: closed already, it is no error.
+	if err := p.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("closing stdin: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
 	wait := func() (error, bool) {
 		t := time.NewTimer(p.terminate)
 		defer t.Stop()
 		select {
-		case err := <-exited:
-			return err, true
+		case <-p.exited:
+			return p.waitErr, true
 		case <-t.C:
 			return nil, false
 		}
@@ -143,8 +180,9 @@ type streamConn struct {
 	// writesAborted: see abortWrites.
 	writesAborted atomic.Bool
 
-	pollable  deadliner   // the stream, when Close can end its reads; else nil
-	closing   atomic.Bool // Close has begun: a failed read is the end of the stream
+	pollable  deadliner    // the stream, when Close can end its reads; else nil
+	exit      func() error // a command server's exit, once it has exited; nil for other streams
+	closing   atomic.Bool  // Close has begun: a failed read is the end of the stream
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -206,6 +244,12 @@ func (c *streamConn) readLoop(incoming chan<- decoded) {
 func (c *streamConn) readOne() decoded {
 	raw, err := c.frames.next()
 	if err != nil {
+		// The deadline set once the server exited (see processCloser.watch) ends its stream.
+		if c.exit != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			if exit := c.exit(); exit != nil {
+				err = exit
+			}
+		}
 		return decoded{err: err}
 	}
 	var d decoded

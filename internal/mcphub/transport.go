@@ -300,8 +300,8 @@ func (l *lineLogger) tail() []string {
 	return out
 }
 
-// scrubber removes a server's secrets (env and header values, the URL's query and user info) from
-// text that goes to logs, errors and status output.
+// scrubber removes a server's secrets (env and header values, the URL's query and user info, what
+// its args carry of secrets) from text that goes to logs, errors and status output.
 type scrubber struct {
 	r       *strings.Replacer // nil when the server has no secret
 	secrets []string          // what r masks, longest first
@@ -315,6 +315,13 @@ func newScrubber(cfg ServerConfig) *scrubber {
 		// Very short values would mask ordinary words; they are unlikely to be credentials.
 		if len(secret) >= 4 {
 			pairs = append(pairs, pair{secret, mask})
+		}
+	}
+	// "Bearer <token>": the token is masked on its own too.
+	addHeader := func(v string) {
+		add(v, "***")
+		if _, tok, ok := strings.Cut(v, " "); ok {
+			add(tok, "***")
 		}
 	}
 	if cfg.URL != "" {
@@ -332,11 +339,10 @@ func newScrubber(cfg ServerConfig) *scrubber {
 		}
 	}
 	for _, v := range cfg.Headers {
-		add(v, "***")
-		// "Bearer <token>": mask the token on its own too.
-		if _, tok, ok := strings.Cut(v, " "); ok {
-			add(tok, "***")
-		}
+		addHeader(v)
+	}
+	for _, v := range argSecrets(cfg.Args) {
+		addHeader(v)
 	}
 	for _, v := range cfg.Env {
 		add(v, "***")
