@@ -233,3 +233,15 @@ func TestGetMasksServerArgs(t *testing.T) {
 		}
 	}
 }
+
+// ArgSecrets finds in a server's arguments exactly what config get masks there, so that the hub
+// can mask it in what the server prints.
+func TestArgSecrets(t *testing.T) {
+	args := []string{"run", "-e", "GITHUB_TOKEN=hidden1", "--api-key", "hidden2", "--client-secret=hidden3",
+		"--header", "Authorization: Bearer hidden4", "https://u:hidden5@mcp.example.com/sse?token=hidden6", "--port", "8080", "a=b"}
+	got := ArgSecrets(args)
+	want := []string{"hidden1", "hidden2", "hidden3", "Bearer hidden4", "token=hidden6", "hidden6", "hidden5"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ArgSecrets (-want +got):\n%s", diff)
+	}
+}

@@ -27,6 +27,22 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
+// urlSecrets returns a URL's query, its values and its password.
+func urlSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	out := []string{u.RawQuery}
+	for _, vs := range u.Query() {
+		out = append(out, vs...)
+	}
+	if p, ok := u.User.Password(); ok {
+		out = append(out, p)
+	}
+	return out
+}
+
 // isURLPath reports whether the value at path (absolute segments) is an endpoint URL, which
 // rendering shows redacted: mcp.servers.*.url, models.providers.*.baseUrl, a plugin's baseUrl —
 // any key whose name ends in "url".

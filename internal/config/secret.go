@@ -371,19 +371,49 @@ func argIndex(path []string) (int, bool) {
 // (`Authorization: Bearer v`, as `mcp-remote --header` takes it), and a URL's credentials. prev
 // is the argument before arg.
 func maskArg(arg, prev string) string {
-	if strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") && isSecretName(strings.TrimLeft(prev, "-")) {
-		return Mask
-	}
-	if name, _, ok := strings.Cut(arg, "="); ok && !strings.ContainsAny(name, " :/") && isSecretName(strings.TrimLeft(name, "-")) {
-		return name + "=" + Mask
-	}
-	if name, value, ok := strings.Cut(arg, ":"); ok && !strings.ContainsAny(name, " /") && isSecretName(name) {
-		return name + ":" + value[:len(value)-len(strings.TrimLeft(value, " "))] + Mask
+	if head, _, ok := argSecret(arg, prev); ok {
+		return head + Mask
 	}
 	if strings.Contains(arg, "://") {
 		return RedactURL(arg)
 	}
 	return arg
+}
+
+// ArgSecrets returns what a server's command-line arguments carry of secrets, by the rule
+// `config get` masks them with (see maskArg), a URL's query, its values and its password
+// included: servers print their command lines and the URLs they were given to stderr, which the
+// hub logs and shows, so it masks these wherever they appear.
+func ArgSecrets(args []string) []string {
+	var out []string
+	for i, arg := range args {
+		prev := ""
+		if i > 0 {
+			prev = args[i-1]
+		}
+		if _, secret, ok := argSecret(arg, prev); ok {
+			out = append(out, secret)
+		} else if strings.Contains(arg, "://") {
+			out = append(out, urlSecrets(arg)...)
+		}
+	}
+	return out
+}
+
+// argSecret splits arg into what stays shown and the secret it carries, when it carries one by
+// name (see maskArg; URLs aside).
+func argSecret(arg, prev string) (head, secret string, ok bool) {
+	if strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") && isSecretName(strings.TrimLeft(prev, "-")) {
+		return "", arg, true
+	}
+	if name, value, ok := strings.Cut(arg, "="); ok && !strings.ContainsAny(name, " :/") && isSecretName(strings.TrimLeft(name, "-")) {
+		return name + "=", value, true
+	}
+	if name, value, ok := strings.Cut(arg, ":"); ok && !strings.ContainsAny(name, " /") && isSecretName(name) {
+		v := strings.TrimLeft(value, " ")
+		return name + ":" + value[:len(value)-len(v)], v, true
+	}
+	return "", "", false
 }
 
 // maskRaw renders raw JSON compactly with secret-like keys masked. It treats raw as free-form

@@ -13,7 +13,7 @@ import (
 
 // ServerConfig is one downstream server, as the app converts it from mcp.servers.<name>. Secret
 // references are already resolved: Env and Headers hold real values, which the hub never logs,
-// reports or puts in an error; nor what Args carry of secrets (see argSecrets).
+// reports or puts in an error; nor what Args carry of secrets (see config.ArgSecrets).
 type ServerConfig struct {
 	Name    string
 	Command string // stdio: the program to run

@@ -341,7 +341,7 @@ func newScrubber(cfg ServerConfig) *scrubber {
 	for _, v := range cfg.Headers {
 		addHeader(v)
 	}
-	for _, v := range argSecrets(cfg.Args) {
+	for _, v := range config.ArgSecrets(cfg.Args) {
 		addHeader(v)
 	}
 	for _, v := range cfg.Env {
