@@ -245,3 +245,32 @@ func TestArgSecrets(t *testing.T) {
 		t.Errorf("ArgSecrets (-want +got):\n%s", diff)
 	}
 }
+
+// A hook's command line is masked as a server's args are: it may carry a key the same ways.
+func TestGetMasksHookCommands(t *testing.T) {
+	path := writeFile(t, `{ tools: { hooks: { beforeCall: [
+  { command: ["check", "--api-key", "hidden1", "--token=hidden2", "https://h/x?key=hidden3", "--mode", "strict"] } ] } } }`, 0o600)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"check", "--api-key", Mask, "--token=" + Mask, "https://h/x?…", "--mode", "strict"}
+	for _, p := range []string{"", "tools", "tools.hooks.beforeCall", "tools.hooks.beforeCall[0].command"} {
+		got, err := f.Get(p)
+		if err != nil {
+			t.Fatalf("Get(%q): %v", p, err)
+		}
+		if strings.Contains(string(got), "hidden") {
+			t.Errorf("Get(%q) shows a secret:\n%s", p, got)
+		}
+		for _, a := range want {
+			if q, _ := json.Marshal(a); !strings.Contains(string(got), string(q)) {
+				t.Errorf("Get(%q) lacks the argument %s:\n%s", p, q, got)
+			}
+		}
+	}
+	got, err := f.Get("tools.hooks.beforeCall[0].command[2]")
+	if err != nil || string(got) != `"`+Mask+`"` {
+		t.Errorf("one argument: %s %v", got, err)
+	}
+}

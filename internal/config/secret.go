@@ -271,7 +271,7 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 		shown         // under a secret key holding a SecretRef
 	)
 	// seg and view give the absolute path of the node at local[:k] (sub, then rel): the checks
-	// read at most its first five segments and its last, so a long path is its last segment.
+	// read at most its first six segments and its last, so a long path is its last segment.
 	var rel []string
 	seg := func(i int) string {
 		switch {
@@ -282,7 +282,7 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 		}
 		return rel[i-len(prefix)-len(sub)]
 	}
-	var short [5]string
+	var short [6]string
 	view := func(k int) []string {
 		l := len(prefix) + k
 		if l > len(short) {
@@ -357,12 +357,16 @@ func masker(root *json5.Node, prefix, sub []string) json5.ReplaceFunc {
 	}
 }
 
-// argIndex returns i when path is mcp.servers.*.args.i.
+// argIndex returns i when path is a command-line argument: mcp.servers.*.args.i, or
+// tools.hooks.beforeCall.*.command.i (a hook's argv may carry a key as a server's args do).
 func argIndex(path []string) (int, bool) {
-	if len(path) != 5 || path[0] != "mcp" || path[1] != "servers" || path[3] != "args" {
-		return 0, false
+	switch {
+	case len(path) == 5 && path[0] == "mcp" && path[1] == "servers" && path[3] == "args":
+		return json5.Index(path[4])
+	case len(path) == 6 && path[0] == "tools" && path[1] == "hooks" && path[2] == "beforeCall" && path[4] == "command":
+		return json5.Index(path[5])
 	}
-	return json5.Index(path[4])
+	return 0, false
 }
 
 // maskArg masks what a server's command-line argument carries of a secret, going by names as
