@@ -331,11 +331,12 @@ func marshalReadable(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if prettySize(compact, maxPrettyBytes) > maxPrettyBytes {
+	size := prettySize(compact, maxPrettyBytes)
+	if size > maxPrettyBytes {
 		return compact, nil
 	}
 	var buf bytes.Buffer
-	buf.Grow(prettySize(compact, maxPrettyBytes))
+	buf.Grow(size)
 	if err := json.Indent(&buf, compact, "", "  "); err != nil {
 		return nil, err
 	}
