@@ -406,11 +406,11 @@ func (a *App) agentTurn(req TurnRequest, rm *resolvedModel) agent.Turn {
 	if rm.prov == nil || rm.prov.API != req.ExtraAPI {
 		extra = nil
 	}
+	steps, stepsKey := a.Config.Agents.MaxSteps(req.Agent)
 	return agent.Turn{
 		Session: req.Session, ModelRef: rm.ref, Model: rm.model, ModelID: rm.id, System: req.System,
-		Input: req.Input, ClientTools: req.ClientTools, MaxSteps: a.Config.Agents.MaxSteps(req.Agent),
-		MaxStepsKey: a.maxStepsKey(req.Agent),
-		MaxTokens:   maxTokens, Temperature: req.Temperature, ToolChoice: req.ToolChoice, Extra: extra,
+		Input: req.Input, ClientTools: req.ClientTools, MaxSteps: steps, MaxStepsKey: stepsKey,
+		MaxTokens: maxTokens, Temperature: req.Temperature, ToolChoice: req.ToolChoice, Extra: extra,
 		Stream: req.Stream, Observe: req.Observe, DirectSchemaBytes: a.directSchemaBytes(),
 	}
 }
@@ -459,16 +459,6 @@ func (a *App) Prepare(ctx context.Context, req TurnRequest) (dr *DryRun, reply s
 		headers[k] = strings.Join(v, ", ")
 	}
 	return &DryRun{Provider: pr.Provider, Model: pr.Model, URL: pr.URL, Method: pr.Method, Headers: headers, Body: pr.Body}, "", nil
-}
-
-// maxStepsKey is the setting an agent's step limit comes from, for the message at the limit.
-func (a *App) maxStepsKey(agentID string) string {
-	for i, s := range a.Config.Agents.Each {
-		if s.ID == agentID && agentID != "" && s.MaxSteps > 0 {
-			return fmt.Sprintf("agents.list[%d].maxSteps", i)
-		}
-	}
-	return "agents.defaults.maxSteps"
 }
 
 // directSchemaBytes is what direct exposure would send up front for the allowed catalog, for the

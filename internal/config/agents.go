@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -76,15 +77,19 @@ type AgentSettings struct {
 // DefaultMaxSteps bounds a turn's model calls when agents.defaults.maxSteps is not set.
 const DefaultMaxSteps = 32
 
-// MaxSteps is the resolved step limit for an agent (by id; "" for the defaults).
-func (a Agents) MaxSteps(agent string) int {
-	if s, ok := a.Agent(agent); ok && s.MaxSteps > 0 {
-		return s.MaxSteps
+// MaxSteps is the resolved step limit for an agent (by id; "" for the defaults), and the
+// setting that gives it, for a message at the limit to name ("agents.list[1].maxSteps", else
+// "agents.defaults.maxSteps", also when that is not set and the default applies).
+func (a Agents) MaxSteps(agent string) (steps int, key string) {
+	for i, s := range a.Each {
+		if s.ID == agent && agent != "" && s.MaxSteps > 0 {
+			return s.MaxSteps, fmt.Sprintf("agents.list[%d].maxSteps", i)
+		}
 	}
 	if a.Default.MaxSteps > 0 {
-		return a.Default.MaxSteps
+		return a.Default.MaxSteps, "agents.defaults.maxSteps"
 	}
-	return DefaultMaxSteps
+	return DefaultMaxSteps, "agents.defaults.maxSteps"
 }
 
 // Agent returns agents.list[] entry id.
