@@ -224,11 +224,14 @@ type TurnResult struct {
 
 // plan is a turn ready to run: its model, its request settings and its levels.
 type plan struct {
-	agent  string // the agent the turn runs as ("" for the defaults)
-	turn   agent.Turn
-	rm     *resolvedModel
-	levels directive.Resolved
-	notice string
+	agent string // the agent the turn runs as ("" for the defaults)
+	// keepAgent: the turn names an agent and the session records none yet, so the turn records it
+	// (one store write then, not one per turn).
+	keepAgent bool
+	turn      agent.Turn
+	rm        *resolvedModel
+	levels    directive.Resolved
+	notice    string
 }
 
 // plan resolves a turn's model and levels. A directive-only user message (/think high) is
@@ -246,6 +249,7 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 			return nil, nil, err
 		}
 	}
+	keepAgent := req.Agent != "" && !req.Ephemeral && (stored == nil || stored.Agent == "")
 	if req.Agent == "" && stored != nil {
 		// The session's agent decides all its agent does: model, levels, step limit.
 		req.Agent = stored.Agent
@@ -300,7 +304,7 @@ func (a *App) plan(ctx context.Context, req TurnRequest, dryRun bool) (*plan, *T
 		}
 	}
 	notice, _ := directive.RemapNotice(l)
-	return &plan{agent: agentID, turn: t, rm: rm, levels: levels, notice: notice}, nil, nil
+	return &plan{agent: agentID, keepAgent: keepAgent, turn: t, rm: rm, levels: levels, notice: notice}, nil, nil
 }
 
 // Turn runs one turn (see plan for directives).
@@ -333,8 +337,8 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	}
 	p.rm.startRun()
 	res, err := r.Run(ctx, t)
-	if !req.Ephemeral && req.Agent != "" {
-		a.keepAgent(ctx, req.Session, req.Agent)
+	if p.keepAgent {
+		a.keepAgent(ctx, req.Session, p.agent)
 	}
 	out := &TurnResult{Levels: p.levels, Notice: p.notice}
 	if res != nil {
