@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,7 +24,6 @@ func TestAgentToolRulesNarrow(t *testing.T) {
 		return llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "exec", Args: `{"command": ["echo", "ran-exec"]}`}}}
 	})
 	defer mock.Close()
-	home := t.TempDir()
 	cfg := fmt.Sprintf(`{
   models: {providers: {openai: {baseUrl: %q}}},
   agents: {
@@ -39,15 +36,7 @@ func TestAgentToolRulesNarrow(t *testing.T) {
   },
   tools: {deny: ["web_search"]},
 }`, mock.URL+"/v1")
-	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"NODMIX_HOME": home, "HOME": home, "OPENAI_API_KEY": "sk-openai-FAKE-0001"}
-	a, err := New(context.Background(), Options{Getenv: func(k string) string { return env[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := persistentApp(t, cfg)
 
 	for _, tc := range []struct {
 		agent   string
@@ -91,21 +80,12 @@ func TestAgentToolRulesNarrowToolSearch(t *testing.T) {
 		return llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "tool_call", Args: `{"id": "exec", "args": {"command": ["echo", "ran-exec"]}}`}}}
 	})
 	defer mock.Close()
-	home := t.TempDir()
 	cfg := fmt.Sprintf(`{
   models: {providers: {openai: {baseUrl: %q}}},
   agents: {defaults: {model: "openai/gpt-5.2"}, list: [{id: "noexec", tools: {deny: ["exec"]}}]},
   tools: {toolSearch: {mode: "tools"}},
 }`, mock.URL+"/v1")
-	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"NODMIX_HOME": home, "HOME": home, "OPENAI_API_KEY": "sk-openai-FAKE-0001"}
-	a, err := New(context.Background(), Options{Getenv: func(k string) string { return env[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := persistentApp(t, cfg)
 	for _, tc := range []struct {
 		agent string
 		ran   bool
