@@ -65,6 +65,35 @@ func (api *API) release(key string) {
 	delete(api.running, key)
 }
 
+// openTurn is what the chat and Responses handlers share before a turn runs: it reads the body,
+// parses it with parse, picks the request's session and claims it when it is kept, and gives tr
+// that session. release gives the claim back. When ok is false the error is answered already.
+func openTurn[R any](api *API, w http.ResponseWriter, r *http.Request, parse func([]byte) (R, app.TurnRequest, error),
+	meta func(R) (user, loose string)) (req R, tr app.TurnRequest, release func(), ok bool) {
+	body, err := readBody(r)
+	if err != nil {
+		writeTurnError(w, err)
+		return req, tr, nil, false
+	}
+	req, tr, err = parse(body)
+	if err != nil {
+		writeTurnError(w, err)
+		return req, tr, nil, false
+	}
+	user, loose := meta(req)
+	key, kept, release, ok := api.startTurn(w, r, user)
+	if !ok {
+		return req, tr, nil, false
+	}
+	if err := looseResult(loose, kept); err != nil {
+		release()
+		writeTurnError(w, err)
+		return req, tr, nil, false
+	}
+	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
+	return req, tr, release, true
+}
+
 // startTurn picks the request's session and claims it when it is kept; release gives it back. A
 // busy session is answered 409 here and ok is false.
 func (api *API) startTurn(w http.ResponseWriter, r *http.Request, user string) (key string, kept bool, release func(), ok bool) {

@@ -340,26 +340,11 @@ func toolChoice(raw json.RawMessage) (string, error) {
 }
 
 func (api *API) chat(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		writeTurnError(w, err)
-		return
-	}
-	cr, tr, err := parseChat(body)
-	if err != nil {
-		writeTurnError(w, err)
-		return
-	}
-	key, kept, release, ok := api.startTurn(w, r, cr.User)
+	cr, tr, release, ok := openTurn(api, w, r, parseChat, func(cr *chatRequest) (string, string) { return cr.User, cr.loose })
 	if !ok {
 		return
 	}
 	defer release()
-	if err := looseResult(cr.loose, kept); err != nil {
-		writeTurnError(w, err)
-		return
-	}
-	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	id := "chatcmpl-" + randomID()
 	created := time.Now().Unix()
 	// The model the turn runs, when the request names none: set once, before any event.

@@ -266,26 +266,11 @@ func respUsageOut(u llm.Usage) *respUsage {
 }
 
 func (api *API) responses(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		writeTurnError(w, err)
-		return
-	}
-	rr, tr, err := parseResponses(body)
-	if err != nil {
-		writeTurnError(w, err)
-		return
-	}
-	key, kept, release, ok := api.startTurn(w, r, rr.User)
+	rr, tr, release, ok := openTurn(api, w, r, parseResponses, func(rr *respRequest) (string, string) { return rr.User, rr.loose })
 	if !ok {
 		return
 	}
 	defer release()
-	if err := looseResult(rr.loose, kept); err != nil {
-		writeTurnError(w, err)
-		return
-	}
-	tr.Session, tr.Ephemeral, tr.Conversation = key, !kept, true
 	id := "resp_" + randomID()
 	msgID := "msg_" + randomID()
 	created := time.Now().Unix()
