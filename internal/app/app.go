@@ -47,6 +47,9 @@ type Options struct {
 	// IndexAhead builds the search index of every new catalog snapshot in the background, for
 	// a long-running face: its first search finds the index built.
 	IndexAhead bool
+	// Version is nodmix's version as MCP servers are told it in initialize; empty is the hub's
+	// default.
+	Version string
 }
 
 // App is an assembled nodmix. Fields are set by New and read-only afterwards.

@@ -179,3 +179,43 @@ done
 		t.Errorf("still marked after connecting: %v", meta)
 	}
 }
+
+// TestServersAreToldTheVersion: the hub introduces nodmix to its servers with the version the
+// app is given, not the hub's "dev".
+func TestServersAreToldTheVersion(t *testing.T) {
+	seen := filepath.Join(t.TempDir(), "initialize.json")
+	script, _ := json.Marshal("head -n 1 > '" + seen + "'")
+	getenv := homeWith(t, `{mcp: {servers: {
+		rec: {command: "sh", args: ["-c", `+string(script)+`], connectTimeoutMs: 2000},
+	}}}`)
+	a, err := New(t.Context(), Options{Getenv: getenv, ConnectMCP: true, Version: "1.2.3-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	a.AwaitServers(t.Context(), func(string) {})
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			ClientInfo struct{ Name, Version string } `json:"clientInfo"`
+		} `json:"params"`
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, err := os.ReadFile(seen)
+		if err == nil && len(data) > 0 {
+			if err := json.Unmarshal(data, &msg); err != nil {
+				t.Fatalf("%s: %v", data, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server was sent no initialize")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := struct{ Name, Version string }{"nodmix", "1.2.3-test"}
+	if msg.Method != "initialize" || msg.Params.ClientInfo != want {
+		t.Fatalf("first message %q with clientInfo %+v, want initialize with %+v", msg.Method, msg.Params.ClientInfo, want)
+	}
+}

@@ -86,6 +86,7 @@ func (a *App) addSources(ctx context.Context, opts Options) error {
 			Log:        a.Log,
 			Notify:     func() { notify() },
 			ClientName: "nodmix",
+			Version:    opts.Version,
 		}
 		if a.persistent {
 			// Each server's last listing, so that its tools are there before it connects.

@@ -89,7 +89,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 			}
 			// Without --session the turn runs in a fresh session that is not kept.
 			persistent := sessionKey != ""
-			a, err := app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: persistent, ConnectMCP: true})
+			a, err := app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: persistent, ConnectMCP: true, Version: Version})
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ func newToolsCodeCmd(g *globals) *cobra.Command {
 				}
 				code = string(b)
 			}
-			a, err := app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Code: true})
+			a, err := app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Code: true, Version: Version})
 			if err != nil {
 				return err
 			}

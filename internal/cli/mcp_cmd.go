@@ -41,7 +41,7 @@ func (g *globals) openServing(c *cobra.Command, mode string) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Mode: m, IndexAhead: true})
+	return app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: true, ConnectMCP: true, Mode: m, IndexAhead: true, Version: Version})
 }
 
 // guardStderr sends the logs and notes of a long-running face through a second descriptor of
@@ -122,7 +122,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if st == nil {
-				a, err := app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), ConnectMCP: true})
+				a, err := app.New(c.Context(), app.Options{Getenv: g.env.Getenv, Log: g.logger(), ConnectMCP: true, Version: Version})
 				if err != nil {
 					return err
 				}
