@@ -39,6 +39,10 @@ func (e schemaError) text() string {
 // maxSchemaErrors bounds the errors collected for one value; a model gains nothing from hundreds.
 const maxSchemaErrors = 20
 
+// maxNamedKeys bounds the unexpected keys an additionalProperties error names, and the keys
+// whose nearest property is suggested.
+const maxNamedKeys = 10
+
 // validator checks values against the JSON Schema subset nodmix tools use: type, nullable, enum,
 // const, required, properties, additionalProperties, items, minItems/maxItems,
 // minLength/maxLength, minimum/maximum and their exclusive forms, anyOf and oneOf. Other keywords
@@ -169,13 +173,22 @@ func (vd *validator) checkObject(schema, v *value, path string, depth int) {
 			}
 		}
 		if addl.kind == kBool && !addl.boolean && len(extra) > 0 {
-			keys := make([]string, len(extra))
-			quoted := make([]string, len(extra))
-			for i, m := range extra {
-				keys[i] = m.key
-				quoted[i] = `"` + m.key + `"`
+			// The keys a model sent that the schema does not have, the first maxNamedKeys named:
+			// a call of thousands of stray keys gets an answer of a line, not of the call's size.
+			keys := make([]string, 0, min(len(extra), maxNamedKeys))
+			var msg strings.Builder
+			msg.WriteString("must not have additional properties: ")
+			for i, m := range extra[:min(len(extra), maxNamedKeys)] {
+				if i > 0 {
+					msg.WriteString(", ")
+				}
+				keys = append(keys, m.key)
+				msg.WriteString(`"` + m.key + `"`)
 			}
-			vd.add(schemaError{path: path, message: "must not have additional properties: " + strings.Join(quoted, ", "), additional: keys})
+			if n := len(extra) - maxNamedKeys; n > 0 {
+				fmt.Fprintf(&msg, ", and %d more", n)
+			}
+			vd.add(schemaError{path: path, message: msg.String(), additional: keys})
 		} else if addl.kind == kObject {
 			for _, m := range extra {
 				vd.check(addl, m.val, path+"/"+escapePointer(m.key), depth+1)
@@ -329,7 +342,10 @@ func inputError(id string, schema, args *value, errs []schemaError) string {
 	var unexpected []string
 	if addl := schema.get("additionalProperties"); addl != nil && addl.kind == kBool && !addl.boolean && args.isObject() {
 		for _, m := range args.obj {
-			if !slices.Contains(known, m.key) {
+			if len(unexpected) == maxNamedKeys {
+				break
+			}
+			if !props.has(m.key) {
 				unexpected = append(unexpected, m.key)
 			}
 		}

@@ -3,7 +3,9 @@ package toolsearch
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,6 +81,27 @@ func TestDidYouMeanThreshold(t *testing.T) {
 		if want := tt.want + " Expected input: { ab?: unknown; query?: unknown }."; got != want {
 			t.Errorf("%s:\n got %s\nwant %s", tt.args, got, want)
 		}
+	}
+}
+
+// TestManyStrayKeys: a call of many keys the schema does not have gets an error that names the
+// first ten and counts the rest, and suggestions for those ten only.
+func TestManyStrayKeys(t *testing.T) {
+	schema, _ := parseValue([]byte(`{"type":"object","properties":{"query":{}},"additionalProperties":false}`))
+	var args, named []string
+	for i := range 30 {
+		args = append(args, fmt.Sprintf(`"k%02d":1`, i))
+		if i < 10 {
+			named = append(named, fmt.Sprintf(`"k%02d"`, i))
+		}
+	}
+	args = append(args, `"qury":1`) // past the ten: not suggested
+	v, _ := parseValue([]byte("{" + strings.Join(args, ",") + "}"))
+	got := inputError("x", schema, v, validateValue(schema, v))
+	want := `Invalid arguments for tool "x": <root>: must not have additional properties: ` + strings.Join(named, ", ") +
+		`, and 21 more. Expected input: { query?: unknown }.`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
 
