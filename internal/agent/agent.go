@@ -319,7 +319,7 @@ func (r *Runner) tools(ctx context.Context, t Turn) (out []llm.Tool, offered map
 	offered = make(map[string]owner, len(vis)+len(t.ClientTools))
 	out = make([]llm.Tool, 0, len(vis)+len(t.ClientTools))
 	for i := range vis {
-		out = append(out, llm.Tool{Name: vis[i].Name, Description: vis[i].Description, Parameters: vis[i].Schema()})
+		out = append(out, llm.Tool{Name: vis[i].Name, Description: vis[i].ModelDescription(), Parameters: vis[i].Schema()})
 		offered[vis[i].Name] = ownerServer
 	}
 	for _, ct := range t.ClientTools {

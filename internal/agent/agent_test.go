@@ -422,3 +422,25 @@ func TestUnansweredClientCallsAreClosed(t *testing.T) {
 		t.Errorf("step 2 messages = %+v", msgs)
 	}
 }
+
+// hugeTools is the fake view with one tool whose server lists a description of a megabyte.
+type hugeTools struct{ tools }
+
+func (h *hugeTools) Tools(context.Context, string) ([]catalog.Tool, error) {
+	return []catalog.Tool{{ID: "mcp:big:t", Name: "t", Description: strings.Repeat("x", 1<<20)}}, nil
+}
+
+// TestHugeDescriptionsAreCut: a tool's description reaches the model cut at
+// catalog.MaxModelDescription, so one server's megabyte does not go with every request.
+func TestHugeDescriptionsAreCut(t *testing.T) {
+	r, _ := newRunner(session.NewMemory(), &hugeTools{})
+	m := &script{steps: []func(*llm.Request) (*llm.Message, error){answer("ok")}}
+	if _, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	got := m.reqs[0].Tools[0].Description
+	want := (&catalog.Tool{Description: strings.Repeat("x", 1<<20)}).ModelDescription()
+	if got != want || len(got) > catalog.MaxModelDescription+64 {
+		t.Errorf("description of %d bytes sent, want the %d of ModelDescription", len(got), len(want))
+	}
+}

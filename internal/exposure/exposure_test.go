@@ -3,6 +3,7 @@ package exposure_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,5 +112,15 @@ func TestSearchWaitsForSources(t *testing.T) {
 	}
 	if waits != 2 {
 		t.Errorf("Ready ran %d times, want 2 (tool_call by name and by id, not x)", waits)
+	}
+}
+
+// TestDefinitionsCutHugeDescriptions: `tools exposure` shows the description a model is sent,
+// cut as the agent cuts it.
+func TestDefinitionsCutHugeDescriptions(t *testing.T) {
+	tool := catalog.Tool{Name: "t", Description: strings.Repeat("x", catalog.MaxModelDescription+1)}
+	got := exposure.Definitions([]catalog.Tool{tool})[0].Description
+	if want := tool.ModelDescription(); got != want || got == tool.Description {
+		t.Errorf("description of %d bytes, want the %d of ModelDescription", len(got), len(want))
 	}
 }

@@ -27,7 +27,7 @@ type Report struct {
 func Definitions(tools []catalog.Tool) []Definition {
 	out := make([]Definition, len(tools))
 	for i, t := range tools {
-		out[i] = Definition{Name: t.Name, Description: t.Description, InputSchema: t.Schema()}
+		out[i] = Definition{Name: t.Name, Description: t.ModelDescription(), InputSchema: t.Schema()}
 	}
 	return out
 }
