@@ -268,15 +268,90 @@ func TestMeterStage(t *testing.T) {
 }
 
 func TestDecodeTestEvents(t *testing.T) {
-	lines := []string{`{"Time":"2026-12-01T09:06:29Z","Action":"run","Package":"p","Test":"TestTitle"}`,
-		`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Test":"TestTitle","Output":"    r_test.go:15: Title(\"o'neil\") = \"O'neil\", want \"O'Neil\"\n"}`,
-		`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`}
-	want := []string{`    r_test.go:15: Title("o'neil") = "O'neil", want "O'Neil"`, "FAIL\tp\t0.01s"}
-	if diff := cmp.Diff(want, decodeTestEvents(lines)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	const (
+		buildHead = `{"ImportPath":"example.com/demo/broken [example.com/demo/broken.test]","Action":"build-output","Output":"# example.com/demo/broken [example.com/demo/broken.test]\n"}`
+		buildErr  = `{"ImportPath":"example.com/demo/broken [example.com/demo/broken.test]","Action":"build-output","Output":"broken/broken.go:6:9: invalid operation: n / \"2\" (mismatched types int and untyped string)\n"}`
+		buildFail = `{"ImportPath":"example.com/demo/broken [example.com/demo/broken.test]","Action":"build-fail"}`
+		pkgFail   = `{"Time":"2026-12-02T04:04:12Z","Action":"output","Package":"example.com/demo/broken","Output":"FAIL\texample.com/demo/broken [build failed]\n"}`
+		pkgFailEv = `{"Time":"2026-12-02T04:04:12Z","Action":"fail","Package":"example.com/demo/broken","Elapsed":0,"FailedBuild":"example.com/demo/broken [example.com/demo/broken.test]"}`
+	)
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  []string
+	}{{
+		name: "test2json events",
+		lines: []string{`{"Time":"2026-12-01T09:06:29Z","Action":"run","Package":"p","Test":"TestTitle"}`,
+			`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Test":"TestTitle","Output":"    r_test.go:15: Title(\"o'neil\") = \"O'neil\", want \"O'Neil\"\n"}`,
+			`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`},
+		want: []string{`    r_test.go:15: Title("o'neil") = "O'neil", want "O'Neil"`, "FAIL\tp\t0.01s"},
+	}, {
+		// Go 1.24+: the stream begins with the build errors, as build-output events
+		name:  "build-output events first",
+		lines: []string{buildHead, buildErr, buildFail, pkgFail, pkgFailEv},
+		want: []string{"# example.com/demo/broken [example.com/demo/broken.test]",
+			`broken/broken.go:6:9: invalid operation: n / "2" (mismatched types int and untyped string)`,
+			"FAIL\texample.com/demo/broken [build failed]"},
+	}, {
+		// before Go 1.24, or GODEBUG=gotestjsonbuildtext=1: the errors are text on stderr
+		name: "build errors as text ahead of events",
+		lines: []string{"# example.com/demo/broken", "broken/broken.go:5:6: declared and not used: unused", "",
+			`{"Time":"2026-12-02T04:04:12Z","Action":"start","Package":"example.com/demo/broken"}`, pkgFail, pkgFailEv},
+		want: []string{"# example.com/demo/broken", "broken/broken.go:5:6: declared and not used: unused", "FAIL\texample.com/demo/broken [build failed]"},
+	}, {
+		// go build -json, or a stream cut short: no fail event reports the build that failed
+		name:  "unreported build-fail",
+		lines: []string{buildHead, buildErr, buildFail},
+		want: []string{"# example.com/demo/broken [example.com/demo/broken.test]",
+			`broken/broken.go:6:9: invalid operation: n / "2" (mismatched types int and untyped string)`,
+			"FAIL\texample.com/demo/broken [example.com/demo/broken.test] [build failed]"},
+	}, {
+		name: "output ending mid-line before text",
+		lines: []string{`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"partial"}`,
+			`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`, "go: warning"},
+		want: []string{"partialFAIL\tp\t0.01s", "go: warning"},
+	}, {
+		name:  "plain go test output",
+		lines: []string{"ok  \tp\t0.01s"},
+	}, {
+		// a test that prints a JSON line does not turn plain output into an event stream
+		name:  "one event-like line among text",
+		lines: []string{"=== RUN   TestLog", `{"Action":"deploy","Output":""}`, "--- FAIL: TestLog (0.00s)", "FAIL\tp\t0.01s"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, decodeTestEvents(tc.lines)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
-	if decodeTestEvents([]string{"ok  \tp\t0.01s"}) != nil {
-		t.Error("plain go test output read as events")
+}
+
+// TestGoBuildJSONKeepsEveryError: go build -json (Go 1.24+) reports compile errors as build-output
+// events; they used to be outlined as a JSON sequence, whose middle elements (errors) were omitted.
+func TestGoBuildJSONKeepsEveryError(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"ImportPath":"example.com/demo/broken","Action":"build-output","Output":"# example.com/demo/broken\n"}` + "\n")
+	names := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"}
+	for i, n := range names {
+		fmt.Fprintf(&b, `{"ImportPath":"example.com/demo/broken","Action":"build-output","Output":"broken/broken.go:%d:6: undefined: %s\n"}`+"\n", i+3, n)
+	}
+	b.WriteString(`{"ImportPath":"example.com/demo/broken","Action":"build-fail"}` + "\n")
+	out := Compact(Input{Command: "go build -json ./...", ExitCode: 1, Output: []byte(b.String())})
+	if out.Raw || out.Rule != "build/go" {
+		t.Fatalf("rule %s, raw %v (%s), want build/go compacted:\n%s", out.Rule, out.Raw, out.Reason, out.Text)
+	}
+	for i, n := range names {
+		if want := fmt.Sprintf("broken/broken.go:%d:6: undefined: %s\n", i+3, n); !strings.Contains(out.Text, want) {
+			t.Errorf("error lost: %q\n%s", want, out.Text)
+		}
+	}
+	if !strings.Contains(out.Text, "FAIL\texample.com/demo/broken [build failed]") {
+		t.Errorf("the failed build is not said:\n%s", out.Text)
+	}
+	// go run of a program that prints JSON is still outlined as JSON
+	out = Compact(Input{Command: "go run ./cmd/report", Output: []byte(`{"items": [` + strings.Repeat(`{"id": 1, "name": "x"},`, 200) + `{"id": 2}]}`)})
+	if out.Rule != "json" {
+		t.Errorf("go run printing JSON: rule %s, want json", out.Rule)
 	}
 }
 
