@@ -567,6 +567,13 @@ func TestSimilarKeepsStatusChanges(t *testing.T) {
 		{"check-3 returned 0", "check-4 returned 1", false},
 		{"pkg3: 0 errors", "pkg4: 2 errors", false},
 		{"test 3 ... 0 failures", "test 4 ... 1 failures", false},
+		// the count named first: "host90: failures=4" among "failures=0" was folded away
+		{"host3: failures=0", "host4: failures=4", false},
+		{"src/f1.go: errors: 0", "src/f2.go: errors: 3", false},
+		{"suite-3: Failed: 0", "suite-4: Failed: 2", false},
+		{"pkg3: warnings=0", "pkg4: warnings=7", false},
+		{"host3: failures=0", "host4: failures=0", true},
+		{"error 1 of 9", "error 2 of 9", false},
 		{"job 1: exit 1", "job 2: exit 1", true},
 		{"GET /a 3ms status 200", "GET /a 5ms status 201", true},
 		{"GET /a 3ms status 200", "GET /a 5ms status 500", false},
@@ -589,5 +596,13 @@ func TestSimilarKeepsStatusChanges(t *testing.T) {
 	out := Compact(Input{Command: "./run-all.sh", ExitCode: 1, Output: []byte(b.String()), Handle: "tj_000000000000"})
 	if out.Raw || !strings.Contains(out.Text, "\njob 150: exit 1\n") {
 		t.Errorf("the failed job is lost (raw %v):\n%s", out.Raw, out.Text)
+	}
+	b.Reset()
+	for i := range 200 {
+		fmt.Fprintf(&b, "host%d: failures=%d\n", i, map[bool]int{true: 4}[i == 90])
+	}
+	out = Compact(Input{Command: "./check-hosts.sh", ExitCode: 1, Output: []byte(b.String()), Handle: "tj_000000000000"})
+	if out.Raw || !strings.Contains(out.Text, "\nhost90: failures=4\n") {
+		t.Errorf("the failing host is lost (raw %v):\n%s", out.Raw, out.Text)
 	}
 }
