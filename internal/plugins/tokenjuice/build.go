@@ -49,7 +49,7 @@ func reduceBuild(d *doc) (string, bool) {
 // reduceGoBuild serves go build, vet, install, run and generate: with -json (Go 1.24+) the
 // build-output and build-fail events are read as the text they carry, then reduced like any build.
 func reduceGoBuild(d *doc) (string, bool) {
-	if events := decodeTestEvents(d.lines); events != nil {
+	if events := decodeTestEvents(d.lines, hasJSONFlag(d.src)); events != nil {
 		dd := *d
 		dd.lines = events
 		d = &dd

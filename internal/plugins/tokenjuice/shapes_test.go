@@ -278,6 +278,7 @@ func TestDecodeTestEvents(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		lines []string
+		asked bool // the command has -json
 		want  []string
 	}{{
 		name: "test2json events",
@@ -317,9 +318,16 @@ func TestDecodeTestEvents(t *testing.T) {
 		// a test that prints a JSON line does not turn plain output into an event stream
 		name:  "one event-like line among text",
 		lines: []string{"=== RUN   TestLog", `{"Action":"deploy","Output":""}`, "--- FAIL: TestLog (0.00s)", "FAIL\tp\t0.01s"},
+	}, {
+		// go test -json -x: go's own stderr outnumbers the events, which are still read
+		name: "more stderr than events, -json asked",
+		lines: []string{"WORK=/tmp/go-build1", "mkdir -p $WORK/b001/", "cd /src/example", "/usr/local/go/pkg/tool/linux_amd64/compile -o $WORK/b001/_pkg_.a",
+			`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`},
+		asked: true,
+		want:  []string{"WORK=/tmp/go-build1", "mkdir -p $WORK/b001/", "cd /src/example", "/usr/local/go/pkg/tool/linux_amd64/compile -o $WORK/b001/_pkg_.a", "FAIL\tp\t0.01s"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, decodeTestEvents(tc.lines)); diff != "" {
+			if diff := cmp.Diff(tc.want, decodeTestEvents(tc.lines, tc.asked)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

@@ -23,7 +23,7 @@ func reduceGoTest(d *doc) (string, bool) {
 	var ok, rest []string
 	cached, noTests, noRun := 0, 0, 0
 	lines := d.lines
-	if events := decodeTestEvents(lines); events != nil {
+	if events := decodeTestEvents(lines, hasJSONFlag(d.src)); events != nil {
 		lines = events
 	}
 	for _, l := range lines {
@@ -89,8 +89,9 @@ type testEvent struct {
 // before Go 1.24 or with GODEBUG=gotestjsonbuildtext=1, "go: downloading …"); they are kept as
 // they are. A build-fail event that no package's fail event reports (go build -json, a stream cut
 // short) ends the text as go test says it, "FAIL\t<pkg> [build failed]", so that the failure is
-// never only implied. It returns nil unless most lines are events.
-func decodeTestEvents(lines []string) []string {
+// never only implied. It returns nil when no line is an event, or unless most lines are events
+// when the command did not ask for them (a test of plain go test may print a JSON line of its own).
+func decodeTestEvents(lines []string, asked bool) []string {
 	events, other := 0, 0
 	for _, l := range lines {
 		switch {
@@ -100,7 +101,7 @@ func decodeTestEvents(lines []string) []string {
 			other++
 		}
 	}
-	if events == 0 || events <= other {
+	if events == 0 || !asked && events <= other {
 		return nil
 	}
 	var text strings.Builder
@@ -140,6 +141,11 @@ func decodeTestEvents(lines []string) []string {
 		}
 	}
 	return normalize([]byte(text.String()))
+}
+
+// hasJSONFlag says whether a go command asked for its JSON event stream.
+func hasJSONFlag(s *simple) bool {
+	return s != nil && s.has("-json", "--json", "-json=true", "--json=true")
 }
 
 // startsGoEvents says whether an output begins like go's JSON event streams (go build -json
