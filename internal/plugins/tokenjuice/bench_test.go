@@ -40,6 +40,39 @@ func genFind(n int) []byte {
 	return []byte(b.String())
 }
 
+// genGoTestJSON makes a go test -json stream of about size bytes: a package that fails to build
+// (build-output events first, as Go 1.24+ writes them), then packages of passing tests with the
+// odd failing one.
+func genGoTestJSON(size int) []byte {
+	var b strings.Builder
+	b.Grow(size + 4096)
+	b.WriteString(`{"ImportPath":"example.com/m/broken [example.com/m/broken.test]","Action":"build-output","Output":"# example.com/m/broken [example.com/m/broken.test]\n"}` + "\n")
+	b.WriteString(`{"ImportPath":"example.com/m/broken [example.com/m/broken.test]","Action":"build-output","Output":"broken/b.go:6:9: undefined: thing\n"}` + "\n")
+	b.WriteString(`{"ImportPath":"example.com/m/broken [example.com/m/broken.test]","Action":"build-fail"}` + "\n")
+	b.WriteString(`{"Time":"2026-12-02T04:06:16.52Z","Action":"output","Package":"example.com/m/broken","Output":"FAIL\texample.com/m/broken [build failed]\n"}` + "\n")
+	b.WriteString(`{"Time":"2026-12-02T04:06:16.52Z","Action":"fail","Package":"example.com/m/broken","Elapsed":0,"FailedBuild":"example.com/m/broken [example.com/m/broken.test]"}` + "\n")
+	for p := 0; b.Len() < size; p++ {
+		pkg := fmt.Sprintf("example.com/m/pkg%04d", p)
+		for i := range 40 {
+			fmt.Fprintf(&b, `{"Time":"2026-12-02T04:06:17.%06dZ","Action":"run","Package":"%s","Test":"TestCase%02d"}`+"\n", i, pkg, i)
+			fmt.Fprintf(&b, `{"Time":"2026-12-02T04:06:17.%06dZ","Action":"output","Package":"%s","Test":"TestCase%02d","Output":"=== RUN   TestCase%02d\n"}`+"\n", i, pkg, i, i)
+			if p%50 == 7 && i == 3 {
+				fmt.Fprintf(&b, `{"Time":"2026-12-02T04:06:17.%06dZ","Action":"output","Package":"%s","Test":"TestCase%02d","Output":"    case_test.go:%d: got %d, want %d\n"}`+"\n", i, pkg, i, 10+i, p, p+1)
+				fmt.Fprintf(&b, `{"Time":"2026-12-02T04:06:17.%06dZ","Action":"output","Package":"%s","Test":"TestCase%02d","Output":"--- FAIL: TestCase%02d (0.00s)\n"}`+"\n", i, pkg, i, i)
+				continue
+			}
+			fmt.Fprintf(&b, `{"Time":"2026-12-02T04:06:17.%06dZ","Action":"output","Package":"%s","Test":"TestCase%02d","Output":"--- PASS: TestCase%02d (0.00s)\n"}`+"\n", i, pkg, i, i)
+			fmt.Fprintf(&b, `{"Time":"2026-12-02T04:06:17.%06dZ","Action":"pass","Package":"%s","Test":"TestCase%02d","Elapsed":0}`+"\n", i, pkg, i)
+		}
+		status := "ok  "
+		if p%50 == 7 {
+			status = "FAIL"
+		}
+		fmt.Fprintf(&b, `{"Time":"2026-12-02T04:06:18Z","Action":"output","Package":"%s","Output":"%s\t%s\t0.012s\n"}`+"\n", pkg, status, pkg)
+	}
+	return []byte(b.String())
+}
+
 func BenchmarkCompact(b *testing.B) {
 	cases := []struct {
 		name string
@@ -49,6 +82,7 @@ func BenchmarkCompact(b *testing.B) {
 		{"find_200k_lines", Input{Command: "find . -name '*.go'", Output: genFind(200_000)}},
 		{"grep_200k_matches", Input{Command: "grep -rn handle src", Output: genGrep(200_000)}},
 		{"pytest_10MB", Input{Command: "python -m pytest -v", ExitCode: 1, Output: genTests(10 << 20)}},
+		{"go_test_json_10MB", Input{Command: "go test -json ./...", ExitCode: 1, Output: genGoTestJSON(10 << 20)}},
 		{"git_status_small", Input{Command: "git status", Output: []byte("On branch main\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n\tmodified:   a.go\n")}},
 	}
 	for _, c := range cases {

@@ -46,6 +46,17 @@ func reduceBuild(d *doc) (string, bool) {
 	return strings.Join(selectFailure(out, sampleBudget, diagRE.Match, salientBudget*2), "\n"), true
 }
 
+// reduceGoBuild serves go build, vet, install, run and generate: with -json (Go 1.24+) the
+// build-output and build-fail events are read as the text they carry, then reduced like any build.
+func reduceGoBuild(d *doc) (string, bool) {
+	if events := decodeTestEvents(d.lines, hasJSONFlag(d.src)); events != nil {
+		dd := *d
+		dd.lines = events
+		d = &dd
+	}
+	return reduceBuild(d)
+}
+
 var (
 	rustHeaderRE   = lazyRE(`^(error|warning)(\[\w+\])?: `)
 	rustLocRE      = lazyRE(`^\s*--> `)

@@ -111,8 +111,8 @@ func isZeros[T text](s T) bool {
 }
 
 // statusNumber reports whether the number s[i:i+n] says how something ended: it follows a word
-// such as exit, status, code or rc ("exit status 1", "rc=1", "returned 2") or precedes one such as
-// errors or failed ("3 errors", "1 failed").
+// such as exit, status, code or rc ("exit status 1", "rc=1", "returned 2"), or a count such as
+// errors or failures ("failures=4", "errors: 3"), or precedes one ("3 errors", "1 failed").
 func statusNumber[T text](s T, i, n int) bool {
 	k := i
 	for k > 0 && (s[k-1] == ' ' || s[k-1] == ':' || s[k-1] == '=') {
@@ -141,7 +141,9 @@ func isWordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= '
 // The words around a number that make it a status (see statusNumber).
 var (
 	statusBefore = map[string]bool{"exit": true, "exited": true, "status": true, "code": true, "rc": true,
-		"returned": true, "return": true, "ret": true, "result": true, "errno": true, "exit_code": true, "exitcode": true}
+		"returned": true, "return": true, "ret": true, "result": true, "errno": true, "exit_code": true, "exitcode": true,
+		"error": true, "errors": true, "failure": true, "failures": true, "failed": true, "fail": true, "failing": true,
+		"warning": true, "warnings": true}
 	statusAfter = map[string]bool{"error": true, "errors": true, "failure": true, "failures": true, "failed": true,
 		"fail": true, "failing": true, "warning": true, "warnings": true}
 )

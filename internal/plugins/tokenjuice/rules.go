@@ -57,7 +57,7 @@ var rules = []*rule{
 	{id: "package/table", family: "package", match: npmIs("outdated", "audit", "view", "info"), reduce: reduceList(nil)},
 
 	// builds
-	{id: "build/go", family: "build", match: goIs("build", "vet", "install", "run", "generate"), reduce: reduceBuild},
+	{id: "build/go", family: "build", match: goIs("build", "vet", "install", "run", "generate"), reduce: reduceGoBuild},
 	{id: "build/cargo", family: "build", match: subIs("cargo", "build", "check", "clippy", "run", "install", "doc"), reduce: reduceCargoBuild},
 	{id: "build/tsc", family: "build", match: nameIs("tsc", "vue-tsc", "eslint", "biome", "oxlint", "prettier", "ruff", "mypy", "flake8", "pylint", "golangci-lint", "staticcheck"), reduce: reduceBuild},
 	{id: "build/npm", family: "build", match: npmScript("build", "lint", "typecheck", "check", "compile"), reduce: reduceBuild},

@@ -268,15 +268,98 @@ func TestMeterStage(t *testing.T) {
 }
 
 func TestDecodeTestEvents(t *testing.T) {
-	lines := []string{`{"Time":"2026-12-01T09:06:29Z","Action":"run","Package":"p","Test":"TestTitle"}`,
-		`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Test":"TestTitle","Output":"    r_test.go:15: Title(\"o'neil\") = \"O'neil\", want \"O'Neil\"\n"}`,
-		`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`}
-	want := []string{`    r_test.go:15: Title("o'neil") = "O'neil", want "O'Neil"`, "FAIL\tp\t0.01s"}
-	if diff := cmp.Diff(want, decodeTestEvents(lines)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	const (
+		buildHead = `{"ImportPath":"example.com/demo/broken [example.com/demo/broken.test]","Action":"build-output","Output":"# example.com/demo/broken [example.com/demo/broken.test]\n"}`
+		buildErr  = `{"ImportPath":"example.com/demo/broken [example.com/demo/broken.test]","Action":"build-output","Output":"broken/broken.go:6:9: invalid operation: n / \"2\" (mismatched types int and untyped string)\n"}`
+		buildFail = `{"ImportPath":"example.com/demo/broken [example.com/demo/broken.test]","Action":"build-fail"}`
+		pkgFail   = `{"Time":"2026-12-02T04:04:12Z","Action":"output","Package":"example.com/demo/broken","Output":"FAIL\texample.com/demo/broken [build failed]\n"}`
+		pkgFailEv = `{"Time":"2026-12-02T04:04:12Z","Action":"fail","Package":"example.com/demo/broken","Elapsed":0,"FailedBuild":"example.com/demo/broken [example.com/demo/broken.test]"}`
+	)
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		asked bool // the command has -json
+		want  []string
+	}{{
+		name: "test2json events",
+		lines: []string{`{"Time":"2026-12-01T09:06:29Z","Action":"run","Package":"p","Test":"TestTitle"}`,
+			`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Test":"TestTitle","Output":"    r_test.go:15: Title(\"o'neil\") = \"O'neil\", want \"O'Neil\"\n"}`,
+			`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`},
+		want: []string{`    r_test.go:15: Title("o'neil") = "O'neil", want "O'Neil"`, "FAIL\tp\t0.01s"},
+	}, {
+		// Go 1.24+: the stream begins with the build errors, as build-output events
+		name:  "build-output events first",
+		lines: []string{buildHead, buildErr, buildFail, pkgFail, pkgFailEv},
+		want: []string{"# example.com/demo/broken [example.com/demo/broken.test]",
+			`broken/broken.go:6:9: invalid operation: n / "2" (mismatched types int and untyped string)`,
+			"FAIL\texample.com/demo/broken [build failed]"},
+	}, {
+		// before Go 1.24, or GODEBUG=gotestjsonbuildtext=1: the errors are text on stderr
+		name: "build errors as text ahead of events",
+		lines: []string{"# example.com/demo/broken", "broken/broken.go:5:6: declared and not used: unused", "",
+			`{"Time":"2026-12-02T04:04:12Z","Action":"start","Package":"example.com/demo/broken"}`, pkgFail, pkgFailEv},
+		want: []string{"# example.com/demo/broken", "broken/broken.go:5:6: declared and not used: unused", "FAIL\texample.com/demo/broken [build failed]"},
+	}, {
+		// go build -json, or a stream cut short: no fail event reports the build that failed
+		name:  "unreported build-fail",
+		lines: []string{buildHead, buildErr, buildFail},
+		want: []string{"# example.com/demo/broken [example.com/demo/broken.test]",
+			`broken/broken.go:6:9: invalid operation: n / "2" (mismatched types int and untyped string)`,
+			"FAIL\texample.com/demo/broken [example.com/demo/broken.test] [build failed]"},
+	}, {
+		name: "output ending mid-line before text",
+		lines: []string{`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"partial"}`,
+			`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`, "go: warning"},
+		want: []string{"partialFAIL\tp\t0.01s", "go: warning"},
+	}, {
+		name:  "plain go test output",
+		lines: []string{"ok  \tp\t0.01s"},
+	}, {
+		// a test that prints a JSON line does not turn plain output into an event stream
+		name:  "one event-like line among text",
+		lines: []string{"=== RUN   TestLog", `{"Action":"deploy","Output":""}`, "--- FAIL: TestLog (0.00s)", "FAIL\tp\t0.01s"},
+	}, {
+		// go test -json -x: go's own stderr outnumbers the events, which are still read
+		name: "more stderr than events, -json asked",
+		lines: []string{"WORK=/tmp/go-build1", "mkdir -p $WORK/b001/", "cd /src/example", "/usr/local/go/pkg/tool/linux_amd64/compile -o $WORK/b001/_pkg_.a",
+			`{"Time":"2026-12-01T09:06:29Z","Action":"output","Package":"p","Output":"FAIL\tp\t0.01s\n"}`},
+		asked: true,
+		want:  []string{"WORK=/tmp/go-build1", "mkdir -p $WORK/b001/", "cd /src/example", "/usr/local/go/pkg/tool/linux_amd64/compile -o $WORK/b001/_pkg_.a", "FAIL\tp\t0.01s"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, decodeTestEvents(tc.lines, tc.asked)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
-	if decodeTestEvents([]string{"ok  \tp\t0.01s"}) != nil {
-		t.Error("plain go test output read as events")
+}
+
+// TestGoBuildJSONKeepsEveryError: go build -json (Go 1.24+) reports compile errors as build-output
+// events; they used to be outlined as a JSON sequence, whose middle elements (errors) were omitted.
+func TestGoBuildJSONKeepsEveryError(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"ImportPath":"example.com/demo/broken","Action":"build-output","Output":"# example.com/demo/broken\n"}` + "\n")
+	names := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"}
+	for i, n := range names {
+		fmt.Fprintf(&b, `{"ImportPath":"example.com/demo/broken","Action":"build-output","Output":"broken/broken.go:%d:6: undefined: %s\n"}`+"\n", i+3, n)
+	}
+	b.WriteString(`{"ImportPath":"example.com/demo/broken","Action":"build-fail"}` + "\n")
+	out := Compact(Input{Command: "go build -json ./...", ExitCode: 1, Output: []byte(b.String())})
+	if out.Raw || out.Rule != "build/go" {
+		t.Fatalf("rule %s, raw %v (%s), want build/go compacted:\n%s", out.Rule, out.Raw, out.Reason, out.Text)
+	}
+	for i, n := range names {
+		if want := fmt.Sprintf("broken/broken.go:%d:6: undefined: %s\n", i+3, n); !strings.Contains(out.Text, want) {
+			t.Errorf("error lost: %q\n%s", want, out.Text)
+		}
+	}
+	if !strings.Contains(out.Text, "FAIL\texample.com/demo/broken [build failed]") {
+		t.Errorf("the failed build is not said:\n%s", out.Text)
+	}
+	// go run of a program that prints JSON is still outlined as JSON
+	out = Compact(Input{Command: "go run ./cmd/report", Output: []byte(`{"items": [` + strings.Repeat(`{"id": 1, "name": "x"},`, 200) + `{"id": 2}]}`)})
+	if out.Rule != "json" {
+		t.Errorf("go run printing JSON: rule %s, want json", out.Rule)
 	}
 }
 
@@ -492,6 +575,13 @@ func TestSimilarKeepsStatusChanges(t *testing.T) {
 		{"check-3 returned 0", "check-4 returned 1", false},
 		{"pkg3: 0 errors", "pkg4: 2 errors", false},
 		{"test 3 ... 0 failures", "test 4 ... 1 failures", false},
+		// the count named first: "host90: failures=4" among "failures=0" was folded away
+		{"host3: failures=0", "host4: failures=4", false},
+		{"src/f1.go: errors: 0", "src/f2.go: errors: 3", false},
+		{"suite-3: Failed: 0", "suite-4: Failed: 2", false},
+		{"pkg3: warnings=0", "pkg4: warnings=7", false},
+		{"host3: failures=0", "host4: failures=0", true},
+		{"error 1 of 9", "error 2 of 9", false},
 		{"job 1: exit 1", "job 2: exit 1", true},
 		{"GET /a 3ms status 200", "GET /a 5ms status 201", true},
 		{"GET /a 3ms status 200", "GET /a 5ms status 500", false},
@@ -514,5 +604,13 @@ func TestSimilarKeepsStatusChanges(t *testing.T) {
 	out := Compact(Input{Command: "./run-all.sh", ExitCode: 1, Output: []byte(b.String()), Handle: "tj_000000000000"})
 	if out.Raw || !strings.Contains(out.Text, "\njob 150: exit 1\n") {
 		t.Errorf("the failed job is lost (raw %v):\n%s", out.Raw, out.Text)
+	}
+	b.Reset()
+	for i := range 200 {
+		fmt.Fprintf(&b, "host%d: failures=%d\n", i, map[bool]int{true: 4}[i == 90])
+	}
+	out = Compact(Input{Command: "./check-hosts.sh", ExitCode: 1, Output: []byte(b.String()), Handle: "tj_000000000000"})
+	if out.Raw || !strings.Contains(out.Text, "\nhost90: failures=4\n") {
+		t.Errorf("the failing host is lost (raw %v):\n%s", out.Raw, out.Text)
 	}
 }

@@ -23,7 +23,7 @@ func reduceGoTest(d *doc) (string, bool) {
 	var ok, rest []string
 	cached, noTests, noRun := 0, 0, 0
 	lines := d.lines
-	if events := decodeTestEvents(lines); events != nil {
+	if events := decodeTestEvents(lines, hasJSONFlag(d.src)); events != nil {
 		lines = events
 	}
 	for _, l := range lines {
@@ -72,26 +72,92 @@ func reduceGoTest(d *doc) (string, bool) {
 	return strings.Join(out, "\n"), true
 }
 
-// decodeTestEvents turns the event stream of go test -json into the text go test prints: the
-// Output of each event in order. It returns nil unless every line is such an event.
-func decodeTestEvents(lines []string) []string {
-	if len(lines) == 0 || !strings.HasPrefix(lines[0], `{"Time":`) && !strings.HasPrefix(lines[0], `{"Action":`) {
+// testEvent is one line of go test -json (test2json's events) or go build -json.
+type testEvent struct {
+	Action, Output string
+	// FailedBuild is set on a package's fail event when the package failed because a build did:
+	// the ImportPath of the build-fail event that reported it (Go 1.24+).
+	FailedBuild string
+	// ImportPath names the package of build-output and build-fail events (Go 1.24+), which carry no
+	// Time or Package: a stream can begin with them.
+	ImportPath string
+}
+
+// decodeTestEvents turns the event stream of go test -json or go build -json into the text go
+// prints without -json: the Output of each event in order, build errors (build-output events)
+// included. Lines that are not events are what go wrote to stderr beside the stream (build errors
+// before Go 1.24 or with GODEBUG=gotestjsonbuildtext=1, "go: downloading …"); they are kept as
+// they are. A build-fail event that no package's fail event reports (go build -json, a stream cut
+// short) ends the text as go test says it, "FAIL\t<pkg> [build failed]", so that the failure is
+// never only implied. It returns nil when no line is an event, or unless most lines are events
+// when the command did not ask for them (a test of plain go test may print a JSON line of its own).
+func decodeTestEvents(lines []string, asked bool) []string {
+	events, other := 0, 0
+	for _, l := range lines {
+		switch {
+		case maybeTestEvent(l):
+			events++
+		case strings.TrimSpace(l) != "":
+			other++
+		}
+	}
+	if events == 0 || !asked && events <= other {
 		return nil
 	}
 	var text strings.Builder
+	var buildFailed []string
+	seen, reported := map[string]bool{}, map[string]bool{}
 	for _, l := range lines {
-		var ev struct {
-			Action, Output string
+		if maybeTestEvent(l) && !strings.Contains(l, `"Output":`) && !strings.Contains(l, `"build-fail"`) && !strings.Contains(l, `"FailedBuild":`) {
+			continue // run, pass, pause…: an event that says nothing go would print
 		}
-		if l == "" {
+		var ev testEvent
+		if !maybeTestEvent(l) || json.Unmarshal([]byte(l), &ev) != nil || ev.Action == "" {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			if text.Len() > 0 && !strings.HasSuffix(text.String(), "\n") {
+				text.WriteByte('\n') // an event's output ended mid-line
+			}
+			text.WriteString(l)
+			text.WriteByte('\n')
 			continue
 		}
-		if json.Unmarshal([]byte(l), &ev) != nil || ev.Action == "" {
-			return nil
-		}
 		text.WriteString(ev.Output)
+		switch {
+		case ev.Action == "build-fail" && ev.ImportPath != "" && !seen[ev.ImportPath]:
+			buildFailed = append(buildFailed, ev.ImportPath)
+			seen[ev.ImportPath] = true
+		case ev.FailedBuild != "":
+			reported[ev.FailedBuild] = true
+		}
+	}
+	for _, p := range buildFailed {
+		if !reported[p] {
+			if text.Len() > 0 && !strings.HasSuffix(text.String(), "\n") {
+				text.WriteByte('\n')
+			}
+			fmt.Fprintf(&text, "FAIL\t%s [build failed]\n", p)
+		}
 	}
 	return normalize([]byte(text.String()))
+}
+
+// hasJSONFlag says whether a go command asked for its JSON event stream.
+func hasJSONFlag(s *simple) bool {
+	return s != nil && s.has("-json", "--json", "-json=true", "--json=true")
+}
+
+// startsGoEvents says whether an output begins like go's JSON event streams (go build -json
+// begins with build-output events, go test -json with them or with test2json's).
+func startsGoEvents(b []byte) bool {
+	first, _, _ := strings.Cut(strings.TrimLeft(string(b[:min(len(b), 256)]), " \t\r\n"), "\n")
+	return strings.HasPrefix(first, `{"ImportPath":`) || strings.HasPrefix(first, `{"Time":`) || strings.HasPrefix(first, `{"Action":`)
+}
+
+// maybeTestEvent is a cheap test for a line of go's JSON event streams.
+func maybeTestEvent(l string) bool {
+	return strings.HasPrefix(l, "{\"") && strings.Contains(l, `"Action":`)
 }
 
 var (

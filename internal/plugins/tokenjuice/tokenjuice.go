@@ -104,9 +104,9 @@ func (s Settings) Compact(in Input) (out Output) {
 	}
 	d := &doc{src: cmd.source(), raw: in.Output}
 	r := classify(cmd)
-	if r.family != "tests" && looksJSON(in.Output) {
-		// A JSON document is outlined whatever printed it (test runners' event streams excepted:
-		// their reducers read the events).
+	if r.family != "tests" && looksJSON(in.Output) && !(r.id == "build/go" && startsGoEvents(in.Output)) {
+		// A JSON document is outlined whatever printed it (go's and test runners' event streams
+		// excepted: their reducers read the events, whose every build error matters).
 		if d.json = parseJSONValues(in.Output); d.json != nil {
 			r = jsonRule
 		}

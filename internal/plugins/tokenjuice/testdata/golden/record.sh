@@ -157,6 +157,124 @@ func main() {
 }
 G
 record go_build_fail $W/gobroken "go build ./..."
+# go test -json with a package that fails to build (Go 1.24+ reports its errors as build-output
+# and build-fail events, and FailedBuild on the package's fail event), one that fails vet, one that
+# imports the broken one, a passing one and a failing test; the go_test_json_* and go_build_json
+# cases. The paths go prints are relative to the module; the scratch directory, should one appear,
+# becomes /home/dev/work like everywhere else.
+mkdir -p $W/gojson/good $W/gojson/broken $W/gojson/vetbad $W/gojson/usesbroken $W/gojson/failing
+cd $W/gojson && printf 'module example.com/demo\n\ngo 1.22\n' > go.mod
+cat > good/good.go <<'G'
+package good
+
+// Add returns the sum of a and b.
+func Add(a, b int) int { return a + b }
+G
+cat > good/good_test.go <<'G'
+package good
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if got := Add(2, 3); got != 5 {
+		t.Fatalf("Add(2, 3) = %d, want 5", got)
+	}
+}
+
+func TestAddZero(t *testing.T) {
+	if got := Add(0, 0); got != 0 {
+		t.Fatalf("Add(0, 0) = %d, want 0", got)
+	}
+}
+G
+cat > broken/broken.go <<'G'
+package broken
+
+// Half returns n divided by two.
+func Half(n int) int {
+	var unused string
+	return n / "2"
+}
+G
+cat > broken/broken_test.go <<'G'
+package broken
+
+import "testing"
+
+func TestHalf(t *testing.T) {
+	if Half(4) != 2 {
+		t.Fatal("bad")
+	}
+}
+G
+cat > vetbad/v.go <<'G'
+package vetbad
+
+import "fmt"
+
+// One prints one.
+func One() int { fmt.Printf("%d\n", "one"); return 1 }
+G
+cat > vetbad/v_test.go <<'G'
+package vetbad
+
+import "testing"
+
+func TestOne(t *testing.T) {
+	if One() != 1 {
+		t.Fatal("one")
+	}
+}
+G
+cat > usesbroken/u.go <<'G'
+package usesbroken
+
+import "example.com/demo/broken"
+
+// Quarter returns n divided by four.
+func Quarter(n int) int { return broken.Half(broken.Half(n)) }
+G
+cat > usesbroken/u_test.go <<'G'
+package usesbroken
+
+import "testing"
+
+func TestQuarter(t *testing.T) {
+	if Quarter(8) != 2 {
+		t.Fatal("bad")
+	}
+}
+G
+cat > failing/round.go <<'G'
+package failing
+
+// Round rounds n to the nearest multiple of m.
+func Round(n, m int) int { return n / m * m }
+G
+cat > failing/round_test.go <<'G'
+package failing
+
+import "testing"
+
+func TestRound(t *testing.T) {
+	cases := []struct{ n, m, want int }{{10, 10, 10}, {15, 10, 20}, {4, 5, 5}}
+	for _, c := range cases {
+		if got := Round(c.n, c.m); got != c.want {
+			t.Errorf("Round(%d, %d) = %d, want %d", c.n, c.m, got, c.want)
+		}
+	}
+}
+
+func TestRoundExact(t *testing.T) {
+	if Round(20, 10) != 20 {
+		t.Fatal("Round(20, 10) != 20")
+	}
+}
+G
+record go_test_json_build_fail $W/gojson "go test -json ./..."
+# the same with build errors printed as text on stderr ahead of the events, as before Go 1.24
+record go_test_json_build_text $W/gojson "GODEBUG=gotestjsonbuildtext=1 go test -json ./..."
+record go_build_json $W/gojson "go build -json ./..."
 # python
 mkdir -p $W/py/tests && cd $W/py && cat > tests/test_math.py <<'P'
 import pytest
