@@ -213,7 +213,7 @@ func oneLine(s string, n int) string {
 func (ix *Index) describe(i int) Description {
 	t := &ix.entries[i].Tool
 	d := Description{Descriptor: ix.descriptor(i), Parameters: json.RawMessage(`{}`)}
-	d.Description = t.Description
+	d.Description = t.ModelDescription() // whole, unless a server listed megabytes
 	if len(t.InputSchema) > 0 && json.Valid(t.InputSchema) {
 		d.Parameters = t.InputSchema
 	}

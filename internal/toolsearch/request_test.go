@@ -186,6 +186,21 @@ func TestDescribeArgs(t *testing.T) {
 	}
 }
 
+// TestDescribeCutsHugeDescriptions: tool_describe gives the description a model is sent up
+// front elsewhere, cut at catalog.MaxModelDescription.
+func TestDescribeCutsHugeDescriptions(t *testing.T) {
+	huge := strings.Repeat("word ", 1<<18)
+	f := newFixture(t, []catalog.Entry{builtin("big", huge, `{"type":"object"}`)}, nil, Options{})
+	res := f.control(t, ToolDescribe, `{"id":"big"}`)
+	var d struct{ Description string }
+	if err := json.Unmarshal([]byte(res.Text()), &d); err != nil {
+		t.Fatalf("%v: %.200s", err, res.Text())
+	}
+	if want := (&catalog.Tool{Description: huge}).ModelDescription(); d.Description != want {
+		t.Errorf("description of %d bytes, want the %d of ModelDescription", len(d.Description), len(want))
+	}
+}
+
 // bigCatalog returns n tools that all match the word "widget", with long descriptions.
 func bigCatalog(n int, desc string) []catalog.Entry {
 	var out []catalog.Entry
