@@ -50,7 +50,9 @@ func decodeLineSlow(b []byte, ft *fileTool) error {
 const maxLine = 16 << 20
 
 // ReadFile reads a catalog file: one JSON object a line, blank lines skipped. `source` defaults to
-// "mcp"; a tool without a name takes its id. Errors name the line.
+// "mcp"; a tool without a name takes its id. Errors name the line. A UTF-8 byte order mark at the
+// very start of the text, as Windows editors write one, is skipped (it counts towards the length
+// of line 1); anywhere else it is text, which no line may start with.
 //
 // A regular file or a reader of memory is read whole and its lines decoded in parallel, one
 // stretch of lines per core, then checked for duplicate ids in line order (fileparallel.go);
@@ -59,8 +61,21 @@ const maxLine = 16 << 20
 // schemas of the tools are copied into large shared blocks (an arena) rather than allocated one by
 // one.
 func ReadFile(r io.Reader) ([]Tool, error) {
+	return ReadFileWith(r, ReadOptions{})
+}
+
+// ReadOptions are the checks of ReadFileWith beyond those of every catalog file.
+type ReadOptions struct {
+	// ValidNames refuses a line whose model-facing name (its name, or its id when it has none)
+	// is not a ValidName: what is sent to a model must be a name every provider accepts. Off,
+	// a file of a retrieval set keeps the names it was published with.
+	ValidNames bool
+}
+
+// ReadFileWith is ReadFile with the checks of opts.
+func ReadFileWith(r io.Reader, opts ReadOptions) ([]Tool, error) {
 	if data, readErr, ok := readWhole(r); ok {
-		return readLines(data, readErr, min(runtime.GOMAXPROCS(0), 1+len(data)/minPart))
+		return readLines(data, readErr, min(runtime.GOMAXPROCS(0), 1+len(data)/minPart), opts)
 	}
 	var (
 		chunks [][]Tool
@@ -75,11 +90,15 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 	var ft fileTool // one for every line: the slow path makes it escape
 	for sc.Scan() {
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, bom)
+		}
+		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}
-		t, afterDup, err := a.lineTool(b, &ft)
+		t, afterDup, err := a.lineTool(b, &ft, opts)
 		if err != nil && !afterDup {
 			return nil, &LineError{line, err}
 		}
@@ -115,6 +134,9 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 	return append(tools, cur...), nil
 }
 
+// bom is the UTF-8 byte order mark, which ReadFile skips at the start of the text.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
 func dupError(id string, prev int) error {
 	return fmt.Errorf("id: %q is already used on line %d", id, prev)
 }
@@ -122,7 +144,7 @@ func dupError(id string, prev int) error {
 // lineTool reads one trimmed, non-blank line into a tool, with every check but whether its id is
 // new, which depends on the lines before it. afterDup says that the error (if any) comes after
 // that check: t then has the line's id, and the line is refused as a duplicate first if it is one.
-func (a *arena) lineTool(b []byte, ft *fileTool) (t Tool, afterDup bool, err error) {
+func (a *arena) lineTool(b []byte, ft *fileTool, opts ReadOptions) (t Tool, afterDup bool, err error) {
 	*ft = fileTool{}
 	if a.decodeLine(b, ft) {
 		switch n := len(ft.InputSchema); {
@@ -159,7 +181,12 @@ func (a *arena) lineTool(b []byte, ft *fileTool) (t Tool, afterDup bool, err err
 		return t, true, fmt.Errorf("input_schema: must be a JSON object")
 	}
 	if ft.Name == "" {
+		if opts.ValidNames && !ValidName(ft.ID) {
+			return t, true, fmt.Errorf("name: is missing, and the id %s that stands for it must match %s", quoteShort(ft.ID), nameRE)
+		}
 		ft.Name = ft.ID
+	} else if opts.ValidNames && !ValidName(ft.Name) {
+		return t, true, fmt.Errorf("name: %s must match %s", quoteShort(ft.Name), nameRE)
 	}
 	owner := ft.Server
 	if owner == "" {
