@@ -3,7 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -29,7 +31,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 			if ranker != "bm25" && ranker != "toolsearch" && ranker != "reference" {
 				return usagef("search eval: --ranker: must be one of bm25, toolsearch, reference")
 			}
-			tools, err := readCatalogFile(toolsFile)
+			tools, err := g.readCatalogFile(toolsFile, catalog.ReadOptions{})
 			if err != nil {
 				return err
 			}
@@ -72,17 +74,48 @@ func newSearchCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func readCatalogFile(path string) ([]catalog.Tool, error) {
+// readCatalogFile reads the catalog file at path, "-" meaning stdin, with the checks of opts.
+//
+// A named pipe given as the path is refused rather than opened: opening one waits for a writer,
+// which may never come, and nothing, not even SIGINT, ends that wait. A pipe arrives on stdin
+// ("-", or /dev/stdin, a link to it), which the shell has opened, or is given as a link to
+// it, as /dev/fd/N of a process substitution is.
+func (g *globals) readCatalogFile(path string, opts catalog.ReadOptions) ([]catalog.Tool, error) {
+	name, r := path, g.env.Stdin
+	if path == "-" {
+		name = "stdin"
+		if r == nil {
+			r = strings.NewReader("")
+		}
+	} else {
+		f, err := openCatalogFile(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	tools, err := catalog.ReadFileWith(r, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return tools, nil
+}
+
+// openCatalogFile opens a catalog file that is not a named pipe or a directory.
+func openCatalogFile(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
+		return nil, fmt.Errorf("%s: is a named pipe, which nodmix does not wait on for a writer: pipe the catalog to stdin and give it as -", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	tools, err := catalog.ReadFile(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: is a directory, not a catalog file", path)
 	}
-	return tools, nil
+	return f, nil
 }
 
 // buildRanker indexes the tools and returns a function that ranks tool ids for a query.
