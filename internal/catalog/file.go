@@ -85,6 +85,8 @@ func ReadFileWith(r io.Reader, opts ReadOptions) ([]Tool, error) {
 	)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
+	var split lineSplitter
+	sc.Split(split.split)
 	line := 0
 	seen := map[string]int{}
 	var ft fileTool // one for every line: the slow path makes it escape
@@ -132,6 +134,42 @@ func ReadFileWith(r io.Reader, opts ReadOptions) ([]Tool, error) {
 		tools = append(tools, c...)
 	}
 	return append(tools, cur...), nil
+}
+
+// lineSplitter is bufio.ScanLines that remembers how much of a line it has searched for its end.
+// The scanner calls a split function again with the whole line each time a read adds to it:
+// ScanLines searched the line from its start every time, so a long line arriving in small reads
+// (a slow pipe) cost the square of its length, minutes for one of 15 MiB read 512 bytes at a time.
+type lineSplitter struct {
+	searched int // bytes at the start of data known to hold no newline
+	scanned  int // bytes searched in all, for tests
+}
+
+func (s *lineSplitter) split(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if atEOF && len(data) == 0 {
+		return 0, nil, nil
+	}
+	from := min(s.searched, len(data))
+	if i := bytes.IndexByte(data[from:], '\n'); i >= 0 {
+		s.scanned += i + 1
+		s.searched = 0
+		return from + i + 1, dropCR(data[:from+i]), nil
+	}
+	s.scanned += len(data) - from
+	if atEOF {
+		s.searched = 0
+		return len(data), dropCR(data), nil
+	}
+	s.searched = len(data)
+	return 0, nil, nil // the scanner reads more, keeping data at the start of what it passes next
+}
+
+// dropCR drops a terminal \r, as bufio.ScanLines does.
+func dropCR(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		return b[:len(b)-1]
+	}
+	return b
 }
 
 // bom is the UTF-8 byte order mark, which ReadFile skips at the start of the text.

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -115,6 +116,49 @@ func TestReadFileValidNames(t *testing.T) {
 		}
 		if _, err := readAllWays(t, tt.text, ReadOptions{}); err != "" && !strings.Contains(tt.err, "source") && !strings.Contains(tt.err, "already") {
 			t.Errorf("%s: without the name check: %s", tt.name, err)
+		}
+	}
+}
+
+// slowReader passes at most n bytes a read, as a slow pipe does.
+type slowReader struct {
+	r io.Reader
+	n int
+}
+
+func (s slowReader) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.n)]) }
+
+// TestLineSplitterSearchesOnce: a line read a little at a time is searched for its end once, not
+// once a read (which cost the square of its length), and the lines are those of bufio.ScanLines.
+func TestLineSplitterSearchesOnce(t *testing.T) {
+	text := "a\r\n\n" + strings.Repeat("x", 1<<20) + "\r\nb\nlast\r"
+	for _, chunk := range []int{1, 7, 512, 1 << 16} {
+		var s lineSplitter
+		sc := bufio.NewScanner(slowReader{strings.NewReader(text), chunk})
+		sc.Buffer(nil, maxLine)
+		sc.Split(s.split)
+		var got []string
+		for sc.Scan() {
+			got = append(got, sc.Text())
+		}
+		want := []string{"a", "", strings.Repeat("x", 1<<20), "b", "last"}
+		if sc.Err() != nil || !cmp.Equal(want, got) {
+			t.Errorf("reads of %d: %d lines, %v", chunk, len(got), sc.Err())
+		}
+		if s.scanned > len(text) {
+			t.Errorf("reads of %d: %d bytes searched for %d of text", chunk, s.scanned, len(text))
+		}
+	}
+}
+
+// BenchmarkReadFileLongLineSlowPipe is a catalog of one 4 MiB line arriving 512 bytes a read:
+// linear in the line's length since the line splitter remembers what it searched.
+func BenchmarkReadFileLongLineSlowPipe(b *testing.B) {
+	long := `{"id":"long","description":"` + strings.Repeat("x", 4<<20) + `"}`
+	b.SetBytes(int64(len(long)))
+	for b.Loop() {
+		if tools, err := ReadFile(slowReader{strings.NewReader(long), 512}); err != nil || len(tools) != 1 {
+			b.Fatal(len(tools), err)
 		}
 	}
 }
