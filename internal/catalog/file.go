@@ -176,7 +176,7 @@ func dropCR(b []byte) []byte {
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
 func dupError(id string, prev int) error {
-	return fmt.Errorf("id: %q is already used on line %d", id, prev)
+	return fmt.Errorf("id: %s is already used on line %d", quoteShort(id), prev)
 }
 
 // lineTool reads one trimmed, non-blank line into a tool, with every check but whether its id is

@@ -32,13 +32,16 @@ func ValidName(name string) bool {
 // nameRE is the expression ValidName checks, as errors state it.
 const nameRE = "^[A-Za-z0-9_-]{1,64}$"
 
-// quoteShort quotes s for an error, cut to its first MaxNameLen bytes (on a rune boundary) when
-// longer: a name of a catalog line can be megabytes long.
+// maxQuoted is the most of a value an error quotes.
+const maxQuoted = 256
+
+// quoteShort quotes s for an error, cut to its first maxQuoted bytes (on a rune boundary) when
+// longer: an id or name of a catalog line can be megabytes long.
 func quoteShort(s string) string {
-	if len(s) <= MaxNameLen {
+	if len(s) <= maxQuoted {
 		return strconv.Quote(s)
 	}
-	cut := MaxNameLen
+	cut := maxQuoted
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
