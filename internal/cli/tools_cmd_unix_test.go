@@ -44,13 +44,16 @@ func TestCatalogNamedPipe(t *testing.T) {
 			return 0, "", ""
 		}
 	}
+	cat := filepath.Join("..", "..", "examples", "catalog.jsonl")
 	for _, args := range [][]string{
 		{"tools", "list", "--catalog", fifo},
 		{"tools", "exposure", "--catalog", fifo},
+		{"tools", "search", "github", "--catalog", fifo},
 		{"search", "eval", "--tools", fifo, "--queries", fifo},
+		{"search", "eval", "--tools", cat, "--queries", fifo},
 	} {
 		code, _, stderr := run(nil, args...)
-		if code == 0 || !strings.Contains(stderr, fifo+": is a named pipe, which nodmix does not wait on for a writer: pipe the catalog to stdin and give it as -") {
+		if code == 0 || !strings.Contains(stderr, fifo+": is a named pipe, which nodmix does not wait on for a writer: pipe the file to stdin and give it as -") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
 		}
 	}
