@@ -50,7 +50,9 @@ func decodeLineSlow(b []byte, ft *fileTool) error {
 const maxLine = 16 << 20
 
 // ReadFile reads a catalog file: one JSON object a line, blank lines skipped. `source` defaults to
-// "mcp"; a tool without a name takes its id. Errors name the line.
+// "mcp"; a tool without a name takes its id. Errors name the line. A UTF-8 byte order mark at the
+// very start of the text, as Windows editors write one, is skipped (it counts towards the length
+// of line 1); anywhere else it is text, which no line may start with.
 //
 // A regular file or a reader of memory is read whole and its lines decoded in parallel, one
 // stretch of lines per core, then checked for duplicate ids in line order (fileparallel.go);
@@ -59,8 +61,21 @@ const maxLine = 16 << 20
 // schemas of the tools are copied into large shared blocks (an arena) rather than allocated one by
 // one.
 func ReadFile(r io.Reader) ([]Tool, error) {
+	return ReadFileWith(r, ReadOptions{})
+}
+
+// ReadOptions are the checks of ReadFileWith beyond those of every catalog file.
+type ReadOptions struct {
+	// ValidNames refuses a line whose model-facing name (its name, or its id when it has none)
+	// is not a ValidName: what is sent to a model must be a name every provider accepts. Off,
+	// a file of a retrieval set keeps the names it was published with.
+	ValidNames bool
+}
+
+// ReadFileWith is ReadFile with the checks of opts.
+func ReadFileWith(r io.Reader, opts ReadOptions) ([]Tool, error) {
 	if data, readErr, ok := readWhole(r); ok {
-		return readLines(data, readErr, min(runtime.GOMAXPROCS(0), 1+len(data)/minPart))
+		return readLines(data, readErr, min(runtime.GOMAXPROCS(0), 1+len(data)/minPart), opts)
 	}
 	var (
 		chunks [][]Tool
@@ -70,16 +85,22 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 	)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
+	var split lineSplitter
+	sc.Split(split.split)
 	line := 0
 	seen := map[string]int{}
 	var ft fileTool // one for every line: the slow path makes it escape
 	for sc.Scan() {
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, bom)
+		}
+		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}
-		t, afterDup, err := a.lineTool(b, &ft)
+		t, afterDup, err := a.lineTool(b, &ft, opts)
 		if err != nil && !afterDup {
 			return nil, &LineError{line, err}
 		}
@@ -115,14 +136,53 @@ func ReadFile(r io.Reader) ([]Tool, error) {
 	return append(tools, cur...), nil
 }
 
+// lineSplitter is bufio.ScanLines that remembers how much of a line it has searched for its end.
+// The scanner calls a split function again with the whole line each time a read adds to it:
+// ScanLines searched the line from its start every time, so a long line arriving in small reads
+// (a slow pipe) cost the square of its length, minutes for one of 15 MiB read 512 bytes at a time.
+type lineSplitter struct {
+	searched int // bytes at the start of data known to hold no newline
+	scanned  int // bytes searched in all, for tests
+}
+
+func (s *lineSplitter) split(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if atEOF && len(data) == 0 {
+		return 0, nil, nil
+	}
+	from := min(s.searched, len(data))
+	if i := bytes.IndexByte(data[from:], '\n'); i >= 0 {
+		s.scanned += i + 1
+		s.searched = 0
+		return from + i + 1, dropCR(data[:from+i]), nil
+	}
+	s.scanned += len(data) - from
+	if atEOF {
+		s.searched = 0
+		return len(data), dropCR(data), nil
+	}
+	s.searched = len(data)
+	return 0, nil, nil // the scanner reads more, keeping data at the start of what it passes next
+}
+
+// dropCR drops a terminal \r, as bufio.ScanLines does.
+func dropCR(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		return b[:len(b)-1]
+	}
+	return b
+}
+
+// bom is the UTF-8 byte order mark, which ReadFile skips at the start of the text.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
 func dupError(id string, prev int) error {
-	return fmt.Errorf("id: %q is already used on line %d", id, prev)
+	return fmt.Errorf("id: %s is already used on line %d", quoteShort(id), prev)
 }
 
 // lineTool reads one trimmed, non-blank line into a tool, with every check but whether its id is
 // new, which depends on the lines before it. afterDup says that the error (if any) comes after
 // that check: t then has the line's id, and the line is refused as a duplicate first if it is one.
-func (a *arena) lineTool(b []byte, ft *fileTool) (t Tool, afterDup bool, err error) {
+func (a *arena) lineTool(b []byte, ft *fileTool, opts ReadOptions) (t Tool, afterDup bool, err error) {
 	*ft = fileTool{}
 	if a.decodeLine(b, ft) {
 		switch n := len(ft.InputSchema); {
@@ -159,7 +219,12 @@ func (a *arena) lineTool(b []byte, ft *fileTool) (t Tool, afterDup bool, err err
 		return t, true, fmt.Errorf("input_schema: must be a JSON object")
 	}
 	if ft.Name == "" {
+		if opts.ValidNames && !ValidName(ft.ID) {
+			return t, true, fmt.Errorf("name: is missing, and the id %s that stands for it must match %s", quoteShort(ft.ID), nameRE)
+		}
 		ft.Name = ft.ID
+	} else if opts.ValidNames && !ValidName(ft.Name) {
+		return t, true, fmt.Errorf("name: %s must match %s", quoteShort(ft.Name), nameRE)
 	}
 	owner := ft.Server
 	if owner == "" {

@@ -68,7 +68,7 @@ type partResult struct {
 // once into one slice, each stretch into the places after those of the stretches before. The
 // ids are then checked in line order, so that the error returned is the first in line order, as
 // reading a line at a time finds it. The schemas are slices of data, which is never written again.
-func readLines(data []byte, readErr error, workers int) ([]Tool, error) {
+func readLines(data []byte, readErr error, workers int, opts ReadOptions) ([]Tool, error) {
 	parts := splitLines(data, max(1, workers))
 	at := make([]int, len(parts)+1) // the first slot of each stretch's tools
 	for i, p := range parts {
@@ -77,11 +77,11 @@ func readLines(data []byte, readErr error, workers int) ([]Tool, error) {
 	tools := make([]Tool, at[len(parts)])
 	results := make([]partResult, len(parts))
 	if len(parts) == 1 {
-		results[0] = decodePart(parts[0], tools)
+		results[0] = decodePart(parts[0], tools, true, opts)
 	} else {
 		var wg sync.WaitGroup
 		for i, p := range parts {
-			wg.Go(func() { results[i] = decodePart(p, tools[at[i]:at[i+1]:at[i+1]]) })
+			wg.Go(func() { results[i] = decodePart(p, tools[at[i]:at[i+1]:at[i+1]], i == 0, opts) })
 		}
 		wg.Wait()
 	}
@@ -159,8 +159,9 @@ func countLines(part []byte) int {
 }
 
 // decodePart decodes the lines of one stretch into tools until the first it refuses. tools has
-// room for maxTools(part).
-func decodePart(part []byte, tools []Tool) (res partResult) {
+// room for maxTools(part). first says that the stretch starts the text, where a byte order mark
+// is skipped.
+func decodePart(part []byte, tools []Tool, first bool, opts ReadOptions) (res partResult) {
 	a := arena{inPlace: true}
 	var ft fileTool
 	res.lines = make([]int, 0, len(tools))
@@ -177,11 +178,14 @@ func decodePart(part []byte, tools []Tool) (res partResult) {
 			res.errLine, res.err = line, bufio.ErrTooLong
 			return res
 		}
+		if first && line == 1 {
+			content = bytes.TrimPrefix(content, bom)
+		}
 		b := bytes.TrimSpace(content)
 		if len(b) == 0 {
 			continue
 		}
-		t, afterDup, err := a.lineTool(b, &ft)
+		t, afterDup, err := a.lineTool(b, &ft, opts)
 		if err != nil {
 			res.errLine, res.err, res.afterDup, res.errID = line, err, afterDup, t.ID
 			return res

@@ -13,25 +13,28 @@ import (
 )
 
 // checkWays: reading text whole, in one stretch or several, gives what reading it a line at a
-// time gives: the same tools, or the same error. readErr ends the text as a failed read would.
+// time gives: the same tools, or the same error, with and without the name check. readErr ends
+// the text as a failed read would.
 func checkWays(t *testing.T, text string, readErr error) {
 	t.Helper()
-	var r io.Reader = iotest.OneByteReader(strings.NewReader(text)) // not read whole
-	if readErr != nil {
-		r = io.MultiReader(r, iotest.ErrReader(readErr))
-	}
-	want, wantErr := ReadFile(r)
-	for workers := 1; workers <= 5; workers++ {
-		got, err := readLines([]byte(text), readErr, workers)
-		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
-			t.Fatalf("%q in %d stretches: err = %v, a line at a time %v", text, workers, err, wantErr)
+	for _, opts := range []ReadOptions{{}, {ValidNames: true}} {
+		var r io.Reader = iotest.OneByteReader(strings.NewReader(text)) // not read whole
+		if readErr != nil {
+			r = io.MultiReader(r, iotest.ErrReader(readErr))
 		}
-		var le *LineError
-		if err != nil && !errors.As(err, &le) {
-			t.Fatalf("%q: %v is not a LineError", text, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("%q in %d stretches (-a line at a time +whole):\n%s", text, workers, diff)
+		want, wantErr := ReadFileWith(r, opts)
+		for workers := 1; workers <= 5; workers++ {
+			got, err := readLines([]byte(text), readErr, workers, opts)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("%q in %d stretches, %+v: err = %v, a line at a time %v", text, workers, opts, err, wantErr)
+			}
+			var le *LineError
+			if err != nil && !errors.As(err, &le) {
+				t.Fatalf("%q: %v is not a LineError", text, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("%q in %d stretches, %+v (-a line at a time +whole):\n%s", text, workers, opts, diff)
+			}
 		}
 	}
 }
@@ -42,7 +45,7 @@ func TestReadFileWays(t *testing.T) {
 		``, `  `, `{"id":"a","source":"web"}`, `{"id":"c","source":"web"}`, `{"id":"d","input_schema":[1]}`,
 		`{"id":"b","input_schema":"x"}`, `{"id": nope}`, `{"name":"x"}`, `{"id":"e"} x`, `{"id":"f","extra":1}`,
 		`{"id":"g","input_schema":null,"server":"s","mcp_tool_name":"t"}`, `{"ID":"h"}`, "{\"id\":\"i\"}\r",
-		`{"id":"j\u00e9","description":"caf\u00e9 ☕"}`,
+		`{"id":"j\u00e9","description":"caf\u00e9 ☕"}`, "\ufeff" + `{"id":"k"}`, `{"id":"l","name":"a b"}`,
 	}
 	checkWays(t, "", nil)
 	checkWays(t, "\n\n", nil)
@@ -53,6 +56,7 @@ func TestReadFileWays(t *testing.T) {
 				text := a + sep + b + sep + lines[(i+j)%len(lines)]
 				checkWays(t, text, nil)
 				checkWays(t, text+"\n", nil)
+				checkWays(t, "\ufeff"+text, nil)
 				if i%3 == 0 {
 					checkWays(t, text, io.ErrUnexpectedEOF)
 				}
@@ -113,7 +117,7 @@ func TestReadFileBlankLinesCostNoTools(t *testing.T) {
 		for _, workers := range []int{1, 3} {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			tools, err := readLines([]byte(tt.text), nil, workers)
+			tools, err := readLines([]byte(tt.text), nil, workers, ReadOptions{})
 			runtime.ReadMemStats(&after)
 			if err != nil || len(tools) != tt.tools {
 				t.Errorf("%s in %d stretches: %d tools, %v; want %d", tt.name, workers, len(tools), err, tt.tools)

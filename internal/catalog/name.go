@@ -3,7 +3,10 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxNameLen is the longest model-facing tool name that every provider accepts.
@@ -24,6 +27,25 @@ func ValidName(name string) bool {
 		}
 	}
 	return true
+}
+
+// nameRE is the expression ValidName checks, as errors state it.
+const nameRE = "^[A-Za-z0-9_-]{1,64}$"
+
+// maxQuoted is the most of a value an error quotes.
+const maxQuoted = 256
+
+// quoteShort quotes s for an error, cut to its first maxQuoted bytes (on a rune boundary) when
+// longer: an id or name of a catalog line can be megabytes long.
+func quoteShort(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
 // ServerNameRule is the rule [ValidServerName] checks, as errors state it.

@@ -3,7 +3,10 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -29,18 +32,25 @@ func newSearchCmd(g *globals) *cobra.Command {
 			if ranker != "bm25" && ranker != "toolsearch" && ranker != "reference" {
 				return usagef("search eval: --ranker: must be one of bm25, toolsearch, reference")
 			}
-			tools, err := readCatalogFile(toolsFile)
+			if toolsFile == "-" && queriesFile == "-" {
+				return usagef("search eval: --tools and --queries cannot both be - (stdin)")
+			}
+			tools, err := g.readCatalogFile(toolsFile, catalog.ReadOptions{})
 			if err != nil {
 				return err
 			}
-			f, err := os.Open(queriesFile)
-			if err != nil {
-				return err
+			qname, qr := "stdin", g.stdin()
+			if queriesFile != "-" {
+				f, err := openInputFile(queriesFile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				qname, qr = queriesFile, f
 			}
-			defer f.Close()
-			queries, err := search.ReadQueries(f)
+			queries, err := search.ReadQueries(qr)
 			if err != nil {
-				return fmt.Errorf("%s: %w", queriesFile, err)
+				return fmt.Errorf("%s: %w", qname, err)
 			}
 			start := time.Now()
 			rank := buildRanker(ranker, tools)
@@ -64,25 +74,61 @@ func newSearchCmd(g *globals) *cobra.Command {
 			return w.Flush()
 		},
 	}
-	eval.Flags().StringVar(&toolsFile, "tools", "", "catalog file (JSON Lines)")
-	eval.Flags().StringVar(&queriesFile, "queries", "", "queries file (JSON Lines: qid, query, gold)")
+	eval.Flags().StringVar(&toolsFile, "tools", "", "catalog file (JSON Lines; - for stdin)")
+	eval.Flags().StringVar(&queriesFile, "queries", "", "queries file (JSON Lines: qid, query, gold; - for stdin)")
 	eval.Flags().StringVar(&ranker, "ranker", "bm25", "bm25 (the discovery index), toolsearch (nodmix's Tool Search ranker) or reference (the reference Tool Search ranker)")
 	eval.Flags().BoolVar(&asJSON, "json", false, "print the metrics as JSON")
 	cmd.AddCommand(batch(eval))
 	return cmd
 }
 
-func readCatalogFile(path string) ([]catalog.Tool, error) {
+// readCatalogFile reads the catalog file at path, "-" meaning stdin, with the checks of opts.
+//
+// A named pipe given as the path is refused rather than opened: opening one waits for a writer,
+// which may never come, and nothing, not even SIGINT, ends that wait. A pipe arrives on stdin
+// ("-", or /dev/stdin, a link to it), which the shell has opened, or is given as a link to
+// it, as /dev/fd/N of a process substitution is.
+func (g *globals) readCatalogFile(path string, opts catalog.ReadOptions) ([]catalog.Tool, error) {
+	name, r := "stdin", g.stdin()
+	if path != "-" {
+		name = path
+		f, err := openInputFile(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	tools, err := catalog.ReadFileWith(r, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return tools, nil
+}
+
+// stdin is the command's standard input; none reads as empty.
+func (g *globals) stdin() io.Reader {
+	if g.env.Stdin == nil {
+		return strings.NewReader("")
+	}
+	return g.env.Stdin
+}
+
+// openInputFile opens a file of JSON lines (a catalog, queries) that is not a named pipe (see
+// readCatalogFile) or a directory.
+func openInputFile(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
+		return nil, fmt.Errorf("%s: is a named pipe, which nodmix does not wait on for a writer: pipe the file to stdin and give it as -", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	tools, err := catalog.ReadFile(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: is a directory, not a file of JSON lines", path)
 	}
-	return tools, nil
+	return f, nil
 }
 
 // buildRanker indexes the tools and returns a function that ranks tool ids for a query.

@@ -25,9 +25,14 @@ type catalogFlags struct {
 
 // openApp assembles nodmix for a command. With a catalog file it loads no live source.
 func (g *globals) openApp(ctx context.Context, file string, persistent bool, mode exposure.Mode) (*app.App, error) {
+	return g.openAppWith(ctx, file, catalog.ReadOptions{}, persistent, mode)
+}
+
+// openAppWith is openApp, reading the catalog file with the checks of read.
+func (g *globals) openAppWith(ctx context.Context, file string, read catalog.ReadOptions, persistent bool, mode exposure.Mode) (*app.App, error) {
 	opts := app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: persistent, Mode: mode, ConnectMCP: file == ""}
 	if file != "" {
-		tools, err := readCatalogFile(file)
+		tools, err := g.readCatalogFile(file, read)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +290,9 @@ func newToolsExposureCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := g.openApp(c.Context(), f.file, false, m)
+			// What exposure prints is what a model is sent: a name no provider accepts is
+			// refused, as the gateway refuses a client tool's (and the hub renames a server's).
+			a, err := g.openAppWith(c.Context(), f.file, catalog.ReadOptions{ValidNames: true}, false, m)
 			if err != nil {
 				return err
 			}
