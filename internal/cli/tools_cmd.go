@@ -30,7 +30,7 @@ func (g *globals) openApp(ctx context.Context, file string, persistent bool, mod
 
 // openAppWith is openApp, reading the catalog file with the checks of read.
 func (g *globals) openAppWith(ctx context.Context, file string, read catalog.ReadOptions, persistent bool, mode exposure.Mode) (*app.App, error) {
-	opts := app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: persistent, Mode: mode, ConnectMCP: file == ""}
+	opts := app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: persistent, Mode: mode, ConnectMCP: file == "", Version: Version}
 	if file != "" {
 		tools, err := g.readCatalogFile(file, read)
 		if err != nil {
