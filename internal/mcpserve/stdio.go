@@ -386,6 +386,9 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why strin
 		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported"
 	}
 	m, err := decodeMessage(data)
+	if errors.Is(err, mcpwire.ErrInexactID) {
+		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error() // no id: it cannot be given back as sent
+	}
 	if err != nil {
 		// Only a refusal needs the id read on its own; a good message carries it already.
 		var head struct {
@@ -399,14 +402,18 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why strin
 		}
 		return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
 	}
+	if r := screenRequest(m); r != nil {
+		return nil, r.id, r.code, r.message
+	}
 	return m, nil, 0, ""
 }
 
-// decodeMessage is jsonrpc.DecodeMessage with the standard library (see package wire): the
+// decodeMessage is jsonrpc.DecodeMessage with the standard library (see package mcpwire): the
 // SDK's decoder allocates tens of kilobytes per message, which is most of what a call through
-// nodmix costs. The message does not share memory with data.
+// nodmix costs. It also refuses a request whose id the SDK would change (mcpwire.ErrInexactID).
+// The message does not share memory with data.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	m, err := mcpwire.Decode(data)
+	m, err := mcpwire.DecodeExact(data)
 	if errors.Is(err, mcpwire.ErrNeither) {
 		return nil, errors.New("invalid request: neither a request nor a response")
 	}
