@@ -83,7 +83,7 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 	}
 	b.mcp = mcp.NewServer(s.impl(), &mcp.ServerOptions{
 		Instructions:              s.opts.Instructions,
-		Logger:                    b.log,
+		Logger:                    sdkLog(b.log),
 		Capabilities:              caps,
 		GetSessionID:              func() string { return id },
 		SupportedProtocolVersions: s.versions,

@@ -183,7 +183,7 @@ func New(sessions Sessions, opts Options) *Server {
 	// The probe never keeps a session: with no session id the SDK closes what it opened for a
 	// request when the request ends. An initialize inspect did not recognize (the SDK's decoder
 	// reads JSON more leniently) must not leave a session of its own, outside the cap.
-	s.probe = mcp.NewServer(s.impl(), &mcp.ServerOptions{Logger: s.log, SupportedProtocolVersions: s.versions,
+	s.probe = mcp.NewServer(s.impl(), &mcp.ServerOptions{Logger: sdkLog(s.log), SupportedProtocolVersions: s.versions,
 		GetSessionID: func() string { return "" }})
 	return s
 }
