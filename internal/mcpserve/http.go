@@ -253,15 +253,7 @@ func (m head) allowedFirst() bool {
 	return ok
 }
 
-func (m head) id() any {
-	var v any
-	_ = json.Unmarshal(m.ID, &v)
-	switch v.(type) {
-	case string, float64:
-		return v
-	}
-	return nil
-}
+func (m head) id() any { return echoID(m.ID) }
 
 // screenPost classifies a POST of an open session: a batch holding initialize, or a body
 // screenBody refuses, is answered here; anything else (postOther) goes to the SDK, which also

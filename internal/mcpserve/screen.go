@@ -88,3 +88,12 @@ func screenBody(data []byte) *refusal {
 	}
 	return nil
 }
+
+// echoID is the id to answer a message refused by nodmix with: its id as the client wrote it,
+// when it is a string or a number that the client gets back unchanged, else nil (JSON null).
+func echoID(raw json.RawMessage) any {
+	if mcpwire.CheckID(raw) != nil {
+		return nil
+	}
+	return raw
+}

@@ -145,6 +145,7 @@ func TestInexactIDsAreRefused(t *testing.T) {
 	for _, body := range []string{
 		strings.Replace(rawInit, `"id":1`, `"id":1.5`, 1),
 		`[{"jsonrpc":"2.0","id":2e0,"method":"ping"}]`,
+		`{"jsonrpc":"1.0","id":1e3,"method":"tools/list"}`, // refused for its version, before a session
 	} {
 		resp, out := post(t, ts.URL+"/mcp", body, nil)
 		got := readWireReply(t, rpcBody(out))

@@ -390,15 +390,12 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why strin
 		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error() // no id: it cannot be given back as sent
 	}
 	if err != nil {
-		// Only a refusal needs the id read on its own; a good message carries it already.
-		var head struct {
-			ID any `json:"id"`
-		}
-		if json.Unmarshal(data, &head) == nil {
-			switch head.ID.(type) {
-			case string, float64:
-				id = head.ID
-			}
+		// Only a refusal needs the id read on its own; a good message carries it already. The
+		// id of a message without a method is one of nodmix's own requests (a malformed
+		// response): an error with it would read as the answer to the client's call of that id.
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(data, &keys) == nil && keys["method"] != nil {
+			id = echoID(keys["id"])
 		}
 		return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
 	}

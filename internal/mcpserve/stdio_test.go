@@ -189,21 +189,28 @@ func TestDecodeLine(t *testing.T) {
 	tests := []struct {
 		line string
 		ok   bool
-		id   any
+		id   string // as the reply has it
 		code int64
 	}{
-		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, true, nil, 0},
-		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true, nil, 0},
-		{`{"jsonrpc":"2.0","id":"a","result":{}}`, true, nil, 0},
-		{`{"jsonrpc":"1.0","id":"a","method":"x"}`, false, "a", jsonrpc.CodeInvalidRequest},
-		{`{"jsonrpc":"2.0","id":{"x":1},"method":"x"}`, false, nil, jsonrpc.CodeInvalidRequest},
-		{`"just a string"`, false, nil, jsonrpc.CodeInvalidRequest},
-		{`{`, false, nil, jsonrpc.CodeParseError},
-		{`[]`, false, nil, jsonrpc.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, true, "null", 0},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true, "null", 0},
+		{`{"jsonrpc":"2.0","id":"a","result":{}}`, true, "null", 0},
+		{`{"jsonrpc":"1.0","id":"a","method":"x"}`, false, `"a"`, jsonrpc.CodeInvalidRequest},
+		{`{"jsonrpc":"1.0","id":9007199254740991,"method":"x"}`, false, `9007199254740991`, jsonrpc.CodeInvalidRequest},
+		// An id the reply would not carry as sent is not echoed.
+		{`{"jsonrpc":"1.0","id":1e3,"method":"x"}`, false, "null", jsonrpc.CodeInvalidRequest},
+		{`{"jsonrpc":"1.0","id":9007199254740993,"method":"x"}`, false, "null", jsonrpc.CodeInvalidRequest},
+		// Nor is the id of a malformed response: it is one of the server's own requests.
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, false, "null", jsonrpc.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":7,"method":"initialize","params":[]}`, false, "7", jsonrpc.CodeInvalidParams},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"x"}`, false, "null", jsonrpc.CodeInvalidRequest},
+		{`"just a string"`, false, "null", jsonrpc.CodeInvalidRequest},
+		{`{`, false, "null", jsonrpc.CodeParseError},
+		{`[]`, false, "null", jsonrpc.CodeInvalidRequest},
 	}
 	for _, tt := range tests {
 		msg, id, code, why := decodeLine([]byte(tt.line))
-		if (msg != nil) != tt.ok || id != tt.id || code != tt.code || (msg == nil && why == "") {
+		if (msg != nil) != tt.ok || mustJSON(t, id) != tt.id || code != tt.code || (msg == nil && why == "") {
 			t.Errorf("decodeLine(%s) = %v, %v, %d, %q", tt.line, msg, id, code, why)
 		}
 	}
@@ -267,8 +274,12 @@ func FuzzDecodeLine(f *testing.F) {
 		if msg == nil && why == "" {
 			t.Fatalf("decodeLine(%q): error without a reason", line)
 		}
-		switch id.(type) {
-		case nil, string, float64, int64: // int64: the id of a decoded initialize refused for its params
+		switch id := id.(type) {
+		case nil, string, int64: // the id of a decoded initialize refused for its params
+		case json.RawMessage: // as the client wrote it
+			if err := mcpwire.CheckID(id); err != nil {
+				t.Fatalf("decodeLine(%q): echoes id %s: %v", line, id, err)
+			}
 		default:
 			t.Fatalf("decodeLine(%q): id of type %T", line, id)
 		}

@@ -19,6 +19,16 @@ var ErrInexactID = errors.New("invalid id")
 // maxExactInt is the largest integer every JSON reader (a float64) holds exactly.
 const maxExactInt = 1<<53 - 1
 
+// CheckID checks an id as it was written, a JSON string or number, as DecodeExact does: an
+// error wrapping ErrInexactID means the SDK would not give it back as sent. A transport that
+// answers a message it could not decode uses it to decide whether it can echo the id.
+func CheckID(raw []byte) error {
+	if len(raw) == 0 || (raw[0] != '"' && raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return fmt.Errorf("%w: an id must be a string or an integer", ErrInexactID)
+	}
+	return exactID(raw)
+}
+
 // exactID checks a request's id as it was written (valid JSON: a string or a number; the
 // decoders refuse other types).
 func exactID(raw []byte) error {
