@@ -260,6 +260,9 @@ func FuzzDecodeLine(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1.5e300,"method":""}`,
 		`not json`,
 		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":"\ud800","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"initialize","params":[]}`,
 	} {
 		f.Add([]byte(s))
 	}
