@@ -37,6 +37,10 @@ type binding struct {
 	quit      context.Context
 	stopCalls context.CancelFunc
 
+	// abortWrites, set by Serve for a transport that has one, ends a write of an answer in
+	// progress, which a client that does not read holds: closing the SDK session waits for it.
+	abortWrites atomic.Pointer[func()]
+
 	cancelTools func()
 	cancelOther func()
 
@@ -83,7 +87,7 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 	}
 	b.mcp = mcp.NewServer(s.impl(), &mcp.ServerOptions{
 		Instructions:              s.opts.Instructions,
-		Logger:                    b.log,
+		Logger:                    sdkLog(b.log),
 		Capabilities:              caps,
 		GetSessionID:              func() string { return id },
 		SupportedProtocolVersions: s.versions,

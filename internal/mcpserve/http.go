@@ -1,7 +1,6 @@
 package mcpserve
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -69,6 +68,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case postBeforeInitialize:
 		writeJSONRPCError(w, http.StatusBadRequest, post.id, jsonrpc.CodeInvalidRequest,
 			fmt.Sprintf("invalid request: %s before initialize (no Mcp-Session-Id: start a session with initialize)", post.what))
+	case postRefused:
+		writeJSONRPCError(w, http.StatusBadRequest, post.refused.id, post.refused.code, post.refused.message)
 	default:
 		h.sdk.ServeHTTP(w, r)
 	}
@@ -97,8 +98,12 @@ func crossOrigin(r *http.Request) bool {
 func (h *httpHandler) serveSession(w http.ResponseWriter, r *http.Request, id string) {
 	switch r.Method {
 	case http.MethodPost:
-		if batchedInitialize(r, h.srv.opts.MaxMessageBytes) {
+		switch post := screenPost(r, h.srv.opts.MaxMessageBytes); post.kind {
+		case postBatchedInitialize:
 			writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: initialize must be sent alone, not in a batch")
+			return
+		case postRefused:
+			writeJSONRPCError(w, http.StatusBadRequest, post.refused.id, post.refused.code, post.refused.message)
 			return
 		}
 	case http.MethodDelete:
@@ -145,12 +150,14 @@ const (
 	postBeforeInitialize                  // refused: a call without a session
 	postNotJSON                           // refused: the SDK's decoder would read a first value of it
 	postTooLarge                          // refused: over Options.MaxMessageBytes
+	postRefused                           // refused by screenBody: an id the SDK would change, initialize params it answers with code 0
 )
 
 type postInfo struct {
-	kind postKind
-	id   any    // the call's id, for postBeforeInitialize of a single call
-	what string // "method \"tools/list\"", or "a batch of calls"
+	kind    postKind
+	id      any      // the call's id, for postBeforeInitialize of a single call
+	what    string   // "method \"tools/list\"", or "a batch of calls"
+	refused *refusal // for postRefused
 }
 
 // inspect classifies a request without a session id. Only a POST whose body is an initialize
@@ -177,6 +184,9 @@ func (h *httpHandler) inspect(r *http.Request) postInfo {
 	}
 	if !json.Valid(data) {
 		return postInfo{kind: postNotJSON}
+	}
+	if r := screenBody(data); r != nil {
+		return postInfo{kind: postRefused, refused: r}
 	}
 	newProtocol := r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
 	data = bytes.TrimSpace(data)
@@ -243,50 +253,39 @@ func (m head) allowedFirst() bool {
 	return ok
 }
 
-func (m head) id() any {
-	var v any
-	_ = json.Unmarshal(m.ID, &v)
-	switch v.(type) {
-	case string, float64:
-		return v
-	}
-	return nil
-}
+func (m head) id() any { return echoID(m.ID) }
 
-// batchedInitialize reports whether a session's POST is a batch holding initialize. Only the
-// body's first non-space byte is read unless it opens an array; the body is put back.
-func batchedInitialize(r *http.Request, maxBytes int) bool {
+// screenPost classifies a POST of an open session: a batch holding initialize, or a body
+// screenBody refuses, is answered here; anything else (postOther) goes to the SDK, which also
+// answers a body that is not JSON or too large. The body is read up to the size limit and put
+// back for the SDK.
+func screenPost(r *http.Request, maxBytes int) postInfo {
 	if r.Body == nil {
-		return false
+		return postInfo{}
 	}
-	body := r.Body
-	br := bufio.NewReaderSize(body, 512)
-	r.Body = readCloser{br, body}
-	var first byte
-	for n := 1; n <= 512 && first == 0; n++ {
-		p, err := br.Peek(n)
-		if err != nil {
-			return false
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return postInfo{}
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBytes)+1))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
+	if err != nil || len(data) > maxBytes || !json.Valid(data) {
+		return postInfo{}
+	}
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(trimmed, &batch) != nil {
+			return postInfo{}
 		}
-		if c := p[n-1]; c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			first = c
-		}
-	}
-	if first != '[' {
-		return false
-	}
-	data, _ := io.ReadAll(io.LimitReader(br, int64(maxBytes)+1))
-	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), br), body}
-	var batch []json.RawMessage
-	if json.Unmarshal(data, &batch) != nil {
-		return false
-	}
-	for _, raw := range batch {
-		if readHead(raw).Method == "initialize" {
-			return true
+		for _, raw := range batch {
+			if readHead(raw).Method == "initialize" {
+				return postInfo{kind: postBatchedInitialize}
+			}
 		}
 	}
-	return false
+	if rf := screenBody(data); rf != nil {
+		return postInfo{kind: postRefused, refused: rf}
+	}
+	return postInfo{}
 }
 
 type readCloser struct {

@@ -183,7 +183,7 @@ func New(sessions Sessions, opts Options) *Server {
 	// The probe never keeps a session: with no session id the SDK closes what it opened for a
 	// request when the request ends. An initialize inspect did not recognize (the SDK's decoder
 	// reads JSON more leniently) must not leave a session of its own, outside the cap.
-	s.probe = mcp.NewServer(s.impl(), &mcp.ServerOptions{Logger: s.log, SupportedProtocolVersions: s.versions,
+	s.probe = mcp.NewServer(s.impl(), &mcp.ServerOptions{Logger: sdkLog(s.log), SupportedProtocolVersions: s.versions,
 		GetSessionID: func() string { return "" }})
 	return s
 }
@@ -217,6 +217,11 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 		return err
 	}
 	defer b.close()
+	var abort func()
+	if a, ok := t.(interface{ abort() }); ok {
+		abort = a.abort
+		b.abortWrites.Store(&abort)
+	}
 	ss, err := b.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return err
@@ -232,8 +237,8 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	case <-ended:
 	case <-ctx.Done():
 		b.stopCalls() // the SDK's Close waits for calls in progress
-		if a, ok := t.(interface{ abort() }); ok {
-			a.abort() // and for the writes of their answers
+		if abort != nil {
+			abort() // and for the writes of their answers
 		}
 		_ = ss.Close()
 	}
@@ -252,6 +257,9 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	for _, b := range bs {
 		b.stopCalls()
+		if abort := b.abortWrites.Load(); abort != nil {
+			(*abort)() // a stdio client that does not read would hold the close below
+		}
 		for ss := range b.mcp.Sessions() {
 			_ = ss.Close()
 		}

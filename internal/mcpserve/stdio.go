@@ -62,6 +62,7 @@ type lineTransport struct {
 	max     int
 	bufSize int           // of the reader; 0: 64 KiB (tests make it small, to read lines in pieces)
 	drain   time.Duration // 0: inputDrain (tests make it short)
+	pending int           // 0: maxPending (tests make it small)
 	// stopWrites, if set, ends a write in progress: at shutdown, the SDK waits for the answers
 	// of the calls in progress to be written before it closes the connection.
 	stopWrites io.Closer
@@ -83,6 +84,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		br:     bufio.NewReaderSize(t.in, cmp.Or(t.bufSize, 64<<10)),
 		closed: make(chan struct{}),
 		drain:  cmp.Or(t.drain, inputDrain),
+		room:   cmp.Or(t.pending, maxPending),
 		calls:  map[jsonrpc.ID]struct{}{},
 		answer: make(chan struct{}, 1),
 	}
@@ -124,10 +126,18 @@ type lineConn struct {
 	// that writes its requests and closes its end, as a script piping a file does, gets every
 	// answer instead of none.
 	drain  time.Duration
+	room   int // calls unanswered at most before Read waits (maxPending)
 	cmu    sync.Mutex
 	calls  map[jsonrpc.ID]struct{}
 	answer chan struct{} // a token when calls shrinks
 }
+
+// maxPending is how many calls read may wait for their answers before the next read waits for
+// one: the SDK queues the requests it reads without bound, and a client that writes calls
+// without reading the answers (whose writes then block) would make that queue grow as long as
+// it writes. High enough that no client doing its work waits, also one whose calls wait for its
+// own answers to the server's requests (elicitation), read behind them.
+const maxPending = 4096
 
 // inputDrain bounds how long the end of the input waits for the answers of calls in progress. A
 // client that closes the server's input to shut it down waits "a reasonable time" for it to exit
@@ -146,6 +156,9 @@ func (c *lineConn) startReading() {
 }
 
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := c.waitRoom(ctx); err != nil {
+		return nil, err
+	}
 	msg, err := c.read(ctx)
 	switch {
 	case err == nil:
@@ -178,6 +191,29 @@ func (c *lineConn) read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, io.EOF
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// waitRoom waits while c.room calls are unanswered, until one is answered, the connection
+// closes (the read then reports the end) or ctx ends.
+func (c *lineConn) waitRoom(ctx context.Context) error {
+	for {
+		c.cmu.Lock()
+		n := len(c.calls)
+		c.cmu.Unlock()
+		if n < c.room {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		select {
+		case <-c.answer:
+		case <-c.closed:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -386,27 +422,31 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why strin
 		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported"
 	}
 	m, err := decodeMessage(data)
+	if errors.Is(err, mcpwire.ErrInexactID) {
+		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error() // no id: it cannot be given back as sent
+	}
 	if err != nil {
-		// Only a refusal needs the id read on its own; a good message carries it already.
-		var head struct {
-			ID any `json:"id"`
-		}
-		if json.Unmarshal(data, &head) == nil {
-			switch head.ID.(type) {
-			case string, float64:
-				id = head.ID
-			}
+		// Only a refusal needs the id read on its own; a good message carries it already. The
+		// id of a message without a method is one of nodmix's own requests (a malformed
+		// response): an error with it would read as the answer to the client's call of that id.
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(data, &keys) == nil && keys["method"] != nil {
+			id = echoID(keys["id"])
 		}
 		return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
+	}
+	if r := screenRequest(m); r != nil {
+		return nil, r.id, r.code, r.message
 	}
 	return m, nil, 0, ""
 }
 
-// decodeMessage is jsonrpc.DecodeMessage with the standard library (see package wire): the
+// decodeMessage is jsonrpc.DecodeMessage with the standard library (see package mcpwire): the
 // SDK's decoder allocates tens of kilobytes per message, which is most of what a call through
-// nodmix costs. The message does not share memory with data.
+// nodmix costs. It also refuses a request whose id the SDK would change (mcpwire.ErrInexactID).
+// The message does not share memory with data.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	m, err := mcpwire.Decode(data)
+	m, err := mcpwire.DecodeExact(data)
 	if errors.Is(err, mcpwire.ErrNeither) {
 		return nil, errors.New("invalid request: neither a request nor a response")
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/jsondepth"
 	"github.com/nodmix/nodmix/internal/leaktest"
+	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
 // stdioPeer drives ServeStdio with raw lines, as a misbehaving client would.
@@ -188,21 +189,28 @@ func TestDecodeLine(t *testing.T) {
 	tests := []struct {
 		line string
 		ok   bool
-		id   any
+		id   string // as the reply has it
 		code int64
 	}{
-		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, true, nil, 0},
-		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true, nil, 0},
-		{`{"jsonrpc":"2.0","id":"a","result":{}}`, true, nil, 0},
-		{`{"jsonrpc":"1.0","id":"a","method":"x"}`, false, "a", jsonrpc.CodeInvalidRequest},
-		{`{"jsonrpc":"2.0","id":{"x":1},"method":"x"}`, false, nil, jsonrpc.CodeInvalidRequest},
-		{`"just a string"`, false, nil, jsonrpc.CodeInvalidRequest},
-		{`{`, false, nil, jsonrpc.CodeParseError},
-		{`[]`, false, nil, jsonrpc.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, true, "null", 0},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true, "null", 0},
+		{`{"jsonrpc":"2.0","id":"a","result":{}}`, true, "null", 0},
+		{`{"jsonrpc":"1.0","id":"a","method":"x"}`, false, `"a"`, jsonrpc.CodeInvalidRequest},
+		{`{"jsonrpc":"1.0","id":9007199254740991,"method":"x"}`, false, `9007199254740991`, jsonrpc.CodeInvalidRequest},
+		// An id the reply would not carry as sent is not echoed.
+		{`{"jsonrpc":"1.0","id":1e3,"method":"x"}`, false, "null", jsonrpc.CodeInvalidRequest},
+		{`{"jsonrpc":"1.0","id":9007199254740993,"method":"x"}`, false, "null", jsonrpc.CodeInvalidRequest},
+		// Nor is the id of a malformed response: it is one of the server's own requests.
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, false, "null", jsonrpc.CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":7,"method":"initialize","params":[]}`, false, "7", jsonrpc.CodeInvalidParams},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"x"}`, false, "null", jsonrpc.CodeInvalidRequest},
+		{`"just a string"`, false, "null", jsonrpc.CodeInvalidRequest},
+		{`{`, false, "null", jsonrpc.CodeParseError},
+		{`[]`, false, "null", jsonrpc.CodeInvalidRequest},
 	}
 	for _, tt := range tests {
 		msg, id, code, why := decodeLine([]byte(tt.line))
-		if (msg != nil) != tt.ok || id != tt.id || code != tt.code || (msg == nil && why == "") {
+		if (msg != nil) != tt.ok || mustJSON(t, id) != tt.id || code != tt.code || (msg == nil && why == "") {
 			t.Errorf("decodeLine(%s) = %v, %v, %d, %q", tt.line, msg, id, code, why)
 		}
 	}
@@ -252,6 +260,9 @@ func FuzzDecodeLine(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1.5e300,"method":""}`,
 		`not json`,
 		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":"\ud800","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"initialize","params":[]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -266,8 +277,12 @@ func FuzzDecodeLine(f *testing.F) {
 		if msg == nil && why == "" {
 			t.Fatalf("decodeLine(%q): error without a reason", line)
 		}
-		switch id.(type) {
-		case nil, string, float64:
+		switch id := id.(type) {
+		case nil, string, int64: // the id of a decoded initialize refused for its params
+		case json.RawMessage: // as the client wrote it
+			if err := mcpwire.CheckID(id); err != nil {
+				t.Fatalf("decodeLine(%q): echoes id %s: %v", line, id, err)
+			}
 		default:
 			t.Fatalf("decodeLine(%q): id of type %T", line, id)
 		}
@@ -280,7 +295,8 @@ func FuzzDecodeLine(f *testing.F) {
 }
 
 // FuzzDecodeMessage checks nodmix's message decoder against the SDK's on valid JSON: the same
-// messages accepted, and encoding to the same wire form.
+// messages accepted, but for requests whose id the SDK would change, and encoding to the same
+// wire form.
 func FuzzDecodeMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
@@ -299,6 +315,12 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 		mine, errMine := decodeMessage(data)
 		sdk, errSDK := jsonrpc.DecodeMessage(data)
+		if errors.Is(errMine, mcpwire.ErrInexactID) {
+			if errSDK != nil {
+				t.Fatalf("decode(%s): refused for its id (%v), but the SDK refuses it: %v", data, errMine, errSDK)
+			}
+			return // the SDK would change its id
+		}
 		if (errMine == nil) != (errSDK == nil) {
 			t.Fatalf("decode(%s): nodmix err %v, SDK err %v", data, errMine, errSDK)
 		}

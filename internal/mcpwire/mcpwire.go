@@ -24,57 +24,79 @@ var ErrNeither = errors.New("neither a request nor a response")
 // memory with data. Errors read as the SDK's, except that the standard library words the
 // reasons a value does not decode.
 func Decode(data []byte) (jsonrpc.Message, error) {
-	if msg, ok := decodeFast(data); ok {
-		return msg, nil
+	msg, _, err := decode(data)
+	return msg, err
+}
+
+// DecodeExact is Decode for a server's input: it also refuses a request whose id the SDK's
+// jsonrpc.ID would not give back as the client sent it (see ErrInexactID). A changed id is the
+// one answer a client cannot use: it never matches the reply to its request.
+func DecodeExact(data []byte) (jsonrpc.Message, error) {
+	msg, rawID, err := decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+		if err := exactID(rawID); err != nil {
+			return nil, err
+		}
+	}
+	return msg, nil
+}
+
+// decode decodes data and returns the id as it was written, too.
+func decode(data []byte) (jsonrpc.Message, []byte, error) {
+	if msg, id, ok := decodeFast(data); ok {
+		return msg, id, nil
 	}
 	return decodeSlow(data)
 }
 
 // decodeSlow decodes data with the standard library's decoder, through a map so that keys match
 // exactly.
-func decodeSlow(data []byte) (jsonrpc.Message, error) {
+func decodeSlow(data []byte) (jsonrpc.Message, []byte, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
-		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		return nil, nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
 	var version string
 	if raw, ok := fields["jsonrpc"]; ok {
 		if err := json.Unmarshal(raw, &version); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			return nil, nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 	}
 	if version != "2.0" {
-		return nil, fmt.Errorf("invalid message version tag %q; expected %q", version, "2.0")
+		return nil, nil, fmt.Errorf("invalid message version tag %q; expected %q", version, "2.0")
 	}
 	var rawID any
 	if raw, ok := fields["id"]; ok {
 		if err := json.Unmarshal(raw, &rawID); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			return nil, nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 	}
 	id, err := jsonrpc.MakeID(rawID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if raw, ok := fields["method"]; ok {
 		var method string
 		if err := json.Unmarshal(raw, &method); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			return nil, nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
-		return &jsonrpc.Request{ID: id, Method: method, Params: rawField(fields["params"])}, nil
+		return &jsonrpc.Request{ID: id, Method: method, Params: rawField(fields["params"])}, fields["id"], nil
 	}
 	if !id.IsValid() {
-		return nil, ErrNeither
+		return nil, nil, ErrNeither
 	}
 	resp := &jsonrpc.Response{ID: id, Result: rawField(fields["result"])}
 	if raw, ok := fields["error"]; ok && !bytes.Equal(raw, []byte("null")) {
 		werr, err := decodeWireError(raw)
 		if err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			return nil, nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 		resp.Error = werr
 	}
-	return resp, nil
+	return resp, fields["id"], nil
 }
 
 // decodeWireError decodes an error object with exactly matching keys.
@@ -111,29 +133,29 @@ func rawField(raw json.RawMessage) json.RawMessage {
 // with a plain string version and method, a string or number id and no error object — without
 // the reflection and the maps of decodeSlow. It reports false for anything else, which
 // decodeSlow then decodes (FuzzDecode checks that both agree). data is valid JSON.
-func decodeFast(data []byte) (jsonrpc.Message, bool) {
+func decodeFast(data []byte) (jsonrpc.Message, []byte, bool) {
 	var version, id, method, params, result, errObj []byte
 	hasMethod := false
 	s := scanner{data: data}
 	s.space()
 	if !s.take('{') {
-		return nil, false
+		return nil, nil, false
 	}
 	s.space()
 	if !s.take('}') {
 		for {
 			key, ok := s.plainString()
 			if !ok {
-				return nil, false
+				return nil, nil, false
 			}
 			s.space()
 			if !s.take(':') {
-				return nil, false
+				return nil, nil, false
 			}
 			s.space()
 			val, ok := s.value()
 			if !ok {
-				return nil, false
+				return nil, nil, false
 			}
 			// A repeated key counts as its last value, as in decodeSlow's map.
 			switch string(key) {
@@ -155,13 +177,13 @@ func decodeFast(data []byte) (jsonrpc.Message, bool) {
 				break
 			}
 			if !s.take(',') {
-				return nil, false
+				return nil, nil, false
 			}
 			s.space()
 		}
 	}
 	if v, ok := plainText(version); !ok || string(v) != "2.0" {
-		return nil, false
+		return nil, nil, false
 	}
 	var mid jsonrpc.ID
 	switch {
@@ -169,34 +191,34 @@ func decodeFast(data []byte) (jsonrpc.Message, bool) {
 	case id[0] == '"':
 		text, ok := plainText(id)
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
 		var err error
 		if mid, err = jsonrpc.MakeID(string(text)); err != nil {
-			return nil, false
+			return nil, nil, false
 		}
 	case id[0] == '-' || ('0' <= id[0] && id[0] <= '9'):
 		f, err := strconv.ParseFloat(string(id), 64)
 		if err != nil {
-			return nil, false
+			return nil, nil, false
 		}
 		if mid, err = jsonrpc.MakeID(f); err != nil {
-			return nil, false
+			return nil, nil, false
 		}
 	default:
-		return nil, false
+		return nil, nil, false
 	}
 	if hasMethod {
 		name, ok := plainText(method)
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
-		return &jsonrpc.Request{ID: mid, Method: methodName(name), Params: clone(params)}, true
+		return &jsonrpc.Request{ID: mid, Method: methodName(name), Params: clone(params)}, id, true
 	}
 	if !mid.IsValid() || (errObj != nil && string(errObj) != "null") {
-		return nil, false
+		return nil, nil, false
 	}
-	return &jsonrpc.Response{ID: mid, Result: clone(result)}, true
+	return &jsonrpc.Response{ID: mid, Result: clone(result)}, id, true
 }
 
 // methodName returns the method as a string, without allocating for the frequent ones.

@@ -1,10 +1,13 @@
 package mcpwire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -41,13 +44,13 @@ func TestDecodeFast(t *testing.T) {
 		{`[{"jsonrpc":"2.0","id":1,"method":"x"}]`, false},
 		{`"x"`, false},
 	} {
-		fast, ok := decodeFast([]byte(tc.data))
+		fast, _, ok := decodeFast([]byte(tc.data))
 		if ok != tc.fast {
 			t.Errorf("decodeFast(%s) took the fast path: %v, want %v", tc.data, ok, tc.fast)
 			continue
 		}
 		if ok {
-			slow, err := decodeSlow([]byte(tc.data))
+			slow, _, err := decodeSlow([]byte(tc.data))
 			if err != nil || !reflect.DeepEqual(fast, slow) {
 				t.Errorf("decodeFast(%s) = %#v, decodeSlow %#v, %v", tc.data, fast, slow, err)
 			}
@@ -98,9 +101,9 @@ func FuzzDecode(f *testing.F) {
 		if !json.Valid(data) || jsondepth.Deeper(data, 1000) {
 			return // the transports refuse these before decoding
 		}
-		if fast, ok := decodeFast(data); ok {
-			slow, err := decodeSlow(data)
-			if err != nil || !reflect.DeepEqual(fast, slow) {
+		if fast, fastID, ok := decodeFast(data); ok {
+			slow, slowID, err := decodeSlow(data)
+			if err != nil || !reflect.DeepEqual(fast, slow) || !bytes.Equal(fastID, slowID) {
 				t.Fatalf("decode(%s):\nfast %#v\nslow %#v, %v", data, fast, slow, err)
 			}
 		}
@@ -117,7 +120,103 @@ func FuzzDecode(f *testing.F) {
 		if err1 != nil || err2 != nil || string(a) != string(b) {
 			t.Fatalf("decode(%s):\nnodmix %s (%v)\n   SDK %s (%v)", data, a, err1, b, err2)
 		}
+		checkExact(t, data, a)
 	})
+}
+
+// checkExact checks that DecodeExact refuses a request only for its id, and that an id it
+// accepts comes back from the SDK's encoding as the client wrote it.
+func checkExact(t *testing.T, data, encoded []byte) {
+	t.Helper()
+	msg, err := DecodeExact(data)
+	if err != nil && !errors.Is(err, ErrInexactID) {
+		t.Fatalf("DecodeExact(%s) = %v, but Decode accepted it", data, err)
+	}
+	req, isReq := msg.(*jsonrpc.Request)
+	if err != nil || !isReq || !req.ID.IsValid() {
+		return
+	}
+	_, sent, _ := decode(data)
+	var back struct{ ID json.RawMessage }
+	if err := json.Unmarshal(encoded, &back); err != nil {
+		t.Fatal(err)
+	}
+	if sent[0] != '"' {
+		if !bytes.Equal(sent, back.ID) {
+			t.Fatalf("DecodeExact(%s) accepted id %s, which comes back as %s", data, sent, back.ID)
+		}
+		return
+	}
+	var a, b string
+	_ = json.Unmarshal(sent, &a)
+	_ = json.Unmarshal(back.ID, &b)
+	if a != b || !utf8.Valid(sent) {
+		t.Fatalf("DecodeExact(%s) accepted id %s, which comes back as %s", data, sent, back.ID)
+	}
+}
+
+// TestDecodeExact: a request whose id the SDK would change is refused, naming the id and the
+// rule; every other message decodes as with Decode.
+func TestDecodeExact(t *testing.T) {
+	for _, tc := range []struct {
+		id    string
+		exact bool
+	}{
+		{`1`, true},
+		{`0`, true},
+		{`-1`, true},
+		{`9007199254740991`, true},
+		{`-9007199254740991`, true},
+		{`"a"`, true},
+		{`""`, true},
+		{`"\u0041\n"`, true},
+		{`"\ud83d\ude00"`, true},
+		{"\"\xef\xbf\xbd\"", true}, // U+FFFD as sent
+		{`null`, true},             // a notification
+		{`1.5`, false},
+		{`1.0`, false},
+		{`1e3`, false},
+		{`1E3`, false},
+		{`-0`, false},
+		{`9007199254740992`, false},
+		{`9223372036854775808`, false},
+		{`18446744073709551616`, false},
+		{`-99999999999999999999999999999999999999999`, false},
+		{"\"\xff\"", false},
+		{`"\ud800"`, false},
+		{`"\udc00"`, false},
+		{`"\ud800\u0041"`, false},
+		{`"\ud800x"`, false},
+	} {
+		data := []byte(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"ping"}`)
+		msg, err := DecodeExact(data)
+		if tc.exact {
+			if err != nil {
+				t.Errorf("DecodeExact(%s) = %v, want it decoded", data, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrInexactID) || msg != nil {
+			t.Errorf("DecodeExact(%s) = %v, %v; want ErrInexactID", data, msg, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "id") || !strings.Contains(err.Error(), "must be") {
+			t.Errorf("DecodeExact(%s) error %q does not name the id and the rule", data, err)
+		}
+		// Decode itself keeps reading as the SDK does.
+		if _, err := Decode(data); err != nil {
+			t.Errorf("Decode(%s) = %v", data, err)
+		}
+	}
+	// A response's id is not the server's to echo: it is left to the SDK to match.
+	if _, err := DecodeExact([]byte(`{"jsonrpc":"2.0","id":1.5,"result":{}}`)); err != nil {
+		t.Errorf("response with id 1.5: %v", err)
+	}
+}
+
+func slowOnly(data []byte) (jsonrpc.Message, error) {
+	msg, _, err := decodeSlow(data)
+	return msg, err
 }
 
 func BenchmarkDecode(b *testing.B) {
@@ -128,8 +227,9 @@ func BenchmarkDecode(b *testing.B) {
 	}{
 		{"call", call, Decode},
 		{"response", response, Decode},
-		{"call/standard", call, decodeSlow},
-		{"response/standard", response, decodeSlow},
+		{"call/exact", call, DecodeExact},
+		{"call/standard", call, slowOnly},
+		{"response/standard", response, slowOnly},
 		{"call/sdk", call, jsonrpc.DecodeMessage},
 		{"response/sdk", response, jsonrpc.DecodeMessage},
 	} {

@@ -1,0 +1,157 @@
+package mcpserve
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/nodmix/nodmix/internal/leaktest"
+)
+
+const rawInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// rpcBody is the JSON-RPC message of an HTTP answer, sent as JSON or as one SSE event.
+func rpcBody(body string) string {
+	for line := range strings.SplitSeq(body, "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			return data
+		}
+	}
+	return strings.TrimSpace(body)
+}
+
+// wireReply is an answer as the client reads it: the id byte for byte.
+type wireReply struct {
+	ID    json.RawMessage `json:"id"`
+	Error *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func readWireReply(t *testing.T, data string) wireReply {
+	t.Helper()
+	var r wireReply
+	if err := json.Unmarshal([]byte(data), &r); err != nil {
+		t.Fatalf("answer %q is not JSON-RPC: %v", data, err)
+	}
+	return r
+}
+
+// rawStdioReply reads the next line that is not a notification.
+func (p *stdioPeer) rawReply() string {
+	p.t.Helper()
+	for {
+		line, err := p.out.ReadString('\n')
+		if err != nil {
+			p.t.Fatalf("reading a reply: %v", err)
+		}
+		if !strings.Contains(line, `"method"`) {
+			return line
+		}
+	}
+}
+
+// faces serves one fresh session on each face and returns how to send it one raw message and
+// read the answer; initialized says whether the session is initialized first.
+func faces(t *testing.T, initialized bool) map[string]func(msg string) string {
+	t.Helper()
+	srv := New(newFakeSessions(), Options{})
+	t.Cleanup(func() { _ = srv.Close() })
+	p := newStdioPeer(t, srv, false)
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+	h := map[string]string{}
+	if initialized {
+		p.send(rawInit)
+		p.rawReply()
+		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		resp, _ := post(t, url, rawInit, nil)
+		h = map[string]string{sessionHeader: resp.Header.Get(sessionHeader), "Mcp-Protocol-Version": "2025-11-25"}
+		post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h)
+	}
+	return map[string]func(string) string{
+		"stdio": func(msg string) string {
+			p.send(msg)
+			return p.rawReply()
+		},
+		"http": func(msg string) string {
+			_, body := post(t, url, msg, h)
+			return rpcBody(body)
+		},
+	}
+}
+
+// TestInitializeParamsMustBeAnObject: initialize with params that are not an object is refused
+// with invalid params (-32602) naming "params" and the rule, with the call's id, on both faces,
+// before a session and in one (over HTTP the SDK said it with error code 0, over stdio -32603).
+func TestInitializeParamsMustBeAnObject(t *testing.T) {
+	leaktest.Check(t)
+	for _, initialized := range []bool{false, true} {
+		send := faces(t, initialized)
+		for _, tt := range []struct{ params, kind string }{
+			{`,"params":5`, "a number"},
+			{`,"params":[]`, "an array"},
+			{`,"params":"x"`, "a string"},
+			{`,"params":true`, "a boolean"},
+			{`,"params":null`, "null"},
+			{``, "missing"},
+		} {
+			msg := `{"jsonrpc":"2.0","id":7,"method":"initialize"` + tt.params + `}`
+			for face, send := range send {
+				got := readWireReply(t, send(msg))
+				want := `invalid params: "params" of initialize must be an object (it is ` + tt.kind + `)`
+				if string(got.ID) != "7" || got.Error == nil || got.Error.Code != jsonrpc.CodeInvalidParams || got.Error.Message != want {
+					t.Errorf("%s (initialized %v): %s answered %s %+v, want id 7, code -32602, %q", face, initialized, msg, got.ID, got.Error, want)
+				}
+			}
+		}
+	}
+}
+
+// TestInexactIDsAreRefused: a request whose id the SDK would change (a fraction, an exponent,
+// -0, an integer beyond ±(2^53-1), a string that is not valid text) is refused with invalid
+// request (-32600), id null, naming the id and the rule, on both faces; any other id comes back
+// byte for byte.
+func TestInexactIDsAreRefused(t *testing.T) {
+	leaktest.Check(t)
+	send := faces(t, true)
+	refused := []string{`1.5`, `1.0`, `-0`, `1e3`, `9007199254740993`, `9223372036854775808`,
+		`18446744073709551616`, "\"\xff\"", `"\ud800"`}
+	kept := []string{`1`, `0`, `-7`, `9007199254740991`, `-9007199254740991`, `"a"`, `"é"`, `"😀"`}
+	for face, send := range send {
+		for _, id := range refused {
+			got := readWireReply(t, send(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`))
+			if string(got.ID) != "null" || got.Error == nil || got.Error.Code != jsonrpc.CodeInvalidRequest ||
+				!strings.Contains(got.Error.Message, "invalid request: invalid id") || !strings.Contains(got.Error.Message, " id must be ") {
+				t.Errorf("%s: ping with id %s answered id %s, error %+v; want id null, -32600 naming the id and the rule", face, id, got.ID, got.Error)
+			}
+		}
+		for _, id := range kept {
+			got := readWireReply(t, send(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`))
+			if string(got.ID) != id || got.Error != nil {
+				t.Errorf("%s: ping with id %s answered id %s, error %+v", face, id, got.ID, got.Error)
+			}
+		}
+	}
+	// Before a session, over HTTP: an initialize is refused the same way and opens no session,
+	// and so is a batch holding such a request.
+	srv := New(newFakeSessions(), Options{})
+	ts := httpServer(t, srv)
+	for _, body := range []string{
+		strings.Replace(rawInit, `"id":1`, `"id":1.5`, 1),
+		`[{"jsonrpc":"2.0","id":2e0,"method":"ping"}]`,
+		`{"jsonrpc":"1.0","id":1e3,"method":"tools/list"}`, // refused for its version, before a session
+	} {
+		resp, out := post(t, ts.URL+"/mcp", body, nil)
+		got := readWireReply(t, rpcBody(out))
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(sessionHeader) != "" || string(got.ID) != "null" ||
+			got.Error == nil || got.Error.Code != jsonrpc.CodeInvalidRequest {
+			t.Errorf("%s: answered %d (session %q) %s", body, resp.StatusCode, resp.Header.Get(sessionHeader), out)
+		}
+	}
+}
