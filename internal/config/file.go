@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -192,11 +194,38 @@ func (f *File) Get(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
-	mask := masker(f.root, nil, segs)
-	if out, ok := json5.AppendJSONUpTo(nil, f.src, n, "  ", mask, min(maxIndentedGet, 1<<20+8*len(f.src))); ok {
-		return out, nil
+	show, nonFinite := finiteJSON(masker(f.root, nil, segs))
+	out, ok := json5.AppendJSONUpTo(nil, f.src, n, "  ", show, min(maxIndentedGet, 1<<20+8*len(f.src)))
+	if !ok {
+		out = json5.AppendJSON(nil, f.src, n, "", show)
 	}
-	return json5.AppendJSON(nil, f.src, n, "", mask), nil
+	if at, found := nonFinite(); found {
+		return nil, &Error{Path: json5.FormatPath(append(slices.Clip(segs), at...)), Rule: nonFiniteRule}
+	}
+	return out, nil
+}
+
+// nonFiniteRule is what Get says of a number it cannot show: JSON5 spells Infinity and NaN,
+// JSON does not, and Get's output is JSON. The validation rule of such a number is the same, so
+// the file was already reported as not validating.
+const nonFiniteRule = "must be a finite number to be shown as JSON (JSON has no Infinity or NaN)"
+
+// finiteJSON wraps the ReplaceFunc of a rendering so that it notes the first number left to
+// render as Infinity or NaN; nonFinite gives its path under the rendered value. A number that
+// replace substitutes (a masked secret) is shown as replace says and is not noted.
+func finiteJSON(replace json5.ReplaceFunc) (wrapped json5.ReplaceFunc, nonFinite func() ([]string, bool)) {
+	var at []string
+	found := false
+	wrapped = func(path []string, parents []*json5.Node, n *json5.Node) ([]byte, bool) {
+		if text, ok := replace(path, parents, n); ok {
+			return text, true
+		}
+		if !found && n.Kind == json5.Number && (math.IsInf(n.Num, 0) || math.IsNaN(n.Num)) {
+			at, found = slices.Clone(path), true // the renderer reuses path's array
+		}
+		return nil, false
+	}
+	return wrapped, func() ([]string, bool) { return at, found }
 }
 
 // maxIndentedGet bounds the indented text of Get, twice the largest file; a smaller file's text
