@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +25,9 @@ var (
 	ErrNotFound = errors.New("not set in the config file")
 	// ErrModified: Save found that someone else changed the file since it was loaded.
 	ErrModified = errors.New("config file changed on disk since it was loaded")
+	// ErrNotRegular: the config file's path names a directory, a device, a named pipe or a
+	// socket. A symbolic link to a regular file is fine.
+	ErrNotRegular = errors.New("not a regular file")
 	// ErrNoHome: neither NODMIX_CONFIG, NODMIX_HOME nor HOME is set.
 	ErrNoHome = errors.New("cannot locate the nodmix home: set NODMIX_HOME or HOME")
 )
@@ -85,17 +90,17 @@ type File struct {
 // with Set and Unset; Config then holds what could be decoded, defaults elsewhere.
 func Load(path string) (*File, error) {
 	f := &File{path: path, mode: 0o600}
-	data, err := readBounded(path)
+	data, mode, err := readBounded(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f.cfg = Default()
 		return f, nil
+	case errors.Is(err, ErrNotRegular):
+		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	if fi, err := os.Stat(path); err == nil {
-		f.mode = fi.Mode().Perm()
-	}
+	f.mode = mode
 	f.exists = true
 	f.disk = data
 	root, cfg, err := decodeText(data, filepath.Dir(path))
@@ -106,25 +111,53 @@ func Load(path string) (*File, error) {
 	return f, err
 }
 
-// MaxFileBytes bounds a config file: a path naming a device or a runaway file (/dev/zero) is an
-// error, not all of the memory.
+// MaxFileBytes bounds a config file that grows while it is read, so that it cannot take all of
+// the memory.
 const MaxFileBytes = 16 << 20
 
-// readBounded reads path whole, refusing more than MaxFileBytes.
-func readBounded(path string) ([]byte, error) {
-	fh, err := os.Open(path)
+// readBounded reads the regular file at path whole, refusing more than MaxFileBytes, and returns
+// its permission bits. A path naming anything else (a directory, a device such as /dev/zero, a
+// named pipe, a socket) is ErrNotRegular, found from the opened file's Stat so that it cannot
+// be swapped in between a check and the open; the open itself does not wait for a named pipe's
+// writer (see openNoBlock), so a FIFO is refused at once instead of hanging the command.
+func readBounded(path string) ([]byte, fs.FileMode, error) {
+	fh, err := openNoBlock(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, notRegular(path, fi.Mode())
+	}
 	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB", path, MaxFileBytes>>20)
+		return nil, 0, fmt.Errorf("%s: larger than %d MiB", path, MaxFileBytes>>20)
 	}
-	return data, nil
+	return data, fi.Mode().Perm(), nil
+}
+
+// notRegular is the error for a config file path that names something other than a regular
+// file, saying what it is.
+func notRegular(path string, mode fs.FileMode) error {
+	what := "a special file"
+	switch {
+	case mode.IsDir():
+		what = "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case mode&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Errorf("config file %q: %w (it is %s)", path, ErrNotRegular, what)
 }
 
 // Path returns the file's path.
@@ -161,11 +194,38 @@ func (f *File) Get(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
-	mask := masker(f.root, nil, segs)
-	if out, ok := json5.AppendJSONUpTo(nil, f.src, n, "  ", mask, min(maxIndentedGet, 1<<20+8*len(f.src))); ok {
-		return out, nil
+	show, nonFinite := finiteJSON(masker(f.root, nil, segs))
+	out, ok := json5.AppendJSONUpTo(nil, f.src, n, "  ", show, min(maxIndentedGet, 1<<20+8*len(f.src)))
+	if !ok {
+		out = json5.AppendJSON(nil, f.src, n, "", show)
 	}
-	return json5.AppendJSON(nil, f.src, n, "", mask), nil
+	if at, found := nonFinite(); found {
+		return nil, &Error{Path: json5.FormatPath(append(slices.Clip(segs), at...)), Rule: nonFiniteRule}
+	}
+	return out, nil
+}
+
+// nonFiniteRule is what Get says of a number it cannot show: JSON5 spells Infinity and NaN,
+// JSON does not, and Get's output is JSON. The validation rule of such a number is the same, so
+// the file was already reported as not validating.
+const nonFiniteRule = "must be a finite number to be shown as JSON (JSON has no Infinity or NaN)"
+
+// finiteJSON wraps the ReplaceFunc of a rendering so that it notes the first number left to
+// render as Infinity or NaN; nonFinite gives its path under the rendered value. A number that
+// replace substitutes (a masked secret) is shown as replace says and is not noted.
+func finiteJSON(replace json5.ReplaceFunc) (wrapped json5.ReplaceFunc, nonFinite func() ([]string, bool)) {
+	var at []string
+	found := false
+	wrapped = func(path []string, parents []*json5.Node, n *json5.Node) ([]byte, bool) {
+		if text, ok := replace(path, parents, n); ok {
+			return text, true
+		}
+		if !found && n.Kind == json5.Number && (math.IsInf(n.Num, 0) || math.IsNaN(n.Num)) {
+			at, found = slices.Clone(path), true // the renderer reuses path's array
+		}
+		return nil, false
+	}
+	return wrapped, func() ([]string, bool) { return at, found }
 }
 
 // maxIndentedGet bounds the indented text of Get, twice the largest file; a smaller file's text
@@ -285,12 +345,17 @@ func (f *File) Save() error {
 		return fmt.Errorf("save config: %w", err)
 	}
 	defer lockDir(dir)()
-	current, err := os.ReadFile(target)
+	// Read as Load does: a path that has become a named pipe, a device or a directory since
+	// Load is refused here, never read into (a pipe would block) nor renamed over (a device
+	// such as /dev/null would be replaced by a regular file).
+	current, _, err := readBounded(target)
 	switch {
 	case err == nil && (!f.exists || !bytes.Equal(current, f.disk)):
 		return fmt.Errorf("save %s: %w", f.path, ErrModified)
 	case errors.Is(err, fs.ErrNotExist) && f.exists:
 		return fmt.Errorf("save %s: %w", f.path, ErrModified)
+	case errors.Is(err, ErrNotRegular):
+		return err
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("save config: %w", err)
 	}

@@ -64,46 +64,43 @@ func Set(src []byte, path []string, value []byte) ([]byte, error) {
 // Unset returns a copy of src without the member or array element at path: the member, its comma
 // and, when it sits on lines of its own, those lines. Removing the last member of a container
 // that has no trailing comma also removes the comma before it. Every occurrence of a duplicated
-// key is removed. A missing path gives an error wrapping ErrNotFound.
+// key is removed, all in one pass over the text (see removeAll). A missing path gives an
+// error wrapping ErrNotFound.
 func Unset(src []byte, path []string) ([]byte, error) {
 	if len(path) == 0 {
 		return nil, errors.New("unset: empty path")
 	}
-	out := src
-	for removed := 0; ; removed++ {
-		root, err := Parse(out)
-		if err != nil {
-			return nil, err
-		}
-		parent, err := Lookup(root, path[:len(path)-1])
-		if err != nil {
-			if removed > 0 {
-				return out, nil
-			}
-			return nil, err
-		}
-		i := -1
-		key := path[len(path)-1]
-		switch parent.Kind {
-		case Object:
-			for j, m := range parent.Members {
-				if m.Key == key {
-					i = j
-				}
-			}
-		case Array:
-			if idx, ok := Index(key); ok && idx < len(parent.Elems) && removed == 0 {
-				i = idx
-			}
-		}
-		if i < 0 {
-			if removed > 0 {
-				return out, nil
-			}
-			return nil, fmt.Errorf("%s: %w", FormatPath(path), ErrNotFound)
-		}
-		out = remove(out, parent, i)
+	root, err := Parse(src)
+	if err != nil {
+		return nil, err
 	}
+	parent, err := Lookup(root, path[:len(path)-1])
+	if err != nil {
+		return nil, err
+	}
+	var idx []int
+	key := path[len(path)-1]
+	switch parent.Kind {
+	case Object:
+		for j, m := range parent.Members {
+			if m.Key == key {
+				idx = append(idx, j)
+			}
+		}
+	case Array:
+		if i, ok := Index(key); ok && i < len(parent.Elems) {
+			idx = []int{i}
+		}
+	}
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("%s: %w", FormatPath(path), ErrNotFound)
+	}
+	out := removeAll(src, parent, idx)
+	// The result is parsed once, so that an edit that broke the text is never returned.
+	if _, err := Parse(out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // item is an element of a container seen uniformly: for a member, start is the key's offset.
@@ -349,52 +346,4 @@ func insert(src []byte, root, c *Node, path []string, value []byte) []byte {
 
 func isASCIISpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-// remove deletes element i of container c from src.
-func remove(src []byte, c *Node, i int) []byte {
-	its := items(c)
-	it := its[i]
-	v := it.value
-	end := v.End
-	if v.Comma >= 0 {
-		end = v.Comma + 1
-	}
-	var out []byte
-	if tail, eol := lineTail(src, end); eol && startsLine(src, it.start) {
-		// The element owns its lines, along with a comment at the end of its last line.
-		for tail < len(src) && src[tail] != '\n' && src[tail] != '\r' {
-			tail++
-		}
-		out = splice(src, lineStart(src, it.start), afterLineBreak(src, tail), nil)
-		if v.Comma < 0 && i > 0 && its[i-1].value.Comma >= 0 {
-			comma := its[i-1].value.Comma
-			out = splice(out, comma, comma+1, nil)
-		}
-	} else {
-		switch {
-		case v.Comma >= 0:
-			to := v.Comma + 1
-			for to < len(src) && (src[to] == ' ' || src[to] == '\t') {
-				to++
-			}
-			out = splice(src, it.start, to, nil)
-		case i > 0:
-			out = splice(src, its[i-1].value.End, v.End, nil)
-		default:
-			out = splice(src, it.start, v.End, nil)
-		}
-	}
-	if len(its) == 1 {
-		// An emptied container whose inside is only whitespace closes up to {} or [].
-		open := c.Start
-		close := open + 1
-		for close < len(out) && isASCIISpace(out[close]) {
-			close++
-		}
-		if close < len(out) && (out[close] == '}' || out[close] == ']') {
-			out = splice(out, open+1, close, nil)
-		}
-	}
-	return out
 }
