@@ -132,3 +132,23 @@ func TestLoadThroughSymlinkKeepsMode(t *testing.T) {
 		t.Errorf("mode after save: %v, %v; want 0640", fi.Mode(), err)
 	}
 }
+
+// TestSecretFileMustBeRegular: a {"$file": …} secret naming a named pipe or a directory is
+// refused when it is resolved, instead of waiting forever for the pipe's writer.
+func TestSecretFileMustBeRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := mkfifo(t, filepath.Join(dir, "key.fifo"))
+	for _, name := range []string{fifo, dir} {
+		var s Secret
+		if err := s.UnmarshalJSON([]byte(`{"$file":` + quoteJSON(name) + `}`)); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		within(t, fifo, func() { _, err = s.Resolve(func(string) (string, bool) { return "", false }) })
+		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: err = %v, want one naming the path and wrapping ErrNotRegular", name, err)
+		}
+	}
+}
+
+func quoteJSON(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }

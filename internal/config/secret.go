@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -106,12 +105,20 @@ func (s Secret) Resolve(lookupEnv func(string) (string, bool)) (string, error) {
 	return s.literal, nil
 }
 
+// readSecretFile reads the secret of a regular file. A named pipe, a device or a directory is
+// refused when opened (the open does not wait for a pipe's writer, see openNoBlock): a command
+// resolving its secrets would otherwise hang on a FIFO, with no signal short of SIGKILL ending it.
 func readSecretFile(name string) (string, error) {
-	f, err := os.Open(name)
+	f, err := openNoBlock(name)
 	if err != nil {
 		return "", fmt.Errorf("read secret file: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return "", fmt.Errorf("read secret file: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("secret file %s: %w", name, ErrNotRegular)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {
 		return "", fmt.Errorf("read secret file %s: %w", name, err)
