@@ -114,10 +114,8 @@ func newDownstream(h *Hub, cfg ServerConfig) *downstream {
 		},
 	}
 	if cfg.URL != "" {
+		// No opts.KeepAlive: the hub's own pings (see serve) cover url servers too.
 		d.http = http.DefaultTransport.(*http.Transport).Clone()
-		if h.httpKeepAlive > 0 {
-			opts.KeepAlive = h.httpKeepAlive
-		}
 	}
 	d.client = mcp.NewClient(&mcp.Implementation{Name: h.clientName, Version: h.version}, opts)
 	return d
@@ -257,6 +255,10 @@ type conn struct {
 	group int           // a stdio server's process group; 0 for url servers
 	abort func()        // ends what is being sent to the server
 	grace time.Duration // how long close lets them finish first
+	// For the liveness check (see serve): the requests of the hub's in flight on the session,
+	// and when (the hub clock's UnixNano) the server last answered one.
+	inflight atomic.Int64
+	heard    atomic.Int64
 }
 
 func watch(cs *mcp.ClientSession) *conn {
@@ -300,7 +302,8 @@ func (c *conn) diedWithin(d time.Duration) bool {
 // each changed listing rebuilding the catalog and its search index.
 const relistGap = time.Second
 
-// serve watches a ready session until it dies or ctx ends, re-listing on list_changed.
+// serve watches a ready session until it dies or ctx ends, re-listing on list_changed and
+// pinging the server when it has been idle for the ping interval (see checkAlive).
 func (d *downstream) serve(ctx context.Context, c *conn) error {
 	// For a stdio server, closing also reaps the process.
 	defer c.close()
@@ -309,15 +312,27 @@ func (d *downstream) serve(ctx context.Context, c *conn) error {
 	var gap <-chan time.Time // set while a listing waits for relistGap to pass
 	stopGap := func() {}
 	defer func() { stopGap() }()
+	var probe <-chan time.Time // the next liveness check; nil when pings are off
+	stopProbe := func() {}
+	defer func() { stopProbe() }()
+	arm := func(wait time.Duration) { probe, stopProbe = clk.After(wait) }
+	if d.h.pingInterval > 0 {
+		c.heard.Store(clk.Now().UnixNano())
+		arm(d.h.pingInterval)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-c.dead:
-			if c.err == nil {
-				return errors.New("connection closed by the server")
+			return d.deadErr(c)
+		case <-probe:
+			wait, err := d.checkAlive(ctx, c)
+			if err != nil {
+				return err
 			}
-			return d.scrub.err(fmt.Errorf("connection closed: %w", c.err))
+			arm(wait)
+			continue
 		case <-d.poked:
 			if gap != nil || d.pending.Load() == 0 {
 				continue // the listing that waits covers it
@@ -334,6 +349,14 @@ func (d *downstream) serve(ctx context.Context, c *conn) error {
 	}
 }
 
+// deadErr says why a session whose dead channel is closed ended.
+func (d *downstream) deadErr(c *conn) error {
+	if c.err == nil {
+		return errors.New("connection closed by the server")
+	}
+	return d.scrub.err(fmt.Errorf("connection closed: %w", c.err))
+}
+
 // relist lists again what list_changed said had changed.
 func (d *downstream) relist(ctx context.Context, c *conn) {
 	k := kind(d.pending.Swap(0))
@@ -341,7 +364,9 @@ func (d *downstream) relist(ctx context.Context, c *conn) {
 		return
 	}
 	lctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
+	done := c.request(d.h.clock)
 	l, err := d.list(lctx, c.cs, k)
+	done(err)
 	cancel()
 	if err != nil {
 		// A dead session shows up on done; anything else keeps the lists we have.
