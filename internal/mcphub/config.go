@@ -138,7 +138,7 @@ type Options struct {
 	// PingTimeout is how long a ping may go unanswered before the server is marked down and
 	// restarted; 0 means DefaultPingTimeout.
 	PingTimeout time.Duration
-	Backoff        Backoff
+	Backoff     Backoff
 
 	// Manifests, if set, keeps each server's last good tool listing between runs: its tools are
 	// listed from the start, before it has connected.
