@@ -86,7 +86,7 @@ func newDownstream(h *Hub, cfg ServerConfig) *downstream {
 	d := &downstream{
 		h:       h,
 		cfg:     cfg,
-		scrub:   newScrubber(cfg),
+		scrub:   newScrubber(cfg, inheritedEnv(h, cfg)),
 		timeout: cfg.Timeout,
 		poked:   make(chan struct{}, 1),
 		state:   StateIdle,
