@@ -242,7 +242,7 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 		return nil, d.scrub.err(fmt.Errorf("list: %w", err))
 	}
 	d.apply(l, c)
-	d.saveManifest(ctx, l.tools)
+	d.saveManifest(ctx, l.tools, l.toolsJSON)
 	return c, nil
 }
 
@@ -375,7 +375,7 @@ func (d *downstream) relist(ctx context.Context, c *conn) {
 	}
 	d.apply(l, nil)
 	if l.have&kindTools != 0 {
-		d.saveManifest(ctx, l.tools)
+		d.saveManifest(ctx, l.tools, l.toolsJSON)
 	}
 }
 
@@ -408,6 +408,7 @@ func (d *downstream) fail(err error, delay time.Duration) {
 type lists struct {
 	have      kind
 	tools     []*mcp.Tool
+	toolsJSON []byte // tools as toolsJSON encodes them; nil if they could not be encoded
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
@@ -421,7 +422,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 	l := lists{have: k}
 	var err error
 	if k&kindTools != 0 && caps.Tools != nil {
-		l.tools, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+		l.tools, err = paginate(ctx, d.h.listingLimit, &l.toolsJSON, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -433,7 +434,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		}
 	}
 	if k&kindPrompts != 0 && caps.Prompts != nil {
-		l.prompts, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+		l.prompts, err = paginate(ctx, d.h.listingLimit, nil, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -445,7 +446,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		}
 	}
 	if k&kindResources != 0 && caps.Resources != nil {
-		l.resources, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+		l.resources, err = paginate(ctx, d.h.listingLimit, nil, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -455,7 +456,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		if l.resources, err = optional(d, l.resources, err, "resources/list"); err != nil {
 			return l, err
 		}
-		l.templates, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		l.templates, err = paginate(ctx, d.h.listingLimit, nil, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -486,8 +487,15 @@ func optional[T any](d *downstream, items []*T, err error, method string) ([]*T,
 	}
 }
 
-func paginate[T any](ctx context.Context, limit int, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
+// paginate lists every page. Each page is encoded to bound the listing's size; with encoded
+// set, the encodings are joined into the listing's JSON, which is json.Marshal(items) byte for
+// byte, so that the manifest is saved without encoding the listing twice more.
+func paginate[T any](ctx context.Context, limit int, encoded *[]byte, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
 	var out []*T
+	var joined []byte
+	if encoded != nil {
+		joined = append(joined, '[')
+	}
 	cursor := ""
 	size := 0
 	for range maxPages {
@@ -495,18 +503,34 @@ func paginate[T any](ctx context.Context, limit int, page func(context.Context, 
 		if err != nil {
 			return nil, err
 		}
-		for _, it := range items {
-			if it != nil {
-				out = append(out, it)
-			}
+		kept := items
+		if slices.Contains(items, nil) {
+			kept = slices.DeleteFunc(slices.Clone(items), func(it *T) bool { return it == nil })
 		}
-		if b, err := json.Marshal(items); err == nil {
-			size += len(b)
+		out = append(out, kept...)
+		if len(kept) > 0 {
+			b, err := json.Marshal(kept)
+			if err == nil {
+				size += len(b)
+			}
+			switch {
+			case joined == nil:
+			case err != nil:
+				joined = nil // no JSON of the listing: the manifest's encoding says why
+			default:
+				if len(joined) > 1 {
+					joined = append(joined, ',')
+				}
+				joined = append(joined, b[1:len(b)-1]...)
+			}
 		}
 		if size > limit {
 			return nil, fmt.Errorf("the listing exceeds %d MiB", limit>>20)
 		}
 		if next == "" {
+			if joined != nil {
+				*encoded = append(joined, ']')
+			}
 			return out, nil
 		}
 		if next == cursor {
