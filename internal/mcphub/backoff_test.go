@@ -10,10 +10,11 @@ import (
 	"github.com/nodmix/nodmix/internal/leaktest"
 )
 
-// clockHub is testHub on a fake clock.
+// clockHub is testHub on a fake clock, without pings, whose timers would come between the ones
+// these tests wait for (pingHub has them).
 func clockHub(t *testing.T, f *fakeNet, clk *fakeClock, b Backoff, servers ...ServerConfig) *Hub {
 	t.Helper()
-	h := New(Options{Servers: servers, Log: testLogger(t), Backoff: b})
+	h := New(Options{Servers: servers, Log: testLogger(t), Backoff: b, PingInterval: -1})
 	h.dial, h.clock = f.dial, clk
 	if err := h.Start(t.Context()); err != nil {
 		t.Fatal(err)

@@ -41,7 +41,9 @@ func (d *downstream) callTool(ctx context.Context, name string, args json.RawMes
 	}
 	cctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
+	done := c.request(d.h.clock)
 	res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	done(err)
 	if err != nil {
 		err, refused := d.classify(ctx, cctx, c, "call to tool "+strconv.Quote(name), err)
 		if refused {

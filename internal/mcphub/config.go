@@ -80,7 +80,13 @@ const (
 	DefaultCallTimeout    = 60 * time.Second
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultTerminateGrace = 5 * time.Second
-	DefaultHTTPKeepAlive  = 30 * time.Second
+	// A connected server that has been idle (no request of the hub's in flight, nothing
+	// answered) for DefaultPingInterval is pinged; one that does not answer within
+	// DefaultPingTimeout is taken for hung and restarted. The timeout is long enough for a
+	// loaded machine, the interval short enough that a hung server is noticed before most
+	// clients' next call.
+	DefaultPingInterval = 30 * time.Second
+	DefaultPingTimeout  = 10 * time.Second
 )
 
 // Backoff paces restarts of a server that died or failed to connect: the delay starts at Initial,
@@ -124,8 +130,15 @@ type Options struct {
 
 	ConnectTimeout time.Duration // deadline of one connection attempt (initialize and first lists)
 	TerminateGrace time.Duration // how long a stdio server may take to exit after its stdin closes
-	HTTPKeepAlive  time.Duration // ping interval for url servers, to notice expired sessions; <0 off
-	Backoff        Backoff
+	// PingInterval is how long a connected server (stdio or url) may be idle, with no request of
+	// the hub's in flight and no answer from it, before the hub pings it: a server that hangs
+	// while it still reads its stdin, or a url server that forgot the session, is noticed
+	// without a call having to time out first. 0 means DefaultPingInterval; <0 turns pings off.
+	PingInterval time.Duration
+	// PingTimeout is how long a ping may go unanswered before the server is marked down and
+	// restarted; 0 means DefaultPingTimeout.
+	PingTimeout time.Duration
+	Backoff     Backoff
 
 	// Manifests, if set, keeps each server's last good tool listing between runs: its tools are
 	// listed from the start, before it has connected.

@@ -86,7 +86,7 @@ func newDownstream(h *Hub, cfg ServerConfig) *downstream {
 	d := &downstream{
 		h:       h,
 		cfg:     cfg,
-		scrub:   newScrubber(cfg),
+		scrub:   newScrubber(cfg, inheritedEnv(h, cfg)),
 		timeout: cfg.Timeout,
 		poked:   make(chan struct{}, 1),
 		state:   StateIdle,
@@ -114,10 +114,8 @@ func newDownstream(h *Hub, cfg ServerConfig) *downstream {
 		},
 	}
 	if cfg.URL != "" {
+		// No opts.KeepAlive: the hub's own pings (see serve) cover url servers too.
 		d.http = http.DefaultTransport.(*http.Transport).Clone()
-		if h.httpKeepAlive > 0 {
-			opts.KeepAlive = h.httpKeepAlive
-		}
 	}
 	d.client = mcp.NewClient(&mcp.Implementation{Name: h.clientName, Version: h.version}, opts)
 	return d
@@ -244,7 +242,7 @@ func (d *downstream) connect(ctx context.Context) (*conn, error) {
 		return nil, d.scrub.err(fmt.Errorf("list: %w", err))
 	}
 	d.apply(l, c)
-	d.saveManifest(ctx, l.tools)
+	d.saveManifest(ctx, l.tools, l.toolsJSON)
 	return c, nil
 }
 
@@ -257,6 +255,10 @@ type conn struct {
 	group int           // a stdio server's process group; 0 for url servers
 	abort func()        // ends what is being sent to the server
 	grace time.Duration // how long close lets them finish first
+	// For the liveness check (see serve): the requests of the hub's in flight on the session,
+	// and when (the hub clock's UnixNano) the server last answered one.
+	inflight atomic.Int64
+	heard    atomic.Int64
 }
 
 func watch(cs *mcp.ClientSession) *conn {
@@ -300,7 +302,8 @@ func (c *conn) diedWithin(d time.Duration) bool {
 // each changed listing rebuilding the catalog and its search index.
 const relistGap = time.Second
 
-// serve watches a ready session until it dies or ctx ends, re-listing on list_changed.
+// serve watches a ready session until it dies or ctx ends, re-listing on list_changed and
+// pinging the server when it has been idle for the ping interval (see checkAlive).
 func (d *downstream) serve(ctx context.Context, c *conn) error {
 	// For a stdio server, closing also reaps the process.
 	defer c.close()
@@ -309,15 +312,27 @@ func (d *downstream) serve(ctx context.Context, c *conn) error {
 	var gap <-chan time.Time // set while a listing waits for relistGap to pass
 	stopGap := func() {}
 	defer func() { stopGap() }()
+	var probe <-chan time.Time // the next liveness check; nil when pings are off
+	stopProbe := func() {}
+	defer func() { stopProbe() }()
+	arm := func(wait time.Duration) { probe, stopProbe = clk.After(wait) }
+	if d.h.pingInterval > 0 {
+		c.heard.Store(clk.Now().UnixNano())
+		arm(d.h.pingInterval)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-c.dead:
-			if c.err == nil {
-				return errors.New("connection closed by the server")
+			return d.deadErr(c)
+		case <-probe:
+			wait, err := d.checkAlive(ctx, c)
+			if err != nil {
+				return err
 			}
-			return d.scrub.err(fmt.Errorf("connection closed: %w", c.err))
+			arm(wait)
+			continue
 		case <-d.poked:
 			if gap != nil || d.pending.Load() == 0 {
 				continue // the listing that waits covers it
@@ -334,6 +349,14 @@ func (d *downstream) serve(ctx context.Context, c *conn) error {
 	}
 }
 
+// deadErr says why a session whose dead channel is closed ended.
+func (d *downstream) deadErr(c *conn) error {
+	if c.err == nil {
+		return errors.New("connection closed by the server")
+	}
+	return d.scrub.err(fmt.Errorf("connection closed: %w", c.err))
+}
+
 // relist lists again what list_changed said had changed.
 func (d *downstream) relist(ctx context.Context, c *conn) {
 	k := kind(d.pending.Swap(0))
@@ -341,7 +364,9 @@ func (d *downstream) relist(ctx context.Context, c *conn) {
 		return
 	}
 	lctx, cancel := context.WithTimeout(ctx, d.connectTimeout)
+	done := c.request(d.h.clock)
 	l, err := d.list(lctx, c.cs, k)
+	done(err)
 	cancel()
 	if err != nil {
 		// A dead session shows up on done; anything else keeps the lists we have.
@@ -350,7 +375,7 @@ func (d *downstream) relist(ctx context.Context, c *conn) {
 	}
 	d.apply(l, nil)
 	if l.have&kindTools != 0 {
-		d.saveManifest(ctx, l.tools)
+		d.saveManifest(ctx, l.tools, l.toolsJSON)
 	}
 }
 
@@ -383,6 +408,7 @@ func (d *downstream) fail(err error, delay time.Duration) {
 type lists struct {
 	have      kind
 	tools     []*mcp.Tool
+	toolsJSON []byte // tools as toolsJSON encodes them; nil if they could not be encoded
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
@@ -396,7 +422,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 	l := lists{have: k}
 	var err error
 	if k&kindTools != 0 && caps.Tools != nil {
-		l.tools, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+		l.tools, err = paginate(ctx, d.h.listingLimit, &l.toolsJSON, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -408,7 +434,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		}
 	}
 	if k&kindPrompts != 0 && caps.Prompts != nil {
-		l.prompts, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+		l.prompts, err = paginate(ctx, d.h.listingLimit, nil, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -420,7 +446,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		}
 	}
 	if k&kindResources != 0 && caps.Resources != nil {
-		l.resources, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+		l.resources, err = paginate(ctx, d.h.listingLimit, nil, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -430,7 +456,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		if l.resources, err = optional(d, l.resources, err, "resources/list"); err != nil {
 			return l, err
 		}
-		l.templates, err = paginate(ctx, d.h.listingLimit, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		l.templates, err = paginate(ctx, d.h.listingLimit, nil, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -461,8 +487,15 @@ func optional[T any](d *downstream, items []*T, err error, method string) ([]*T,
 	}
 }
 
-func paginate[T any](ctx context.Context, limit int, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
+// paginate lists every page. Each page is encoded to bound the listing's size; with encoded
+// set, the encodings are joined into the listing's JSON, which is json.Marshal(items) byte for
+// byte, so that the manifest is saved without encoding the listing twice more.
+func paginate[T any](ctx context.Context, limit int, encoded *[]byte, page func(context.Context, string) ([]*T, string, error)) ([]*T, error) {
 	var out []*T
+	var joined []byte
+	if encoded != nil {
+		joined = append(joined, '[')
+	}
 	cursor := ""
 	size := 0
 	for range maxPages {
@@ -470,18 +503,34 @@ func paginate[T any](ctx context.Context, limit int, page func(context.Context, 
 		if err != nil {
 			return nil, err
 		}
-		for _, it := range items {
-			if it != nil {
-				out = append(out, it)
-			}
+		kept := items
+		if slices.Contains(items, nil) {
+			kept = slices.DeleteFunc(slices.Clone(items), func(it *T) bool { return it == nil })
 		}
-		if b, err := json.Marshal(items); err == nil {
-			size += len(b)
+		out = append(out, kept...)
+		if len(kept) > 0 {
+			b, err := json.Marshal(kept)
+			if err == nil {
+				size += len(b)
+			}
+			switch {
+			case joined == nil:
+			case err != nil:
+				joined = nil // no JSON of the listing: the manifest's encoding says why
+			default:
+				if len(joined) > 1 {
+					joined = append(joined, ',')
+				}
+				joined = append(joined, b[1:len(b)-1]...)
+			}
 		}
 		if size > limit {
 			return nil, fmt.Errorf("the listing exceeds %d MiB", limit>>20)
 		}
 		if next == "" {
+			if joined != nil {
+				*encoded = append(joined, ']')
+			}
 			return out, nil
 		}
 		if next == cursor {

@@ -4,6 +4,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
+
+	"github.com/nodmix/nodmix/internal/config"
 )
 
 // defaultEnvFor names the variables a command server inherits from nodmix unless its config says
@@ -54,4 +57,38 @@ func serverEnv(environ []string, cfg ServerConfig, goos string) []string {
 		out = append(out, k+"="+cfg.Env[k])
 	}
 	return out
+}
+
+// A server's env values are masked in what it writes to stderr (and in the hub's errors) when
+// they may be credentials, not all of them: LOG_LEVEL=info masked every "info" of every line.
+// A value is taken for a credential when its variable's name says so (secretEnvName), or when
+// it is at least minUnnamedSecret bytes long: the keys and tokens servers are given (GitHub's 40
+// characters, OpenAI's 51, AWS's 20 and 40, UUIDs, JWTs) are all that long, and the settings
+// that are not secrets (info, production, true, 3000, localhost) are shorter. A value shorter
+// than 4 bytes is never masked: it would mangle ordinary words and is hardly a credential.
+const minUnnamedSecret = 16
+
+// envSecretWords are the words of an env name that mark its value as secret, besides the names
+// config.ArgSecrets takes a NAME=value argument for (…TOKEN, …SECRET, …PASSWORD, …API_KEY,
+// …COOKIE, …AUTHORIZATION): env names put these words anywhere (AWS_SECRET_ACCESS_KEY,
+// PRIVATE_KEY_PEM, REDIS_PASS, SESSION_ID), where config's rule, made for camelCase config keys
+// where maxTokens is a count, looks at the end.
+var envSecretWords = []string{"key", "keys", "auth", "credential", "credentials", "session", "private", "pass", "pwd", "secret", "token"}
+
+// secretEnvName reports whether an env variable's name marks its value as a secret.
+func secretEnvName(name string) bool {
+	if len(config.ArgSecrets([]string{name + "=x"})) > 0 {
+		return true
+	}
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(envSecretWords, w) })
+}
+
+// inheritedEnv is what a command server with inheritEnv takes of nodmix's environment; nil when
+// it takes only the default set, none of which is secret.
+func inheritedEnv(h *Hub, cfg ServerConfig) []string {
+	if !cfg.InheritEnv || cfg.Command == "" {
+		return nil
+	}
+	return h.environ()
 }

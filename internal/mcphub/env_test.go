@@ -53,7 +53,7 @@ func TestServerEnv(t *testing.T) {
 }
 
 func TestStderrTail(t *testing.T) {
-	s := newScrubber(ServerConfig{Env: map[string]string{"KEY": "hunter22"}})
+	s := newScrubber(ServerConfig{Env: map[string]string{"KEY": "hunter22"}}, nil)
 	l := newLineLogger(slog.New(slog.DiscardHandler), s)
 	for i := range 25 {
 		_, _ = l.Write([]byte(strings.Repeat("x", i%3) + "line\n"))

@@ -305,6 +305,24 @@ func (c *fakeClock) waitTimer(t *testing.T) {
 	}
 }
 
+// waitTimerAt waits until somebody waits on the clock for the time at.
+func (c *fakeClock) waitTimerAt(t *testing.T, at time.Time) {
+	t.Helper()
+	for {
+		c.mu.Lock()
+		found := slices.ContainsFunc(c.timers, func(x *fakeTimer) bool { return x.at.Equal(at) })
+		c.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-c.added:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("nobody waited on the clock for %s", at)
+		}
+	}
+}
+
 // memManifests is a Manifests in memory.
 type memManifests struct {
 	mu    sync.Mutex

@@ -143,7 +143,7 @@ func TestStderrSecretsAtTheCapAreMaskedWhole(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			log, logs := captureLog(t)
-			s := newScrubber(ServerConfig{Env: map[string]string{"KEY": secret}})
+			s := newScrubber(ServerConfig{Env: map[string]string{"KEY": secret}}, nil)
 			// As a server's stderr logs: through the scrubbing handler.
 			l := newLineLogger(slog.New(scrubHandler{log.Handler(), s}), s)
 			for _, w := range tt.writes {

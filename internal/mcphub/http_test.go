@@ -45,7 +45,7 @@ func TestHTTPServerWithHeadersAndSessionExpiry(t *testing.T) {
 	ts := goHTTPServer(t, s, token)
 	url := ts.URL + "/mcp?key=query-secret-value"
 	log, logged := captureLog(t)
-	h, _ := testHub(t, nil, Options{HTTPKeepAlive: 50 * time.Millisecond, Log: log},
+	h, _ := testHub(t, nil, Options{PingInterval: 50 * time.Millisecond, Log: log},
 		ServerConfig{Name: "web", URL: url, Headers: map[string]string{"Authorization": "Bearer " + token}, Enabled: true},
 		ServerConfig{Name: "wrong", URL: url, Headers: map[string]string{"Authorization": "Bearer not-the-token"}, Enabled: true},
 	)
@@ -234,7 +234,7 @@ func closeWithin(t *testing.T, h *Hub) {
 func TestHTTPCloseDoesNotWaitForHangingAnswers(t *testing.T) {
 	leaktest.Check(t)
 	ts := hangingAnswersServer(t, 1)
-	h, _ := testHub(t, nil, Options{HTTPKeepAlive: -1, TerminateGrace: 100 * time.Millisecond},
+	h, _ := testHub(t, nil, Options{PingInterval: -1, TerminateGrace: 100 * time.Millisecond},
 		ServerConfig{Name: "web", URL: ts.URL + "/mcp", Enabled: true})
 	waitState(t, h, "web", StateReady)
 	closeWithin(t, h)

@@ -102,7 +102,8 @@ type Hub struct {
 	version        string
 	connectTimeout time.Duration
 	terminateGrace time.Duration
-	httpKeepAlive  time.Duration
+	pingInterval   time.Duration // <0: no pings
+	pingTimeout    time.Duration
 	backoff        Backoff
 	dial           dialFunc
 	clock          clock
@@ -136,7 +137,8 @@ func New(opts Options) *Hub {
 		version:        opts.Version,
 		connectTimeout: opts.ConnectTimeout,
 		terminateGrace: opts.TerminateGrace,
-		httpKeepAlive:  opts.HTTPKeepAlive,
+		pingInterval:   opts.PingInterval,
+		pingTimeout:    opts.PingTimeout,
 		backoff:        opts.Backoff.withDefaults(),
 		clock:          realClock{},
 		manifests:      opts.Manifests,
@@ -163,8 +165,11 @@ func New(opts Options) *Hub {
 	if h.terminateGrace <= 0 {
 		h.terminateGrace = DefaultTerminateGrace
 	}
-	if h.httpKeepAlive == 0 {
-		h.httpKeepAlive = DefaultHTTPKeepAlive
+	if h.pingInterval == 0 {
+		h.pingInterval = DefaultPingInterval
+	}
+	if h.pingTimeout <= 0 {
+		h.pingTimeout = DefaultPingTimeout
 	}
 	if h.environ == nil {
 		h.environ = os.Environ

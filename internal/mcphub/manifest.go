@@ -60,6 +60,24 @@ func encodeManifest(cfg ServerConfig, tools []*mcp.Tool, now time.Time) ([]byte,
 	return json.Marshal(manifest{Version: manifestVersion, Server: cfg.Name, Config: configPrint(cfg), Saved: now.UTC(), Tools: tools})
 }
 
+// encodedManifest is manifest with the tools already encoded (as toolsJSON): a listing is
+// encoded once, while it is listed, and not again for the comparison and the manifest.
+type encodedManifest struct {
+	Version int             `json:"version"`
+	Server  string          `json:"server"`
+	Config  string          `json:"config"`
+	Saved   time.Time       `json:"saved"`
+	Tools   json.RawMessage `json:"tools"`
+}
+
+// encodeManifestJSON is encodeManifest, byte for byte, of tools given as toolsJSON encodes them.
+func encodeManifestJSON(cfg ServerConfig, tools json.RawMessage, now time.Time) ([]byte, error) {
+	if len(tools) == 0 || string(tools) == "null" {
+		tools = json.RawMessage("[]")
+	}
+	return json.Marshal(encodedManifest{Version: manifestVersion, Server: cfg.Name, Config: configPrint(cfg), Saved: now.UTC(), Tools: tools})
+}
+
 func decodeManifest(cfg ServerConfig, data []byte) ([]*mcp.Tool, error) {
 	var m manifest
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -113,20 +131,31 @@ func (h *Hub) loadManifests(ctx context.Context) (loaded bool) {
 	return loaded
 }
 
-// saveManifest keeps a good listing for the next run. It runs on the server's run goroutine.
-func (d *downstream) saveManifest(ctx context.Context, tools []*mcp.Tool) {
+// saveManifest keeps a good listing for the next run. encoded is tools as toolsJSON encodes
+// them, made while they were listed; nil means they are encoded here. It runs on the server's
+// run goroutine.
+func (d *downstream) saveManifest(ctx context.Context, tools []*mcp.Tool, encoded []byte) {
 	m := d.h.manifests
 	if m == nil {
 		return
 	}
-	cur := toolsJSON(tools)
+	cur := encoded
+	if cur == nil {
+		cur = toolsJSON(tools)
+	}
 	d.mu.Lock()
 	same := d.savedThisRun && bytes.Equal(cur, d.savedTools)
 	d.mu.Unlock()
 	if same {
 		return
 	}
-	data, err := encodeManifest(d.cfg, tools, d.h.clock.Now())
+	var data []byte
+	var err error
+	if cur != nil {
+		data, err = encodeManifestJSON(d.cfg, cur, d.h.clock.Now())
+	} else {
+		data, err = encodeManifest(d.cfg, tools, d.h.clock.Now())
+	}
 	if err == nil {
 		// A listing made just before the hub closes is still worth keeping.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)

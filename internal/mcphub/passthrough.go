@@ -89,7 +89,9 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	}
 	cctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
+	done := c.request(d.h.clock)
 	res, err := c.cs.GetPrompt(cctx, &mcp.GetPromptParams{Name: orig, Arguments: args})
+	done(err)
 	if err != nil {
 		return nil, d.requestError(ctx, cctx, c, "prompts/get "+strconv.Quote(orig), err)
 	}
@@ -160,7 +162,9 @@ func (h *Hub) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceRe
 	}
 	cctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
+	done := c.request(d.h.clock)
 	res, err := c.cs.ReadResource(cctx, &mcp.ReadResourceParams{URI: uri})
+	done(err)
 	if err != nil {
 		return nil, d.requestError(ctx, cctx, c, "resources/read "+strconv.Quote(uri), err)
 	}

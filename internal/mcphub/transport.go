@@ -308,7 +308,9 @@ type scrubber struct {
 	longest int               // bytes of the longest secret
 }
 
-func newScrubber(cfg ServerConfig) *scrubber {
+// inherited is the environment a command server with inheritEnv takes on top of its env, as
+// KEY=VALUE entries; nil for the others.
+func newScrubber(cfg ServerConfig, inherited []string) *scrubber {
 	type pair struct{ old, new string }
 	var pairs []pair
 	add := func(secret, mask string) {
@@ -344,8 +346,25 @@ func newScrubber(cfg ServerConfig) *scrubber {
 	for _, v := range config.ArgSecrets(cfg.Args) {
 		addHeader(v)
 	}
-	for _, v := range cfg.Env {
-		add(v, "***")
+	for k, v := range cfg.Env {
+		if secretEnvName(k) || len(v) >= minUnnamedSecret {
+			add(v, "***")
+		}
+		if strings.Contains(v, "://") {
+			// A URL's credentials, which a server may print without the rest of the URL.
+			for _, sec := range config.ArgSecrets([]string{v}) {
+				add(sec, "…")
+			}
+		}
+	}
+	// With inheritEnv the server gets nodmix's own keys as well: what it prints of them is masked
+	// too, by their names only (HOME and PATH are long and in every stack trace).
+	for _, kv := range inherited {
+		if k, v, ok := strings.Cut(kv, "="); ok && secretEnvName(k) {
+			if _, own := cfg.Env[k]; !own {
+				add(v, "***")
+			}
+		}
 	}
 	if len(pairs) == 0 {
 		return &scrubber{}
