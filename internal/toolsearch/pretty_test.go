@@ -47,7 +47,7 @@ func TestCodeDeepResultStaysBounded(t *testing.T) {
 		t.Skip("starts sandbox children")
 	}
 	pool := newPool(t)
-	rt := codeFixture(t, goldenEntries(), nil, pool, 10*time.Second)
+	rt := codeFixture(t, goldenEntries(), nil, pool, 30*time.Second) // a megabyte of nesting under -race, on a loaded machine
 	res, err := rt.RunCode(context.Background(), `let v = 1;
 for (let i = 0; i < 499; i++) v = [v];
 return Array(1040).fill(v);`)
