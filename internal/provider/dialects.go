@@ -38,9 +38,9 @@ func Dialect(api, provider string) (llm.Dialect, error) {
 // entry (any other id) gets the zero value but for max_tokens, which every server knows.
 var chatQuirks = map[string]openaichat.Quirks{
 	"openai":     {MaxTokensField: "max_completion_tokens"},
-	"deepseek":   {MaxTokensField: "max_tokens", ReasoningContent: true},
+	"deepseek":   {MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningRequired: true, ReasoningEvery: true},
 	"openrouter": {MaxTokensField: "max_tokens", ReasoningDetails: true},
-	"moonshot":   {MaxTokensField: "max_tokens", ReasoningContent: true, AutoToolChoiceWhenThinking: true},
+	"moonshot":   {MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningRequired: true, ReasoningPlaceholder: " ", AutoToolChoiceWhenThinking: true},
 	"zai":        {MaxTokensField: "max_tokens", ReasoningContent: true, ToolStream: true},
 }
 

@@ -27,6 +27,18 @@ type Quirks struct {
 	// carry tool calls, and only there: DeepSeek, Moonshot and Z.AI refuse a thinking model's
 	// tool loop without it, and DeepSeek wants it left off other turns.
 	ReasoningContent bool
+	// ReasoningRequired, with ReasoningContent, makes every tool-call message carry
+	// reasoning_content while the body leaves thinking on (its thinking.type is not
+	// "disabled"), ReasoningPlaceholder when it has no reasoning to send back: a turn may have
+	// none (it ran with thinking off, or the model called at once), and DeepSeek and Moonshot
+	// answer 400 for a tool-call message without the field in thinking mode. Moonshot reads ""
+	// as missing, so it takes " ".
+	ReasoningRequired    bool
+	ReasoningPlaceholder string
+	// ReasoningEvery extends ReasoningRequired to every assistant message: DeepSeek wants the
+	// reasoning of every assistant message between two user messages that hold a tool call,
+	// the answer's too, and ignores it elsewhere.
+	ReasoningEvery bool
 	// ReasoningDetails keeps OpenRouter's `reasoning_details` array in the reasoning part's Raw
 	// and sends it back unchanged on assistant messages, which is how OpenRouter carries signed
 	// and encrypted reasoning across a tool loop.
@@ -76,7 +88,7 @@ func (d *dialect) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	default:
 		return nil, fmt.Errorf("encode: tool choice %q: want auto, none or required", req.ToolChoice)
 	}
-	msgs, err := d.messages(req)
+	msgs, err := d.messages(req, d.q.ReasoningRequired && !thinkingOff(req.Extra, p.Body))
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
@@ -149,7 +161,31 @@ func autoToolChoice(b []byte) ([]byte, error) {
 	return llm.MergePatch(b, []byte(`{"tool_choice":"auto"}`))
 }
 
-func (d *dialect) messages(req *llm.Request) ([]message, error) {
+// thinkingOff reports whether the body that Extra and the patch make has thinking.type
+// "disabled". Bodies it cannot read count as thinking on: a needless reasoning_content is
+// ignored, a missing one refused.
+func thinkingOff(extra map[string]json.RawMessage, patch json.RawMessage) bool {
+	th := extra["thinking"]
+	if len(patch) > 0 {
+		var v struct {
+			Thinking json.RawMessage `json:"thinking"`
+		}
+		if json.Unmarshal(patch, &v) == nil && v.Thinking != nil {
+			merged, err := llm.MergePatch(th, v.Thinking)
+			if err != nil {
+				return false
+			}
+			th = merged
+		}
+	}
+	var t struct {
+		Type string `json:"type"`
+	}
+	return len(th) > 0 && json.Unmarshal(th, &t) == nil && t.Type == "disabled"
+}
+
+// messages builds the wire messages; fill applies Quirks.ReasoningRequired.
+func (d *dialect) messages(req *llm.Request, fill bool) ([]message, error) {
 	out := make([]message, 0, len(req.Messages)+1)
 	if req.System != "" {
 		role := d.q.SystemRole
@@ -164,7 +200,7 @@ func (d *dialect) messages(req *llm.Request) ([]message, error) {
 		case llm.RoleUser:
 			out = append(out, message{Role: "user", Content: userContent(m.Parts)})
 		case llm.RoleAssistant:
-			msg, err := d.assistant(m)
+			msg, err := d.assistant(m, fill)
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
@@ -196,7 +232,7 @@ func userContent(parts []llm.Part) any {
 	})
 }
 
-func (d *dialect) assistant(m *llm.Message) (message, error) {
+func (d *dialect) assistant(m *llm.Message, fill bool) (message, error) {
 	msg := message{Role: "assistant"}
 	var text string
 	var ownContent, otherText string
@@ -220,7 +256,7 @@ func (d *dialect) assistant(m *llm.Message) (message, error) {
 			}
 		}
 	}
-	if d.q.ReasoningContent && len(msg.ToolCalls) > 0 {
+	if d.q.ReasoningContent && (len(msg.ToolCalls) > 0 || fill && d.q.ReasoningEvery) {
 		// Reasoning another dialect produced is sent as its text: a thinking provider refuses
 		// a tool-call turn without reasoning_content, so after a model switch its shown text
 		// is better than nothing.
@@ -229,6 +265,12 @@ func (d *dialect) assistant(m *llm.Message) (message, error) {
 			msg.ReasoningContent = json.RawMessage(ownContent)
 		case otherText != "":
 			raw, err := json.Marshal(otherText)
+			if err != nil {
+				return msg, err
+			}
+			msg.ReasoningContent = raw
+		case fill:
+			raw, err := json.Marshal(d.q.ReasoningPlaceholder)
 			if err != nil {
 				return msg, err
 			}

@@ -1,0 +1,67 @@
+package provider_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestDocumentedErrorBodies sends each provider's documented error bodies, as an HTTP error and
+// inside a 200 stream, and checks that the turn's error names the provider and carries the
+// provider's message, never the key.
+//
+//   - Anthropic, https://docs.anthropic.com/en/api/errors and .../messages-streaming ("Error
+//     events": `event: error` with overloaded_error mid-stream).
+//   - OpenAI Chat Completions, https://platform.openai.com/docs/guides/error-codes; Responses,
+//     https://platform.openai.com/docs/api-reference/responses-streaming (response.failed, error).
+//   - Gemini, https://ai.google.dev/gemini-api/docs/troubleshooting ({"error": {code, message,
+//     status}}, also as a chunk of an ?alt=sse stream).
+//   - Ollama, https://github.com/ollama/ollama/blob/main/docs/api.md#errors ({"error": "…"},
+//     also as an NDJSON line mid-stream).
+func TestDocumentedErrorBodies(t *testing.T) {
+	for _, c := range []struct {
+		name, api string
+		status    int
+		body      string
+		want      string
+	}{
+		{"anthropic http", "anthropic-messages", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "Overloaded"},
+		{"anthropic stream", "anthropic-messages", 200, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n", "provider error (overloaded_error): Overloaded"},
+		{"chat http", "openai-completions", 400, `{"error":{"message":"Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model.","type":"invalid_request_error","param":"reasoning_effort","code":"unsupported_value"}}`, "Unsupported value: 'minimal'"},
+		{"chat stream", "openai-completions", 200, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}\n\n", "provider error (server_error): The server had an error"},
+		{"responses failed", "openai-responses", 200, "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"id\":\"resp_1\",\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"The model failed to generate a response.\"},\"output\":[]}}\n\n", "provider error (server_error): The model failed to generate a response."},
+		{"responses error event", "openai-responses", 200, "event: error\ndata: {\"type\":\"error\",\"code\":\"ERR_SOMETHING\",\"message\":\"Something went wrong\",\"param\":null,\"sequence_number\":1}\n\n", "provider error (ERR_SOMETHING): Something went wrong"},
+		{"gemini http", "google-generative-ai", 400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`, "API key not valid"},
+		{"gemini stream", "google-generative-ai", 200, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}],\"role\":\"model\"}}]}\n\ndata: {\"error\":{\"code\":503,\"message\":\"The model is overloaded. Please try again later.\",\"status\":\"UNAVAILABLE\"}}\n\n", "The model is overloaded"},
+		{"ollama http", "ollama", 400, `{"error":"\"m\" does not support thinking"}`, `"m" does not support thinking`},
+		{"ollama stream", "ollama", 200, "{\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}\n{\"error\":\"an error was encountered while running the model\"}\n", "an error was encountered while running the model"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := server(t, func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(c.status)
+				io.WriteString(w, c.body)
+			})
+			cfg := fmt.Sprintf(`{models: {providers: {p: {api: %q, baseUrl: %q, apiKey: {"$env": "P_KEY"}}}}}`, c.api, url)
+			r := registry(t, cfg, map[string]string{"P_KEY": key}, nil)
+			p, _, err := r.Resolve("p/m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rq := req()
+			rq.Stream = true
+			_, err = collect(p, rq)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, `provider "p"`) || !strings.Contains(msg, c.want) {
+				t.Errorf("err = %s\nwant it to name provider \"p\" and contain %q", msg, c.want)
+			}
+			if strings.Contains(msg, key) {
+				t.Errorf("the key leaked: %s", msg)
+			}
+		})
+	}
+}
