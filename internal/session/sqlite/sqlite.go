@@ -60,8 +60,33 @@ var sessionColumns = []struct{ name, decl string }{
 	{"updated", "INTEGER"},
 }
 
+// SchemaVersion is the layout this build writes, kept in the file's user_version: 0 is any file
+// of the releases before versioning (migrate brings each up to date), 1 the tables above with
+// every sessionColumns column. A build that changes the layout raises it and migrates from the
+// versions before; a file of a higher version is a newer nodmix's, which this build refuses to
+// open rather than write a layout it does not know.
+const SchemaVersion = 1
+
+// ErrNewerSchema: the file was written by a newer nodmix; it is left as it is.
+var ErrNewerSchema = errors.New("schema version is newer than this nodmix knows")
+
+// schemaVersion reads the file's user_version; q is the database or a transaction.
+func schemaVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("schema version: %w", err)
+	}
+	if v > SchemaVersion {
+		return v, fmt.Errorf("%w: the file is at version %d, this nodmix knows %d; run a newer nodmix (the file is left as it is)", ErrNewerSchema, v, SchemaVersion)
+	}
+	return v, nil
+}
+
 // migrate creates the schema and adds missing columns in one transaction; the write lock taken
-// at its start keeps two processes opening one old file from adding a column twice.
+// at its start keeps two processes opening one old file from adding a column twice. A file at
+// SchemaVersion is left alone; one above it is refused before anything is written.
 func migrate(ctx context.Context, db *sql.DB) (err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -72,6 +97,15 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
+	// Read again under the write lock: another process may have migrated the file meanwhile,
+	// perhaps a newer nodmix.
+	v, err := schemaVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if v == SchemaVersion {
+		return tx.Rollback()
+	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
 	}
@@ -102,6 +136,10 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated)`); err != nil {
 		return err
+	}
+	// A pragma takes no parameter; the value is this build's constant.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
+		return fmt.Errorf("schema version: %w", err)
 	}
 	return tx.Commit()
 }
@@ -166,9 +204,20 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
+	// A newer nodmix's file is refused before the journal mode switch, which writes the file.
+	v, err := schemaVersion(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state store %s: %w", path, err)
+	}
 	if err := useWAL(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("state store %s: journal mode: %w", path, err)
+	}
+	if v == SchemaVersion {
+		// Up to date: opening takes no write lock, so a `nodmix sessions list` does not wait
+		// for a busy gateway's writes.
+		return &Store{db: db, maxBlobs: MaxBlobBytes, writeSem: make(chan struct{}, 1)}, nil
 	}
 	if err := migrate(ctx, db); err != nil {
 		db.Close()
