@@ -173,9 +173,21 @@ func isBusy(err error) bool {
 	return errors.As(err, &coded) && coded.Code()&0xff == 5
 }
 
+// fail wraps err for the operation op. An error of SQLite itself or of what the file holds
+// concerns the file (full disk, read-only or damaged file, a lock held too long), so it names the
+// file: "database or disk is full" alone does not tell the user which disk, nor which file to
+// move away. The end of the caller's context is the caller's.
+func (s *Store) fail(op string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s: state store %s: %w", op, s.path, err)
+}
+
 // Store is a session.Store in a SQLite file.
 type Store struct {
 	db       *sql.DB
+	path     string        // the file, named in errors about it
 	maxBlobs int           // MaxBlobBytes; tests lower it
 	writeSem chan struct{} // one in-process writer at a time: see beginWrite
 }
@@ -204,26 +216,44 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
-	// A newer nodmix's file is refused before the journal mode switch, which writes the file.
-	v, err := schemaVersion(ctx, db)
-	if err != nil {
+	s := &Store{db: db, path: path, maxBlobs: MaxBlobBytes, writeSem: make(chan struct{}, 1)}
+	if err := s.prepare(ctx); err != nil {
 		db.Close()
+		if isDamaged(err) {
+			// Never replaced: what can still be read of it is the user's.
+			return nil, fmt.Errorf("state store %s: %w: the file is not a SQLite database or is damaged; nodmix leaves it as it is (move it aside to start with no sessions)", path, err)
+		}
 		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
-	if err := useWAL(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("state store %s: journal mode: %w", path, err)
+	return s, nil
+}
+
+// prepare readies a newly opened file: refuses a newer nodmix's, puts it in WAL mode and brings
+// an older one up to date.
+func (s *Store) prepare(ctx context.Context) error {
+	// A newer nodmix's file is refused before the journal mode switch, which writes the file.
+	v, err := schemaVersion(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if err := useWAL(ctx, s.db); err != nil {
+		return fmt.Errorf("journal mode: %w", err)
 	}
 	if v == SchemaVersion {
 		// Up to date: opening takes no write lock, so a `nodmix sessions list` does not wait
 		// for a busy gateway's writes.
-		return &Store{db: db, maxBlobs: MaxBlobBytes, writeSem: make(chan struct{}, 1)}, nil
+		return nil
 	}
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("state store %s: schema: %w", path, err)
+	if err := migrate(ctx, s.db); err != nil {
+		return fmt.Errorf("schema: %w", err)
 	}
-	return &Store{db: db, maxBlobs: MaxBlobBytes, writeSem: make(chan struct{}, 1)}, nil
+	return nil
+}
+
+// isDamaged reports whether err is SQLite's SQLITE_CORRUPT or SQLITE_NOTADB.
+func isDamaged(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && (coded.Code()&0xff == 11 || coded.Code()&0xff == 26)
 }
 
 // uriPath is path as the file name of a SQLite URI, which decodes %XX and ends at '?' or '#':
@@ -237,14 +267,14 @@ func uriPath(path string) string {
 func (s *Store) Selected(ctx context.Context, sess string) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name FROM selections WHERE session = ? ORDER BY seq`, sess)
 	if err != nil {
-		return nil, fmt.Errorf("selections: %w", err)
+		return nil, s.fail("selections", err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("selections: %w", err)
+			return nil, s.fail("selections", err)
 		}
 		out = append(out, n)
 	}
@@ -255,7 +285,7 @@ func (s *Store) Selected(ctx context.Context, sess string) ([]string, error) {
 func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (added []string, err error) {
 	tx, done, err := s.beginWrite(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("selections: %w", err)
+		return nil, s.fail("selections", err)
 	}
 	defer done()
 	defer func() {
@@ -265,13 +295,13 @@ func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (a
 	}()
 	var seq int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM selections WHERE session = ?`, sess).Scan(&seq); err != nil {
-		return nil, fmt.Errorf("selections: %w", err)
+		return nil, s.fail("selections", err)
 	}
 	for _, n := range names {
 		seq++
 		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO selections(session, seq, name) VALUES (?, ?, ?)`, sess, seq, n)
 		if err != nil {
-			return nil, fmt.Errorf("selections: %w", err)
+			return nil, s.fail("selections", err)
 		}
 		if k, _ := res.RowsAffected(); k == 1 {
 			added = append(added, n)
@@ -280,25 +310,25 @@ func (s *Store) AddSelected(ctx context.Context, sess string, names []string) (a
 	if len(added) > 0 {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM selections WHERE session = ? AND seq NOT IN (
 			SELECT seq FROM selections WHERE session = ? ORDER BY seq DESC LIMIT ?)`, sess, sess, session.MaxSelected); err != nil {
-			return nil, fmt.Errorf("selections: bound: %w", err)
+			return nil, s.fail("selections: bound", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(session, touched) VALUES (?, unixepoch())
 		ON CONFLICT(session) DO UPDATE SET touched = excluded.touched`, sess); err != nil {
-		return nil, fmt.Errorf("selections: %w", err)
+		return nil, s.fail("selections", err)
 	}
 	// Retention: the activations of a session that has activated nothing for MaxSelectionAge go.
 	if _, err := tx.ExecContext(ctx, `DELETE FROM selections WHERE session IN (
 		SELECT session FROM sessions WHERE touched < unixepoch() - ?)`, MaxSelectionAge); err != nil {
-		return nil, fmt.Errorf("selections: retention: %w", err)
+		return nil, s.fail("selections: retention", err)
 	}
 	// Only rows that track selections alone go: a session with a transcript or settings is kept
 	// however old it is.
 	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE touched < unixepoch() - ? AND created IS NULL`, MaxSelectionAge); err != nil {
-		return nil, fmt.Errorf("selections: retention: %w", err)
+		return nil, s.fail("selections: retention", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("selections: %w", err)
+		return nil, s.fail("selections", err)
 	}
 	return added, nil
 }
@@ -327,7 +357,7 @@ func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) (err
 	}
 	tx, done, err := s.beginWrite(ctx)
 	if err != nil {
-		return fmt.Errorf("blob: %w", err)
+		return s.fail("blob", err)
 	}
 	defer done()
 	defer func() {
@@ -336,10 +366,10 @@ func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) (err
 		}
 	}()
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO blobs(key, session, data) VALUES (?, ?, ?)`, key, sess, data); err != nil {
-		return fmt.Errorf("blob: %w", err)
+		return s.fail("blob", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE session != '' AND created < unixepoch() - ?`, MaxBlobAge); err != nil {
-		return fmt.Errorf("blob: retention: %w", err)
+		return s.fail("blob: retention", err)
 	}
 	// Drop the oldest until the rest fits; the new blob is kept (it fits by the check above).
 	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE key IN (
@@ -347,10 +377,10 @@ func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) (err
 			SELECT key, SUM(length(data)) OVER (ORDER BY created DESC, rowid DESC) AS running
 			FROM blobs WHERE session != ''
 		) WHERE running > ?)`, s.maxBlobs); err != nil {
-		return fmt.Errorf("blob: retention: %w", err)
+		return s.fail("blob: retention", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("blob: %w", err)
+		return s.fail("blob", err)
 	}
 	return nil
 }
@@ -363,7 +393,7 @@ func (s *Store) Blob(ctx context.Context, key string) ([]byte, error) {
 		return nil, session.ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("blob: %w", err)
+		return nil, s.fail("blob", err)
 	}
 	return b, nil
 }
