@@ -137,6 +137,9 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated)`); err != nil {
 		return err
 	}
+	if _, err := tx.ExecContext(ctx, blobsAgeIndex); err != nil {
+		return err
+	}
 	// A pragma takes no parameter; the value is this build's constant.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
 		return fmt.Errorf("schema version: %w", err)
@@ -368,19 +371,66 @@ func (s *Store) PutBlob(ctx context.Context, sess, key string, data []byte) (err
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO blobs(key, session, data) VALUES (?, ?, ?)`, key, sess, data); err != nil {
 		return s.fail("blob", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE session != '' AND created < unixepoch() - ?`, MaxBlobAge); err != nil {
+	if _, err := tx.ExecContext(ctx, blobsExpire, MaxBlobAge); err != nil {
 		return s.fail("blob: retention", err)
 	}
-	// Drop the oldest until the rest fits; the new blob is kept (it fits by the check above).
-	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE key IN (
-		SELECT key FROM (
-			SELECT key, SUM(length(data)) OVER (ORDER BY created DESC, rowid DESC) AS running
-			FROM blobs WHERE session != ''
-		) WHERE running > ?)`, s.maxBlobs); err != nil {
+	if err := s.trimBlobs(ctx, tx); err != nil {
 		return s.fail("blob: retention", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return s.fail("blob", err)
+	}
+	return nil
+}
+
+// The queries of blob retention, which run in every put, read blobs_age alone: no scan of the
+// blobs themselves, no sort of them all. With a scan and a sort (as before) a put cost time in
+// proportion to the blobs kept, under the write lock every session's turn waits for: 10 ms at
+// 2,500 small blobs, and the 256 MiB cap holds a hundred thousand.
+const (
+	blobsAgeIndex = `CREATE INDEX IF NOT EXISTS blobs_age ON blobs(created, length(data)) WHERE session != ''`
+	blobsExpire   = `DELETE FROM blobs WHERE session != '' AND created < unixepoch() - ?`
+	blobsTotal    = `SELECT COALESCE(SUM(length(data)), 0) FROM blobs WHERE session != ''`
+	blobsOldest   = `SELECT rowid, length(data) FROM blobs WHERE session != '' ORDER BY created, rowid`
+)
+
+// trimBlobs drops the oldest session blobs until the rest fit in s.maxBlobs; the newest, just
+// put, is kept (it fits by PutBlob's check).
+func (s *Store) trimBlobs(ctx context.Context, tx *sql.Tx) error {
+	var total int64
+	if err := tx.QueryRowContext(ctx, blobsTotal).Scan(&total); err != nil {
+		return err
+	}
+	if total <= int64(s.maxBlobs) {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, blobsOldest)
+	if err != nil {
+		return err
+	}
+	var drop []int64
+	for total > int64(s.maxBlobs) && rows.Next() {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		drop = append(drop, id)
+		total -= n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	del, err := tx.PrepareContext(ctx, `DELETE FROM blobs WHERE rowid = ?`)
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	for _, id := range drop {
+		if _, err := del.ExecContext(ctx, id); err != nil {
+			return err
+		}
 	}
 	return nil
 }
