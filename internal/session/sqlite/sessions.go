@@ -152,7 +152,7 @@ func (s *Store) Append(ctx context.Context, key string, base int, msgs []llm.Mes
 			return err
 		}
 		if n != base {
-			return session.ErrConflict
+			return session.ConflictError(created.Valid)
 		}
 		if created.Valid && len(msgs) == 0 {
 			out, err = scanInfo(tx.QueryRowContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE session = ?`, key))
