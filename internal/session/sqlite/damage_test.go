@@ -213,3 +213,41 @@ func TestFullDiskWritesNothing(t *testing.T) {
 		t.Fatalf("another store's append: %v", err)
 	}
 }
+
+// A transcript whose rows disagree with its session's row (a message row lost to damage, a length
+// edited by hand) is refused with an error naming the file, instead of being sent without the
+// lost message (maybe a tool result, which every provider then refuses) or failing every later
+// append as busy; no length, however large, panics.
+func TestTranscriptDisagreeingWithItsRowIsRefused(t *testing.T) {
+	ctx := context.Background()
+	for name, damage := range map[string]string{
+		"a middle message gone": `DELETE FROM messages WHERE session = 'k' AND seq = 2`,
+		"the last message gone": `DELETE FROM messages WHERE session = 'k' AND seq = (SELECT MAX(seq) FROM messages WHERE session = 'k')`,
+		"a length too large":    `UPDATE sessions SET length = 4611686018427387904 WHERE session = 'k'`,
+		"a length too small":    `UPDATE sessions SET length = 2 WHERE session = 'k'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			s, err := Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Append(ctx, "k", 0, sessiontest.Transcript()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.db.ExecContext(ctx, damage); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Transcript(ctx, "k")
+			if err == nil {
+				t.Fatalf("Transcript returned %d messages of a damaged transcript", len(got))
+			}
+			for _, want := range []string{"state store " + path + ": ", "damaged"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not hold %q", err, want)
+				}
+			}
+		})
+	}
+}

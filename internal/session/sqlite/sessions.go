@@ -114,17 +114,25 @@ func (s *Store) Transcript(ctx context.Context, key string) (msgs []llm.Message,
 	if n == 0 {
 		return nil, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT role, parts FROM messages WHERE session = ? ORDER BY seq`, key)
+	rows, err := tx.QueryContext(ctx, `SELECT seq, role, parts FROM messages WHERE session = ? ORDER BY seq`, key)
 	if err != nil {
 		return nil, s.fail("transcript", err)
 	}
 	defer rows.Close()
-	msgs = make([]llm.Message, 0, n)
+	// The row's length sizes the slice only up to a bound: a damaged file may hold any number.
+	msgs = make([]llm.Message, 0, min(n, 1<<16))
 	for rows.Next() {
+		var seq int64
 		var role string
 		var parts sql.RawBytes // decoded before the next row, so never copied
-		if err := rows.Scan(&role, &parts); err != nil {
+		if err := rows.Scan(&seq, &role, &parts); err != nil {
 			return nil, s.fail("transcript", err)
+		}
+		// Appends write the rows and the length in one transaction, so only damage parts them.
+		// A transcript with a message missing would be sent as it is (a tool call without its
+		// result, which providers refuse) and every later Append would conflict on the length.
+		if seq != int64(len(msgs)) {
+			return nil, s.fail("transcript", fmt.Errorf("%w: message %d is missing", errDamaged, len(msgs)))
 		}
 		ps, err := session.DecodeParts(parts)
 		if err != nil {
@@ -135,8 +143,14 @@ func (s *Store) Transcript(ctx context.Context, key string) (msgs []llm.Message,
 	if err := rows.Err(); err != nil {
 		return nil, s.fail("transcript", err)
 	}
+	if len(msgs) != n {
+		return nil, s.fail("transcript", fmt.Errorf("%w: the session counts %d messages, the file holds %d", errDamaged, n, len(msgs)))
+	}
 	return msgs, nil
 }
+
+// errDamaged: the file holds what no write of the store leaves.
+var errDamaged = errors.New("the file is damaged")
 
 // Append implements session.Store: the length check and the writes are one transaction, which
 // holds the write lock from its start, so two appends at one base cannot both pass the check.
