@@ -136,7 +136,7 @@ func (m *Memory) Append(_ context.Context, key string, base int, msgs []llm.Mess
 	defer m.mu.Unlock()
 	s := m.sessions[key]
 	if n := s.length(); n != base {
-		return nil, ErrConflict
+		return nil, ConflictError(s != nil)
 	}
 	if s == nil {
 		s = m.create(key)

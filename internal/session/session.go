@@ -43,7 +43,9 @@ type Store interface {
 	// Append adds msgs to the transcript atomically, creating the session (base must then be 0).
 	// base is the transcript length the caller built on: if the stored length differs, nothing
 	// is written and ErrConflict is returned (two turns on one session, maybe on two gateway
-	// replicas). The store keeps its own copy of msgs.
+	// replicas); when the session no longer exists (removed since the caller read it) the error
+	// matches ErrNotFound too, and nothing of the session comes back. The store keeps its own
+	// copy of msgs.
 	Append(ctx context.Context, key string, base int, msgs []llm.Message) (*Info, error)
 	// Update reads the row (a zero Info with Key set when it does not exist), lets fn change
 	// Model, Agent, Overrides and Counters, and writes it back in one transaction, creating the
@@ -98,6 +100,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: Append's base is not the stored transcript length; another turn wrote first.
 	ErrConflict = errors.New("session changed since it was read")
+	// errRemoved is the ErrConflict of an Append on a session removed since it was read.
+	errRemoved = fmt.Errorf("%w: it no longer exists: %w", ErrConflict, ErrNotFound)
 	// ErrInvalidKey: a session key that is empty, longer than MaxKeyLen, not UTF-8 or holds a
 	// control character (C0, DEL or C1).
 	ErrInvalidKey = fmt.Errorf("session key: must be 1 to %d bytes", MaxKeyLen)
@@ -123,6 +127,15 @@ func CheckKey(key string) error {
 		return fmt.Errorf("%w, in UTF-8", ErrInvalidKey)
 	}
 	return nil
+}
+
+// ConflictError is what Append returns when the stored transcript length is not base: a plain
+// ErrConflict, or one matching ErrNotFound too when the session does not exist (any more).
+func ConflictError(exists bool) error {
+	if exists {
+		return ErrConflict
+	}
+	return errRemoved
 }
 
 func isControl(r rune) bool { return r < 0x20 || 0x7f <= r && r <= 0x9f }

@@ -391,6 +391,33 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 			t.Errorf("rows: %+v", all)
 		}
 	})
+	t.Run("an append on a session removed since it was read", func(t *testing.T) {
+		// A turn in one process, `nodmix sessions rm` in another: the turn's next write finds
+		// the session gone. It conflicts, says why, and brings back nothing of the session.
+		s := open(t)
+		defer s.Close()
+		msgs := Transcript()
+		if _, err := s.Append(ctx, "a", 0, msgs[:2]); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteSession(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Append(ctx, "a", 2, msgs[2:])
+		if !errors.Is(err, session.ErrConflict) || !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("append after the session was removed: %v, want ErrConflict and ErrNotFound", err)
+		}
+		if _, err := s.Session(ctx, "a"); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("the removed session came back: %v", err)
+		}
+		// A stale base on a session that exists is a conflict only.
+		if _, err := s.Append(ctx, "b", 0, msgs[:2]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, "b", 1, msgs[2:]); !errors.Is(err, session.ErrConflict) || errors.Is(err, session.ErrNotFound) {
+			t.Errorf("stale base on a live session: %v, want ErrConflict alone", err)
+		}
+	})
 	t.Run("delete session removes everything it holds", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()

@@ -72,6 +72,7 @@ func TestSelectionRetentionDropsIdleSessions(t *testing.T) {
 
 // TestSelectionsOfOlderStoresAreKept opens a store written before sessions were tracked: its
 // selections count as touched when the store is opened, so none is dropped on the first put.
+// (Files of that time carry no schema version.)
 func TestSelectionsOfOlderStoresAreKept(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
@@ -79,7 +80,7 @@ func TestSelectionsOfOlderStoresAreKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.ExecContext(ctx, `DROP TABLE sessions; INSERT INTO selections(session, seq, name) VALUES ('old', 1, 'a')`); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DROP TABLE sessions; INSERT INTO selections(session, seq, name) VALUES ('old', 1, 'a'); PRAGMA user_version = 0`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

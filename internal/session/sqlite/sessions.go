@@ -66,7 +66,7 @@ func (s *Store) Session(ctx context.Context, key string) (*session.Info, error) 
 		return nil, session.ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, s.fail("session", err)
 	}
 	return in, nil
 }
@@ -75,19 +75,19 @@ func (s *Store) Session(ctx context.Context, key string) (*session.Info, error) 
 func (s *Store) Sessions(ctx context.Context) ([]session.Info, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE created IS NOT NULL ORDER BY updated DESC, session`)
 	if err != nil {
-		return nil, fmt.Errorf("sessions: %w", err)
+		return nil, s.fail("sessions", err)
 	}
 	defer rows.Close()
 	out := []session.Info{}
 	for rows.Next() {
 		in, err := scanInfo(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sessions: %w", err)
+			return nil, s.fail("sessions", err)
 		}
 		out = append(out, *in)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sessions: %w", err)
+		return nil, s.fail("sessions", err)
 	}
 	return out, nil
 }
@@ -100,7 +100,7 @@ func (s *Store) Transcript(ctx context.Context, key string) (msgs []llm.Message,
 	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
+		return nil, s.fail("transcript", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read only: nothing to keep
 	var n int
@@ -109,34 +109,48 @@ func (s *Store) Transcript(ctx context.Context, key string) (msgs []llm.Message,
 		return nil, session.ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
+		return nil, s.fail("transcript", err)
 	}
 	if n == 0 {
 		return nil, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT role, parts FROM messages WHERE session = ? ORDER BY seq`, key)
+	rows, err := tx.QueryContext(ctx, `SELECT seq, role, parts FROM messages WHERE session = ? ORDER BY seq`, key)
 	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
+		return nil, s.fail("transcript", err)
 	}
 	defer rows.Close()
-	msgs = make([]llm.Message, 0, n)
+	// The row's length sizes the slice only up to a bound: a damaged file may hold any number.
+	msgs = make([]llm.Message, 0, min(n, 1<<16))
 	for rows.Next() {
+		var seq int64
 		var role string
 		var parts sql.RawBytes // decoded before the next row, so never copied
-		if err := rows.Scan(&role, &parts); err != nil {
-			return nil, fmt.Errorf("transcript: %w", err)
+		if err := rows.Scan(&seq, &role, &parts); err != nil {
+			return nil, s.fail("transcript", err)
+		}
+		// Appends write the rows and the length in one transaction, so only damage parts them.
+		// A transcript with a message missing would be sent as it is (a tool call without its
+		// result, which providers refuse) and every later Append would conflict on the length.
+		if seq != int64(len(msgs)) {
+			return nil, s.fail("transcript", fmt.Errorf("%w: message %d is missing", errDamaged, len(msgs)))
 		}
 		ps, err := session.DecodeParts(parts)
 		if err != nil {
-			return nil, fmt.Errorf("transcript: message %d: %w", len(msgs), err)
+			return nil, s.fail(fmt.Sprintf("transcript: message %d", len(msgs)), err)
 		}
 		msgs = append(msgs, llm.Message{Role: llm.Role(role), Parts: ps})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
+		return nil, s.fail("transcript", err)
+	}
+	if len(msgs) != n {
+		return nil, s.fail("transcript", fmt.Errorf("%w: the session counts %d messages, the file holds %d", errDamaged, n, len(msgs)))
 	}
 	return msgs, nil
 }
+
+// errDamaged: the file holds what no write of the store leaves.
+var errDamaged = errors.New("the file is damaged")
 
 // Append implements session.Store: the length check and the writes are one transaction, which
 // holds the write lock from its start, so two appends at one base cannot both pass the check.
@@ -152,7 +166,7 @@ func (s *Store) Append(ctx context.Context, key string, base int, msgs []llm.Mes
 			return err
 		}
 		if n != base {
-			return session.ErrConflict
+			return session.ConflictError(created.Valid)
 		}
 		if created.Valid && len(msgs) == 0 {
 			out, err = scanInfo(tx.QueryRowContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE session = ?`, key))
@@ -187,7 +201,7 @@ func (s *Store) Append(ctx context.Context, key string, base int, msgs []llm.Mes
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("append: %w", err)
+		return nil, s.fail("append", err)
 	}
 	return out, nil
 }
@@ -218,11 +232,11 @@ func (s *Store) Update(ctx context.Context, key string, fn func(*session.Info) e
 		}
 		overrides, err := encodeMap(in.Overrides)
 		if err != nil {
-			return fmt.Errorf("overrides: %w", err)
+			return s.fail("overrides", err)
 		}
 		counters, err := encodeMap(in.Counters)
 		if err != nil {
-			return fmt.Errorf("counters: %w", err)
+			return s.fail("counters", err)
 		}
 		stamp, err := s.stamp(ctx, tx)
 		if err != nil {
@@ -240,7 +254,7 @@ func (s *Store) Update(ctx context.Context, key string, fn func(*session.Info) e
 		return nil, fnErr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("update: %w", err)
+		return nil, s.fail("update", err)
 	}
 	return out, nil
 }
@@ -273,7 +287,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string) error {
 		return err
 	}
 	if err != nil {
-		return fmt.Errorf("delete session: %w", err)
+		return s.fail("delete session", err)
 	}
 	return nil
 }
