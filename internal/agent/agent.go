@@ -145,6 +145,9 @@ var (
 	ErrMaxSteps = errors.New("step limit reached")
 	// ErrBusy: another turn changed the session while this one ran.
 	ErrBusy = errors.New("the session is busy with another turn")
+	// ErrRemoved: the session was removed (`nodmix sessions rm`, DELETE /v1/sessions/…) while
+	// the turn ran; what the turn said since is not kept.
+	ErrRemoved = errors.New("the session was removed during the turn")
 	// ErrUnsendable: the turn's input holds what no request to its model can carry; nothing of
 	// it was stored.
 	ErrUnsendable = errors.New("the input cannot be sent to this model")
@@ -294,6 +297,9 @@ func (t *Turn) request(history []llm.Message, tools []llm.Tool) *llm.Request {
 }
 
 func (r *Runner) storeErr(key string, err error) error {
+	if errors.Is(err, session.ErrNotFound) { // a removed session's append is a conflict too
+		return fmt.Errorf("session %q: %w", key, ErrRemoved)
+	}
 	if errors.Is(err, session.ErrConflict) {
 		return fmt.Errorf("session %q: %w", key, ErrBusy)
 	}

@@ -365,6 +365,30 @@ func TestConcurrentTurnIsBusy(t *testing.T) {
 	}
 }
 
+// TestRemovedDuringTurn: a session removed while its turn waits for the model ends the turn
+// with ErrRemoved, not ErrBusy (the removal is not another turn), and stays removed.
+func TestRemovedDuringTurn(t *testing.T) {
+	st := session.NewMemory()
+	r, _ := newRunner(st, &tools{})
+	ctx := context.Background()
+	if _, err := st.Append(ctx, "s", 0, []llm.Message{user("earlier")}); err != nil {
+		t.Fatal(err)
+	}
+	m := &script{steps: []func(*llm.Request) (*llm.Message, error){func(req *llm.Request) (*llm.Message, error) {
+		if err := st.DeleteSession(ctx, "s"); err != nil {
+			return nil, err
+		}
+		return answer("late")(req)
+	}}}
+	_, err := r.Run(ctx, agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("now")}})
+	if !errors.Is(err, agent.ErrRemoved) || errors.Is(err, agent.ErrBusy) {
+		t.Errorf("err = %v, want ErrRemoved", err)
+	}
+	if _, err := st.Transcript(ctx, "s"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("transcript after the turn: %v, want ErrNotFound", err)
+	}
+}
+
 func TestOpaquePartsStayWithTheirProvider(t *testing.T) {
 	st := session.NewMemory()
 	r, _ := newRunner(st, &tools{})

@@ -253,6 +253,8 @@ func turnStatus(err error) (int, string, string) {
 		return http.StatusBadRequest, "invalid_request_error", "invalid_session"
 	case errors.Is(err, agent.ErrBusy):
 		return http.StatusConflict, "invalid_request_error", "session_busy"
+	case errors.Is(err, agent.ErrRemoved):
+		return http.StatusConflict, "invalid_request_error", "session_removed"
 	case errors.Is(err, agent.ErrUnsendable):
 		return http.StatusBadRequest, "invalid_request_error", "invalid_input"
 	case errors.Is(err, agent.ErrMaxSteps):
