@@ -17,7 +17,7 @@ import (
 // A state.db a newer nodmix wrote (its schema version above this build's) is refused by every
 // command that opens it, gateway included, with the file and the versions named, and not one
 // byte of it changes: a downgrade never "migrates" the user's sessions down.
-func TestH11NewerStateDBIsRefused(t *testing.T) {
+func TestNewerStateDBIsRefused(t *testing.T) {
 	home := t.TempDir()
 	env := baseEnv(home)
 	if _, errOut, code := run(t, env, "", "agent", "--session", "k", "-m", "hello", "--model", "scripted/demo"); code != 0 {

@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,8 +11,8 @@ import (
 	"time"
 )
 
-// h11Show is `nodmix sessions show KEY --json`, decoded.
-type h11Show struct {
+// sessionShow is `nodmix sessions show KEY --json`, decoded.
+type sessionShow struct {
 	Session struct {
 		Key      string `json:"key"`
 		Messages int    `json:"messages"`
@@ -28,22 +27,22 @@ type h11Show struct {
 	} `json:"messages"`
 }
 
-func h11ShowSession(t *testing.T, env []string, key string) h11Show {
+func showSession(t *testing.T, env []string, key string) sessionShow {
 	t.Helper()
 	out, errOut, code := run(t, env, "", "sessions", "show", key, "--json")
 	if code != 0 {
 		t.Fatalf("sessions show %s: exit %d\n%s", key, code, errOut)
 	}
-	var s h11Show
+	var s sessionShow
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("sessions show %s: %v\n%s", key, err, out)
 	}
 	return s
 }
 
-// h11Whole reports what makes a transcript unusable by later turns: a tool call without its
+// wholeTranscript reports what makes a transcript unusable by later turns: a tool call without its
 // result, a result without its call.
-func h11Whole(s h11Show) error {
+func wholeTranscript(s sessionShow) error {
 	open := map[string]bool{}
 	for i, m := range s.Messages {
 		for _, p := range m.Parts {
@@ -70,7 +69,7 @@ func h11Whole(s h11Show) error {
 // A `nodmix agent --session` run killed (SIGKILL) in the middle of its turn, while a tool runs or
 // at any moment of its writes, leaves the session whole: every complete step kept, no call
 // without its result, the file readable at once (no lock left behind), and the next turn runs.
-func TestH11KilledTurnLeavesAWholeSession(t *testing.T) {
+func TestKilledTurnLeavesAWholeSession(t *testing.T) {
 	home := t.TempDir()
 	env := baseEnv(home)
 	if _, errOut, code := run(t, env, "", "agent", "--session", "s", "-m", "first question", "--model", "scripted/demo"); code != 0 {
@@ -81,7 +80,7 @@ func TestH11KilledTurnLeavesAWholeSession(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "agent", "--session", "s", "-m", `exec {"command": ["sleep", "60"]}`, "--model", "scripted/demo")
 	cmd.Env = env
-	var stderr h11Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -94,8 +93,8 @@ func TestH11KilledTurnLeavesAWholeSession(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	s := h11ShowSession(t, env, "s")
-	if err := h11Whole(s); err != nil {
+	s := showSession(t, env, "s")
+	if err := wholeTranscript(s); err != nil {
 		t.Errorf("after a kill during the tool call: %v", err)
 	}
 	if n := len(s.Messages); n != 3 || s.Messages[2].Role != "user" {
@@ -112,7 +111,7 @@ func TestH11KilledTurnLeavesAWholeSession(t *testing.T) {
 		time.Sleep(delay * time.Millisecond)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		if err := h11Whole(h11ShowSession(t, env, "s")); err != nil {
+		if err := wholeTranscript(showSession(t, env, "s")); err != nil {
 			t.Errorf("after a kill at %d ms: %v", delay, err)
 		}
 	}
@@ -120,8 +119,8 @@ func TestH11KilledTurnLeavesAWholeSession(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "You said: after the kills") {
 		t.Fatalf("the turn after the kills: exit %d\n%s\n%s", code, out, errOut)
 	}
-	s = h11ShowSession(t, env, "s")
-	if err := h11Whole(s); err != nil {
+	s = showSession(t, env, "s")
+	if err := wholeTranscript(s); err != nil {
 		t.Error(err)
 	}
 	if s.Messages[0].Parts[0].Text != "first question" {
@@ -129,28 +128,10 @@ func TestH11KilledTurnLeavesAWholeSession(t *testing.T) {
 	}
 }
 
-// h11Buffer is a bytes.Buffer a process writes while the test reads it.
-type h11Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *h11Buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *h11Buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // A gateway and `nodmix agent --session` runs write one state.db at once, on their own sessions
 // and on one they share, while `nodmix sessions list` reads: no turn fails but as busy (the
 // shared session, clearly refused), none sees "database is locked", every own turn is kept whole.
-func TestH11GatewayAndAgentsShareStateDB(t *testing.T) {
+func TestGatewayAndAgentsShareStateDB(t *testing.T) {
 	home := t.TempDir()
 	env := baseEnv(home)
 	base := strings.TrimSuffix(startGateway(t, env), "/mcp")
@@ -217,13 +198,13 @@ func TestH11GatewayAndAgentsShareStateDB(t *testing.T) {
 	}
 	for w := range workers {
 		for _, key := range []string{fmt.Sprintf("gw-%d", w), fmt.Sprintf("cli-%d", w)} {
-			s := h11ShowSession(t, env, key)
+			s := showSession(t, env, key)
 			if len(s.Messages) != 2*turns {
 				t.Errorf("%s: %d messages, want %d", key, len(s.Messages), 2*turns)
 			}
 		}
 	}
-	s := h11ShowSession(t, env, "shared")
+	s := showSession(t, env, "shared")
 	answers := 0
 	for _, m := range s.Messages {
 		if m.Role == "assistant" {
@@ -237,7 +218,7 @@ func TestH11GatewayAndAgentsShareStateDB(t *testing.T) {
 
 // `nodmix sessions rm` while a turn of that session runs in another process: the removal holds;
 // the turn fails at its next write instead of bringing part of the session back.
-func TestH11RemoveDuringATurn(t *testing.T) {
+func TestRemoveDuringATurn(t *testing.T) {
 	home := t.TempDir()
 	env := baseEnv(home)
 	if _, errOut, code := run(t, env, "", "agent", "--session", "s", "-m", "hello", "--model", "scripted/demo"); code != 0 {
@@ -247,7 +228,7 @@ func TestH11RemoveDuringATurn(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "agent", "--session", "s", "-m", `exec {"command": ["sleep", "3"]}`, "--model", "scripted/demo")
 	cmd.Env = env
-	var stderr h11Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
