@@ -230,6 +230,11 @@ var secretSuffixes = []string{"apikey", "apikeys", "token", "password", "passwor
 // separators is built once: isSecretName runs for every value a masked rendering visits.
 var separators = strings.NewReplacer("_", "", "-", "")
 
+// IsSecretName reports whether a key or variable name marks its value as a secret (token,
+// secret, password, apiKey, … at its end, separators and case aside): the rule every mask of
+// nodmix's uses.
+func IsSecretName(key string) bool { return isSecretName(key) }
+
 func isSecretName(key string) bool {
 	k := strings.ToLower(separators.Replace(key))
 	for _, suffix := range secretSuffixes {

@@ -69,7 +69,7 @@ func serverEnv(environ []string, cfg ServerConfig, goos string) []string {
 const minUnnamedSecret = 16
 
 // envSecretWords are the words of an env name that mark its value as secret, besides the names
-// config.ArgSecrets takes a NAME=value argument for (…TOKEN, …SECRET, …PASSWORD, …API_KEY,
+// config.IsSecretName takes (…TOKEN, …SECRET, …PASSWORD, …API_KEY,
 // …COOKIE, …AUTHORIZATION): env names put these words anywhere (AWS_SECRET_ACCESS_KEY,
 // PRIVATE_KEY_PEM, REDIS_PASS, SESSION_ID), where config's rule, made for camelCase config keys
 // where maxTokens is a count, looks at the end.
@@ -77,7 +77,7 @@ var envSecretWords = []string{"key", "keys", "auth", "credential", "credentials"
 
 // secretEnvName reports whether an env variable's name marks its value as a secret.
 func secretEnvName(name string) bool {
-	if len(config.ArgSecrets([]string{name + "=x"})) > 0 {
+	if config.IsSecretName(name) {
 		return true
 	}
 	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
