@@ -218,18 +218,29 @@ func startsLine(src []byte, off int) bool {
 // lineTail scans from off over spaces, tabs and comments that end on the same line. It returns
 // the offset after the last comment (or off), and whether the line ends there (at a line break
 // or the end of input) rather than at other text. A block comment spanning lines stops the scan.
-func lineTail(src []byte, off int) (contentEnd int, eol bool) {
-	contentEnd = off
-	i := off
+func lineTail(src []byte, off int) (contentEnd int, eol bool) { return lineTailLive(src, off, whole) }
+
+// afterLineBreak returns the offset after the line break at off, if there is one.
+func afterLineBreak(src []byte, off int) int { return afterLineBreakLive(src, off, whole) }
+
+// whole is the next of a text with nothing removed: every offset is live (see liveText.next).
+func whole(off int) int { return off }
+
+// lineTailLive is lineTail over a text some of whose bytes are removed: next(i) is the first
+// live offset at or after i. The offsets it returns are live. A comment is never cut by a
+// removal, which takes whole tokens, and there is no other '/' between values.
+func lineTailLive(src []byte, off int, next func(int) int) (contentEnd int, eol bool) {
+	i := next(off)
+	contentEnd = i
 	for i < len(src) {
 		switch c := src[i]; {
 		case c == ' ' || c == '\t':
-			i++
+			i = next(i + 1)
 		case c == '\n' || c == '\r':
 			return contentEnd, true
 		case c == '/' && i+1 < len(src) && src[i+1] == '/':
 			for i < len(src) && src[i] != '\n' && src[i] != '\r' {
-				i++
+				i = next(i + 1)
 			}
 			return i, true
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
@@ -237,7 +248,7 @@ func lineTail(src []byte, off int) (contentEnd int, eol bool) {
 			if end < 0 || bytes.ContainsAny(src[i+2:i+2+end], "\n\r") {
 				return contentEnd, false
 			}
-			i += 2 + end + 2
+			i = next(i + 2 + end + 2)
 			contentEnd = i
 		default:
 			return contentEnd, false
@@ -246,13 +257,17 @@ func lineTail(src []byte, off int) (contentEnd int, eol bool) {
 	return contentEnd, true
 }
 
-// afterLineBreak returns the offset after the line break at off, if there is one.
-func afterLineBreak(src []byte, off int) int {
+// afterLineBreakLive is afterLineBreak over a text some of whose bytes are removed (see
+// lineTailLive).
+func afterLineBreakLive(src []byte, off int, next func(int) int) int {
 	switch {
-	case off+1 < len(src) && src[off] == '\r' && src[off+1] == '\n':
-		return off + 2
-	case off < len(src) && (src[off] == '\n' || src[off] == '\r'):
-		return off + 1
+	case off < len(src) && src[off] == '\r':
+		if n := next(off + 1); n < len(src) && src[n] == '\n' {
+			return next(n + 1)
+		}
+		return next(off + 1)
+	case off < len(src) && src[off] == '\n':
+		return next(off + 1)
 	}
 	return off
 }

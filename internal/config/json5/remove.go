@@ -1,7 +1,6 @@
 package json5
 
 import (
-	"bytes"
 	"sort"
 )
 
@@ -135,35 +134,9 @@ func (t *liveText) bytes() []byte {
 	return append(out, t.src[at:]...)
 }
 
-// lineTail is the package's lineTail read over the live text: from off over spaces, tabs and
-// comments that end on the same line, giving the offset after the last comment (or the first
-// live offset from off), and whether the line ends there.
+// lineTail is the package's lineTail read over the live text.
 func (t *liveText) lineTail(off int) (contentEnd int, eol bool) {
-	src := t.src
-	i := t.next(off)
-	contentEnd = i
-	for i < len(src) {
-		switch ch := src[i]; {
-		case ch == ' ' || ch == '\t':
-			i = t.next(i + 1)
-		case ch == '\n' || ch == '\r':
-			return contentEnd, true
-		case ch == '/' && i+1 < len(src) && src[i+1] == '/':
-			// A comment is never cut by a removal, which takes whole tokens, and there is no
-			// other '/' between values: the comment's text is src's.
-			return t.lineEnd(i), true
-		case ch == '/' && i+1 < len(src) && src[i+1] == '*':
-			end := bytes.Index(src[i+2:], []byte("*/"))
-			if end < 0 || bytes.ContainsAny(src[i+2:i+2+end], "\n\r") {
-				return contentEnd, false
-			}
-			i = t.next(i + 2 + end + 2)
-			contentEnd = i
-		default:
-			return contentEnd, false
-		}
-	}
-	return contentEnd, true
+	return lineTailLive(t.src, off, t.next)
 }
 
 // lineEnd returns the live offset of the line break at or after off, or len(src).
@@ -176,16 +149,4 @@ func (t *liveText) lineEnd(off int) int {
 }
 
 // afterLineBreak returns the live offset after the line break at off, if there is one.
-func (t *liveText) afterLineBreak(off int) int {
-	src := t.src
-	switch {
-	case off < len(src) && src[off] == '\r':
-		if n := t.next(off + 1); n < len(src) && src[n] == '\n' {
-			return t.next(n + 1)
-		}
-		return t.next(off + 1)
-	case off < len(src) && src[off] == '\n':
-		return t.next(off + 1)
-	}
-	return off
-}
+func (t *liveText) afterLineBreak(off int) int { return afterLineBreakLive(t.src, off, t.next) }
