@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -406,6 +407,11 @@ func (p *Provider) streamError(ctx context.Context, w *idleWatch, err error, pr 
 		e.Hint = "check models.providers." + p.ID + ".baseUrl"
 	case errors.Is(err, llm.ErrTruncated):
 		e.Message = "the response stream ended before it was complete"
+		e.Hint = "try again"
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+		// The connection went in the middle of the body: the same cut as a stream that ends
+		// early, which "unexpected EOF" does not say to a person.
+		e.Message = "the response stream ended before it was complete: the connection was closed"
 		e.Hint = "try again"
 	case errors.As(err, &se):
 		// The chain keeps a scrubbed copy: callers may look for the StreamError.

@@ -41,7 +41,7 @@ var chatQuirks = map[string]openaichat.Quirks{
 	"deepseek":   {MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningRequired: true, ReasoningEvery: true},
 	"openrouter": {MaxTokensField: "max_tokens", ReasoningDetails: true},
 	"moonshot":   {MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningRequired: true, ReasoningPlaceholder: " ", AutoToolChoiceWhenThinking: true},
-	"zai":        {MaxTokensField: "max_tokens", ReasoningContent: true, ToolStream: true},
+	"zai":        {MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningKept: true, ToolStream: true},
 }
 
 func quirksFor(provider string) openaichat.Quirks {

@@ -142,6 +142,9 @@ func New(cfg *config.Config, opts Options) (*Registry, error) {
 		}
 		// A dialect that cannot be built fails the provider's calls, not the whole registry.
 		p.dialect, p.dialectErr = opts.Dialect(p.API, id)
+		if p.dialectErr == nil && thinkTagged(p.API, p.BaseURL) {
+			p.dialect = thinkTags{p.dialect}
+		}
 		r.providers[id] = p
 	}
 	return r, nil

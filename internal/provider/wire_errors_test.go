@@ -20,6 +20,10 @@ import (
 //     status}}, also as a chunk of an ?alt=sse stream).
 //   - Ollama, https://github.com/ollama/ollama/blob/main/docs/api.md#errors ({"error": "…"},
 //     also as an NDJSON line mid-stream).
+//   - Z.AI, https://docs.z.ai/api-reference/api-code: an HTTP status with Z.AI's business code
+//     and message in the body (1214 "Invalid ${field} parameter…").
+//   - MiniMax's Anthropic-compatible API answers in Anthropic's error shape; its codes,
+//     https://platform.minimax.io/docs/api-reference/errorcode, end the message ("(2013)").
 func TestDocumentedErrorBodies(t *testing.T) {
 	for _, c := range []struct {
 		name, api string
@@ -35,6 +39,8 @@ func TestDocumentedErrorBodies(t *testing.T) {
 		{"responses error event", "openai-responses", 200, "event: error\ndata: {\"type\":\"error\",\"code\":\"ERR_SOMETHING\",\"message\":\"Something went wrong\",\"param\":null,\"sequence_number\":1}\n\n", "provider error (ERR_SOMETHING): Something went wrong"},
 		{"gemini http", "google-generative-ai", 400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`, "API key not valid"},
 		{"gemini stream", "google-generative-ai", 200, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}],\"role\":\"model\"}}]}\n\ndata: {\"error\":{\"code\":503,\"message\":\"The model is overloaded. Please try again later.\",\"status\":\"UNAVAILABLE\"}}\n\n", "The model is overloaded"},
+		{"zai http", "openai-completions", 400, `{"error":{"code":"1214","message":"Invalid messages parameter. Please check the documentation"}}`, "Invalid messages parameter"},
+		{"minimax http", "anthropic-messages", 400, `{"type":"error","error":{"type":"bad_request_error","message":"invalid params, invalid function arguments json string, tool_call_id: call_function_1 (2013)","http_code":"400"}}`, "invalid function arguments json string"},
 		{"ollama http", "ollama", 400, `{"error":"\"m\" does not support thinking"}`, `"m" does not support thinking`},
 		{"ollama stream", "ollama", 200, "{\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}\n{\"error\":\"an error was encountered while running the model\"}\n", "an error was encountered while running the model"},
 	} {

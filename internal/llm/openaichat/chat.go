@@ -24,8 +24,9 @@ type Quirks struct {
 	// or "developer".
 	SystemRole string
 	// ReasoningContent sends reasoning back as `reasoning_content` on the assistant messages that
-	// carry tool calls, and only there: DeepSeek, Moonshot and Z.AI refuse a thinking model's
-	// tool loop without it, and DeepSeek wants it left off other turns.
+	// carry tool calls, and (but for ReasoningKept) only there: DeepSeek and Moonshot refuse a
+	// thinking model's tool loop without it, Z.AI's interleaved thinking wants it back with the
+	// tool results, and DeepSeek wants it left off other turns.
 	ReasoningContent bool
 	// ReasoningRequired, with ReasoningContent, makes every tool-call message carry
 	// reasoning_content while the body leaves thinking on (its thinking.type is not
@@ -39,6 +40,13 @@ type Quirks struct {
 	// reasoning of every assistant message between two user messages that hold a tool call,
 	// the answer's too, and ignores it elsewhere.
 	ReasoningEvery bool
+	// ReasoningKept, with ReasoningContent, also sends the reasoning_content this dialect kept
+	// on assistant messages without tool calls. Z.AI's Preserved Thinking (thinking.clear_thinking
+	// false, and the Coding Plan endpoint's default) wants the complete, unmodified reasoning of
+	// earlier turns back; with clear_thinking true the server drops it, so sending it always
+	// needs no reading of the endpoint or the body. Reasoning another dialect produced is not
+	// the model's own sequence and stays off those messages.
+	ReasoningKept bool
 	// ReasoningDetails keeps OpenRouter's `reasoning_details` array in the reasoning part's Raw
 	// and sends it back unchanged on assistant messages, which is how OpenRouter carries signed
 	// and encrypted reasoning across a tool loop.
@@ -256,7 +264,7 @@ func (d *dialect) assistant(m *llm.Message, fill bool) (message, error) {
 			}
 		}
 	}
-	if d.q.ReasoningContent && (len(msg.ToolCalls) > 0 || fill && d.q.ReasoningEvery) {
+	if d.q.ReasoningContent && (len(msg.ToolCalls) > 0 || fill && d.q.ReasoningEvery || d.q.ReasoningKept && ownContent != "") {
 		// Reasoning another dialect produced is sent as its text: a thinking provider refuses
 		// a tool-call turn without reasoning_content, so after a model switch its shown text
 		// is better than nothing.

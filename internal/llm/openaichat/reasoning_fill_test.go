@@ -47,7 +47,7 @@ func fillTranscript() []llm.Message {
 func TestReasoningContentFill(t *testing.T) {
 	deepseek := Quirks{MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningRequired: true, ReasoningEvery: true}
 	moonshot := Quirks{MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningRequired: true, ReasoningPlaceholder: " ", AutoToolChoiceWhenThinking: true}
-	zai := Quirks{MaxTokensField: "max_tokens", ReasoningContent: true, ToolStream: true}
+	zai := Quirks{MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningKept: true, ToolStream: true}
 	on := json.RawMessage(`{"thinking":{"type":"enabled"},"reasoning_effort":"high"}`)
 	off := json.RawMessage(`{"thinking":{"type":"disabled"}}`)
 	for _, tc := range []struct {
@@ -64,7 +64,10 @@ func TestReasoningContentFill(t *testing.T) {
 		{name: "deepseek off in extra", q: deepseek, extra: map[string]json.RawMessage{"thinking": json.RawMessage(`{"type":"disabled"}`)}, want: []string{"-", "-", "-"}},
 		{name: "moonshot thinking on", q: moonshot, patch: json.RawMessage(`{"thinking":{"type":"enabled"}}`), want: []string{`" "`, "-", "-"}},
 		{name: "moonshot thinking off", q: moonshot, patch: off, want: []string{"-", "-", "-"}},
-		{name: "zai unchanged", q: zai, patch: json.RawMessage(`{"thinking":{"type":"enabled"}}`), want: []string{"-", "-", "-"}},
+		// Z.AI documents no refusal (no placeholder) but Preserved Thinking: the answer's own
+		// reasoning goes back too. See provider.TestZAIPreservedThinking.
+		{name: "zai keeps its own", q: zai, patch: json.RawMessage(`{"thinking":{"type":"enabled"}}`), want: []string{"-", `"Answer it."`, "-"}},
+		{name: "zai thinking off", q: zai, patch: off, want: []string{"-", `"Answer it."`, "-"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := llm.Request{Model: "m", Tools: tools(), Messages: fillTranscript(), Extra: tc.extra}

@@ -1,0 +1,166 @@
+package provider_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nodmix/nodmix/internal/config"
+	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/provider"
+)
+
+// miniMaxChunk is one chunk of MiniMax's OpenAI-compatible stream as
+// https://platform.minimax.io/docs/api-reference/text-openai-api documents it ("the data format
+// matches OpenAI's"), with the extra members MiniMax adds to a delta (name, audio_content).
+func miniMaxChunk(delta, finish string) string {
+	d, _ := json.Marshal(map[string]string{"content": delta, "role": "assistant", "name": "MiniMax AI", "audio_content": ""})
+	f := "null"
+	if finish != "" {
+		f = fmt.Sprintf("%q", finish)
+	}
+	return fmt.Sprintf("data: {\"id\":\"05b8\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}],\"created\":1762000000,\"model\":\"MiniMax-M2.7\",\"object\":\"chat.completion.chunk\"}\n\n", d, f)
+}
+
+// miniMaxAt serves h as if it were host, so that a base URL naming MiniMax's API reaches it.
+func miniMaxAt(t *testing.T, baseURL string, h http.HandlerFunc) *provider.Provider {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`{models: {providers: {mm: {api: "openai-completions", baseUrl: %q}}}}`, baseURL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := provider.New(cfg, provider.Options{HTTP: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := r.Resolve("mm/MiniMax-M2.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestMiniMaxThinkTags calls MiniMax's OpenAI-compatible API through a custom
+// openai-completions entry. Without reasoning_split MiniMax documents that "the content field
+// will contain <think> tag content, which must be preserved completely" when the assistant
+// message goes back in a tool loop. So the answer's <think> block becomes a reasoning part (and
+// reasoning deltas, however the tags fall across chunks), its text is what follows, and the next
+// request sends the content back byte for byte. Another host's answer is left as it came.
+func TestMiniMaxThinkTags(t *testing.T) {
+	const content = "<think>\nThe user greets me.\n</think>\n\nHello!"
+	// The closing tag is cut across chunks, and so is the opening one.
+	pieces := []string{"<thi", "nk>\nThe user greets me.\n</th", "ink>\n\nHel", "lo!"}
+	whole := fmt.Sprintf(`{"id":"05b8","choices":[{"finish_reason":"stop","index":0,"message":{"content":%q,"role":"assistant","name":"MiniMax AI","audio_content":""}}],"created":1762000000,"model":"MiniMax-M2.7","object":"chat.completion","usage":{"total_tokens":30,"prompt_tokens":10,"completion_tokens":20}}`, content)
+	type got struct {
+		Reasoning, Text string // the deltas, concatenated
+		Parts           []llm.Part
+		Sent            string // the assistant content of the next request
+	}
+	split := got{
+		Reasoning: "\nThe user greets me.\n", Text: "\n\nHello!",
+		Parts: []llm.Part{
+			{Kind: llm.KindReasoning, Text: "\nThe user greets me.\n", Raw: mustJSON(content), Dialect: "openai-completions+think-tags"},
+			{Kind: llm.KindText, Text: "\n\nHello!"},
+		},
+		Sent: content,
+	}
+	for _, c := range []struct {
+		name    string
+		baseURL string
+		stream  bool
+		tool    bool // the answer ends in a tool call
+		want    got
+	}{
+		{"minimax stream", "http://api.minimax.io/v1", true, false, split},
+		{"minimax document", "http://api.minimax.io/v1", false, false, got{Parts: split.Parts, Sent: content}}, // a document has no deltas
+		{"minimax china stream", "http://API.MINIMAXI.COM/v1", true, false, split},
+		{"minimax tool call", "http://api.minimax.io/v1", true, true, got{
+			Reasoning: split.Reasoning, Text: split.Text,
+			Parts: append(split.Parts[:2:2], llm.Part{Kind: llm.KindToolCall, CallID: "call_function_1", Name: "clock", Args: json.RawMessage(`{}`)}),
+			Sent:  content,
+		}},
+		{"another host", "http://llm.internal.example/v1", true, false, got{Text: content, Parts: []llm.Part{{Kind: llm.KindText, Text: content}}, Sent: content}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sent []string
+			p := miniMaxAt(t, c.baseURL, func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				var body struct {
+					Messages []struct {
+						Role    string `json:"role"`
+						Content string `json:"content"`
+					} `json:"messages"`
+				}
+				if err := json.Unmarshal(b, &body); err != nil {
+					t.Errorf("request: %v", err)
+				}
+				for _, m := range body.Messages {
+					if m.Role == "assistant" {
+						sent = append(sent, m.Content)
+					}
+				}
+				if !c.stream {
+					io.WriteString(w, whole)
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				for _, s := range pieces {
+					io.WriteString(w, miniMaxChunk(s, ""))
+				}
+				if c.tool && len(sent) == 0 {
+					io.WriteString(w, "data: {\"id\":\"05b8\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_function_1\",\"type\":\"function\",\"function\":{\"name\":\"clock\",\"arguments\":\"{}\"}}],\"role\":\"assistant\"},\"finish_reason\":null}],\"object\":\"chat.completion.chunk\"}\n\n")
+					io.WriteString(w, miniMaxChunk("", "tool_calls"))
+				} else {
+					io.WriteString(w, miniMaxChunk("", "stop"))
+				}
+				io.WriteString(w, "data: [DONE]\n\n")
+			})
+			rq := &llm.Request{Model: "MiniMax-M2.7", Stream: c.stream, Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "hi"}}}}}
+			var g got
+			var msg *llm.Message
+			for ev, err := range p.Stream(context.Background(), rq, llm.Patch{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch ev.Kind {
+				case llm.EventReasoning:
+					g.Reasoning += ev.Text
+				case llm.EventText:
+					g.Text += ev.Text
+				case llm.EventDone:
+					msg = ev.Message
+				}
+			}
+			if msg == nil {
+				t.Fatal("no done event")
+			}
+			g.Parts = msg.Parts
+			rq.Messages = append(rq.Messages, *msg, llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindText, Text: "again"}}})
+			for range p.Stream(context.Background(), rq, llm.Patch{}) {
+			}
+			if len(sent) == 1 {
+				g.Sent = sent[0]
+			}
+			if diff := cmp.Diff(c.want, g); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func mustJSON(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
