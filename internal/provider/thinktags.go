@@ -39,6 +39,8 @@ func thinkTagged(api, baseURL string) bool {
 // <think> tag content, which must be preserved completely").
 type thinkTags struct{ llm.Dialect }
 
+var _ llm.Dialect = thinkTags{}
+
 // Encode puts the content each split answer came with back in place of its visible text.
 func (d thinkTags) Encode(req *llm.Request, p llm.Patch) (*llm.Encoded, error) {
 	var msgs []llm.Message
