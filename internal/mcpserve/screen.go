@@ -13,7 +13,8 @@ import (
 
 // refusal is a message nodmix answers itself, before the SDK reads it, because the SDK would
 // answer it wrongly: a request id it would change (the client never matches the reply), or
-// initialize params that are not an object (the SDK says so with error code 0 over HTTP).
+// initialize params that are not an object or have a field of the wrong type (the SDK says so
+// with error code 0 over HTTP, -32603 over stdio).
 type refusal struct {
 	id      any // the request's id, nil when it cannot be given back as sent
 	code    int64
@@ -46,25 +47,16 @@ func screenRequest(msg jsonrpc.Message) *refusal {
 }
 
 // initializeParamsError says why the params of an initialize call are refused, or "". The MCP
-// specification requires them (protocolVersion, capabilities, clientInfo), as an object.
+// specification requires them (protocolVersion, capabilities, clientInfo), as an object whose
+// fields have their types.
 func initializeParamsError(params json.RawMessage) string {
 	p := bytes.TrimSpace(params)
-	var kind string
-	switch {
-	case len(p) == 0:
-		kind = "missing"
-	case p[0] == '{':
-		return ""
-	case p[0] == '[':
-		kind = "an array"
-	case p[0] == '"':
-		kind = "a string"
-	case p[0] == 't' || p[0] == 'f':
-		kind = "a boolean"
-	case p[0] == 'n':
-		kind = "null"
-	default:
-		kind = "a number"
+	kind := "missing"
+	if len(p) > 0 {
+		if p[0] == '{' {
+			return initializeFieldError(p)
+		}
+		kind = valueKind(p)
 	}
 	return fmt.Sprintf(`invalid params: %q of initialize must be an object (it is %s)`, "params", kind)
 }

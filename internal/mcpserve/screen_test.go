@@ -155,3 +155,52 @@ func TestInexactIDsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestInitializeFieldsMustHaveTheirTypes: initialize whose params have a field of the wrong type
+// is refused with invalid params (-32602) naming the field, its type and the value's, with the
+// call's id, on both faces (over HTTP the SDK said it with error code 0, over stdio -32603, both
+// quoting the whole params). Keys match exactly, as the SDK's decoder matches them: a key that
+// differs in case is ignored, as the SDK ignores it.
+func TestInitializeFieldsMustHaveTheirTypes(t *testing.T) {
+	leaktest.Check(t)
+	refused := []struct{ params, field, want, got string }{
+		{`{"protocolVersion":5}`, "protocolVersion", "a string", "a number"},
+		{`{"capabilities":"x"}`, "capabilities", "an object", "a string"},
+		{`{"clientInfo":[]}`, "clientInfo", "an object", "an array"},
+		{`{"clientInfo":{"name":5,"version":"1"}}`, "clientInfo.name", "a string", "a number"},
+		{`{"_meta":3}`, "_meta", "an object", "a number"},
+		{`{"capabilities":{"roots":{"listChanged":"x"}}}`, "capabilities.roots.listChanged", "a boolean", "a string"},
+		{`{"capabilities":{"experimental":[]}}`, "capabilities.experimental", "an object", "an array"},
+		{`{"clientInfo":{"name":"c","icons":[{"src":"a"},{"src":1}]}}`, "clientInfo.icons[1].src", "a string", "a number"},
+		{`{"clientInfo":{"name":"c","icons":{}}}`, "clientInfo.icons", "an array", "an object"},
+		// A repeated key is decoded each time it is written, as the SDK's decoder does.
+		{`{"protocolVersion":1,"protocolVersion":"2025-11-25"}`, "protocolVersion", "a string", "a number"},
+		{`{"protocol\u0056ersion":true}`, "protocolVersion", "a string", "a boolean"},
+	}
+	for _, initialized := range []bool{false, true} {
+		send := faces(t, initialized)
+		for _, tt := range refused {
+			msg := `{"jsonrpc":"2.0","id":7,"method":"initialize","params":` + tt.params + `}`
+			want := `invalid params: "` + tt.field + `" of initialize must be ` + tt.want + ` (it is ` + tt.got + `)`
+			for face, send := range send {
+				got := readWireReply(t, send(msg))
+				if string(got.ID) != "7" || got.Error == nil || got.Error.Code != jsonrpc.CodeInvalidParams || got.Error.Message != want {
+					t.Errorf("%s (initialized %v): %s answered %s %+v, want id 7, code -32602, %q", face, initialized, msg, got.ID, got.Error, want)
+				}
+			}
+		}
+	}
+	// Fields the SDK ignores or takes as they are: the session starts.
+	for _, params := range []string{
+		`{"ProtocolVersion":5,"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`,
+		`{"protocolVersion":"2025-11-25","capabilities":null,"clientInfo":{"Name":5,"name":"c","version":"1"},"_meta":{"k":[1]}}`,
+		`{"protocolVersion":"2025-11-25","capabilities":{"experimental":{"x":5},"roots":null},"clientInfo":{"name":"c","version":"1"},"extra":5}`,
+	} {
+		for face, send := range faces(t, false) {
+			got := readWireReply(t, send(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":`+params+`}`))
+			if string(got.ID) != "7" || got.Error != nil {
+				t.Errorf("%s: initialize with %s answered %s %+v, want a result", face, params, got.ID, got.Error)
+			}
+		}
+	}
+}
