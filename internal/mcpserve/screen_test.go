@@ -204,3 +204,70 @@ func TestInitializeFieldsMustHaveTheirTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownNotificationsGetNoAnswer: a notification of a method the SDK does not know gets
+// no answer: over HTTP 202 Accepted with no body, before a session and in one (the SDK
+// answered a plain-text 400), and a batch goes on without it; over stdio nothing is written.
+func TestUnknownNotificationsGetNoAnswer(t *testing.T) {
+	leaktest.Check(t)
+	srv := New(newFakeSessions(), Options{})
+	t.Cleanup(func() { _ = srv.Close() })
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+	resp, _ := post(t, url, rawInit, nil)
+	session := map[string]string{sessionHeader: resp.Header.Get(sessionHeader), "Mcp-Protocol-Version": "2025-11-25"}
+	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	unknown := []string{
+		`{"jsonrpc":"2.0","method":"notifications/whatever"}`,
+		`{"jsonrpc":"2.0","method":"x/y","params":{"a":1}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"notifications/whatever"}`,
+		`{"jsonrpc":"2.0","method":"notifications/what\u0065ver"}`, // read the slow way
+	}
+	for name, h := range map[string]map[string]string{"no session": nil, "session": session} {
+		for _, msg := range unknown {
+			resp, body := post(t, url, msg, h)
+			if resp.StatusCode != http.StatusAccepted || body != "" || resp.Header.Get(sessionHeader) != "" {
+				t.Errorf("%s: %s answered %d %q (session %q), want 202 and no body", name, msg, resp.StatusCode, body, resp.Header.Get(sessionHeader))
+			}
+		}
+	}
+	// A batch (2025-03-26) without them: what else it holds is served.
+	old := map[string]string{sessionHeader: session[sessionHeader], "Mcp-Protocol-Version": "2025-03-26"}
+	for body, want := range map[string]int{
+		`[{"jsonrpc":"2.0","method":"notifications/whatever"},{"jsonrpc":"2.0","method":"x"}]`:                                                http.StatusAccepted,
+		`[{"jsonrpc":"2.0","method":"notifications/whatever"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}]`: http.StatusAccepted,
+		`[{"jsonrpc":"2.0","method":"notifications/whatever"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`:                                      http.StatusOK,
+	} {
+		resp, out := post(t, url, body, old)
+		if resp.StatusCode != want || (want == http.StatusOK && !strings.Contains(out, `"id":3,"result":{}`)) {
+			t.Errorf("%s answered %d %q, want %d", body, resp.StatusCode, out, want)
+		}
+	}
+	// Over stdio the SDK ignores them: the next line is the answer to the ping that follows.
+	p := newStdioPeer(t, srv, false)
+	p.send(rawInit)
+	p.rawReply()
+	for _, msg := range unknown {
+		p.send(msg)
+	}
+	p.send(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+	if got := readWireReply(t, p.rawReply()); string(got.ID) != "99" || got.Error != nil {
+		t.Errorf("after unknown notifications, stdio answered %s %+v, want the ping's result", got.ID, got.Error)
+	}
+}
+
+// TestSDKReceives: the methods the SDK's server receives are known, any other name is not.
+func TestSDKReceives(t *testing.T) {
+	for _, m := range []string{"initialize", "ping", "tools/call", "tools/list", "notifications/initialized",
+		"notifications/cancelled", "notifications/progress", "notifications/roots/list_changed", "resources/subscribe"} {
+		if !sdkReceives(m) {
+			t.Errorf("sdkReceives(%q) = false", m)
+		}
+	}
+	for _, m := range []string{"notifications/whatever", "", "x", "notifications/tools/list_changed", "sampling/createMessage"} {
+		if sdkReceives(m) {
+			t.Errorf("sdkReceives(%q) = true", m)
+		}
+	}
+}
