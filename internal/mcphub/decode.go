@@ -24,40 +24,64 @@ var errTooDeep = fmt.Errorf("unmarshaling jsonrpc message: json: exceeded maximu
 var errNeither = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
 
 // decodeBatch decodes one JSON value read from the stream, which is valid JSON: a message, or a
-// batch of them (a JSON array, or null, which the SDK takes for an empty batch).
-func decodeBatch(data []byte) (msgs []jsonrpc.Message, batch bool, _ error) {
+// batch of them (a JSON array, or null, which the SDK takes for an empty batch). A request
+// whose id the SDK would not give back as the server wrote it (1.5, 1e3, beyond 2^53: see
+// mcpwire.ErrInexactID) is not for the SDK: refusal is the answer to write for it, with the id
+// as written. In a batch, such a request fails the batch, and the session with it.
+func decodeBatch(data []byte) (msgs []jsonrpc.Message, batch bool, refusal []byte, _ error) {
 	if jsondepth.Deeper(data, maxJSONDepth) {
-		return nil, false, errTooDeep
+		return nil, false, nil, errTooDeep
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || (data[0] != '[' && !bytes.Equal(data, []byte("null"))) {
 		msg, err := decodeMessage(data)
-		if err != nil {
-			return nil, false, err
+		if errors.Is(err, mcpwire.ErrInexactID) {
+			return nil, false, refuseInexact(data, err), nil
 		}
-		return []jsonrpc.Message{msg}, false, nil
+		if err != nil {
+			return nil, false, nil, err
+		}
+		return []jsonrpc.Message{msg}, false, nil, nil
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
-		return nil, true, fmt.Errorf("unmarshaling jsonrpc batch: %w", err)
+		return nil, true, nil, fmt.Errorf("unmarshaling jsonrpc batch: %w", err)
 	}
 	if len(raws) == 0 {
-		return nil, true, errors.New("empty batch")
+		return nil, true, nil, errors.New("empty batch")
 	}
 	for _, raw := range raws {
 		msg, err := decodeMessage(raw)
 		if err != nil {
-			return nil, true, err
+			return nil, true, nil, err
 		}
 		msgs = append(msgs, msg)
 	}
-	return msgs, true, nil
+	return msgs, true, nil, nil
 }
 
-// decodeMessage is jsonrpc.DecodeMessage with the standard library (see package wire); errors
-// read as the SDK's.
+// refuseInexact is the answer to a request whose id is inexact: invalid request (-32600), with
+// the id byte for byte as the server wrote it, so that it can match the answer to its request.
+func refuseInexact(data []byte, why error) []byte {
+	var keys map[string]json.RawMessage
+	_ = json.Unmarshal(data, &keys)
+	id := keys["id"]
+	if !json.Valid(id) {
+		id = json.RawMessage("null")
+	}
+	line, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + why.Error()}})
+	return append(line, '\n')
+}
+
+// decodeMessage is jsonrpc.DecodeMessage with the standard library (see package mcpwire);
+// errors read as the SDK's. It refuses a request whose id the SDK would change
+// (mcpwire.ErrInexactID), which the SDK would answer with another id.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	m, err := mcpwire.Decode(data)
+	m, err := mcpwire.DecodeExact(data)
 	if errors.Is(err, mcpwire.ErrNeither) {
 		return nil, errNeither
 	}

@@ -18,6 +18,9 @@ type rawHandler func(p *rawPeer, method string, id, params json.RawMessage) any
 type rawPeer struct {
 	mu sync.Mutex
 	w  io.Writer
+	// answers, if a handler sets it (handlers run on the goroutine that reads), gets each line
+	// the hub writes that is not a request: its answers to the server's requests.
+	answers chan<- string
 }
 
 // send writes one message as a line.
@@ -60,6 +63,9 @@ func (t rawTransport) Connect(context.Context) (mcp.Connection, error) {
 				Params json.RawMessage `json:"params"`
 			}
 			if json.Unmarshal(sc.Bytes(), &m) != nil || m.Method == "" {
+				if p.answers != nil {
+					p.answers <- sc.Text()
+				}
 				continue // a response of the hub's
 			}
 			res := t.handle(p, m.Method, m.ID, m.Params)

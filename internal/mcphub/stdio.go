@@ -163,7 +163,8 @@ type streamConn struct {
 	w      io.Writer
 	closer io.Closer
 
-	writeMu sync.Mutex
+	writeMu  sync.Mutex
+	refusals sync.WaitGroup // the writes of answers to requests not for the SDK (see read)
 
 	// Reads are serialized (the SDK reads on one goroutine), so these need no lock.
 	frames   *frameReader
@@ -195,9 +196,10 @@ type deadliner interface {
 
 // decoded is one message or a batch read from the stream, or why not.
 type decoded struct {
-	msgs  []jsonrpc.Message
-	batch bool
-	err   error
+	msgs    []jsonrpc.Message
+	batch   bool
+	refusal []byte // the answer to a request that is not for the SDK; no msgs then
+	err     error
 }
 
 // msgBatch correlates the responses to an incoming batch of requests, written all at once.
@@ -253,7 +255,7 @@ func (c *streamConn) readOne() decoded {
 		return decoded{err: err}
 	}
 	var d decoded
-	d.msgs, d.batch, d.err = decodeBatch(raw)
+	d.msgs, d.batch, d.refusal, d.err = decodeBatch(raw)
 	return d
 }
 
@@ -399,25 +401,39 @@ func (c *streamConn) read(ctx context.Context) (jsonrpc.Message, error) {
 		return next, nil
 	}
 	var d decoded
-	switch {
-	case c.incoming == nil && ctx.Done() == nil:
-		d = c.readDirect()
-	default:
-		// A Read that ctx may end cannot wait in the stream's read: from now on a goroutine
-		// reads (the SDK's reads are never cancelled, so this does not happen in practice).
-		if c.incoming == nil {
-			c.startReading()
+	for {
+		switch {
+		case c.incoming == nil && ctx.Done() == nil:
+			d = c.readDirect()
+		default:
+			// A Read that ctx may end cannot wait in the stream's read: from now on a goroutine
+			// reads (the SDK's reads are never cancelled, so this does not happen in practice).
+			if c.incoming == nil {
+				c.startReading()
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case d = <-c.incoming:
+			case <-c.closed:
+				return nil, io.EOF
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case d = <-c.incoming:
-		case <-c.closed:
-			return nil, io.EOF
+		if d.err != nil {
+			return nil, d.err
 		}
-	}
-	if d.err != nil {
-		return nil, d.err
+		if d.refusal == nil {
+			break
+		}
+		// Answered here, and the next value read. Not written on the reading goroutine: a
+		// server that writes before it reads would hold the write, and the write the read.
+		// Close ends it, as it ends the SDK's writes, and waits for it.
+		refusal := d.refusal
+		c.refusals.Go(func() {
+			c.writeMu.Lock()
+			defer c.writeMu.Unlock()
+			_ = c.send(refusal) // a failed write fails the SDK's next one the same way
+		})
 	}
 	c.queue = d.msgs[1:]
 	if d.batch {
@@ -586,6 +602,7 @@ func (c *streamConn) Close() error {
 		c.closing.Store(true)
 		c.closeErr = c.closer.Close()
 		close(c.closed)
+		c.refusals.Wait()
 		if c.pollable != nil {
 			// Ends a read in progress; the stream itself is its owner's to close.
 			_ = c.pollable.SetReadDeadline(time.Unix(1, 0))

@@ -70,6 +70,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("invalid request: %s before initialize (no Mcp-Session-Id: start a session with initialize)", post.what))
 	case postRefused:
 		writeJSONRPCError(w, http.StatusBadRequest, post.refused.id, post.refused.code, post.refused.message)
+	case postIgnored:
+		w.WriteHeader(http.StatusAccepted)
 	default:
 		h.sdk.ServeHTTP(w, r)
 	}
@@ -104,6 +106,9 @@ func (h *httpHandler) serveSession(w http.ResponseWriter, r *http.Request, id st
 			return
 		case postRefused:
 			writeJSONRPCError(w, http.StatusBadRequest, post.refused.id, post.refused.code, post.refused.message)
+			return
+		case postIgnored:
+			w.WriteHeader(http.StatusAccepted)
 			return
 		}
 	case http.MethodDelete:
@@ -151,6 +156,7 @@ const (
 	postNotJSON                           // refused: the SDK's decoder would read a first value of it
 	postTooLarge                          // refused: over Options.MaxMessageBytes
 	postRefused                           // refused by screenBody: an id the SDK would change, initialize params it answers with code 0
+	postIgnored                           // notifications the SDK does not know, and nothing else: 202 Accepted
 )
 
 type postInfo struct {
@@ -170,11 +176,10 @@ func (h *httpHandler) inspect(r *http.Request) postInfo {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return postInfo{}
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !jsonContent(r) {
 		return postInfo{}
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, int64(h.srv.opts.MaxMessageBytes)+1))
-	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
+	data, err := readBody(r, h.srv.opts.MaxMessageBytes)
 	switch {
 	case err != nil:
 		return postInfo{}
@@ -185,8 +190,8 @@ func (h *httpHandler) inspect(r *http.Request) postInfo {
 	if !json.Valid(data) {
 		return postInfo{kind: postNotJSON}
 	}
-	if r := screenBody(data); r != nil {
-		return postInfo{kind: postRefused, refused: r}
+	if post, done := applyScreen(r, screenBody(data), &data); done {
+		return post
 	}
 	newProtocol := r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
 	data = bytes.TrimSpace(data)
@@ -260,17 +265,14 @@ func (m head) id() any { return echoID(m.ID) }
 // answers a body that is not JSON or too large. The body is read up to the size limit and put
 // back for the SDK.
 func screenPost(r *http.Request, maxBytes int) postInfo {
-	if r.Body == nil {
+	if r.Body == nil || !jsonContent(r) {
 		return postInfo{}
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return postInfo{}
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBytes)+1))
-	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
+	data, err := readBody(r, maxBytes)
 	if err != nil || len(data) > maxBytes || !json.Valid(data) {
 		return postInfo{}
 	}
+	sc := screenBody(data)
 	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
 		var batch []json.RawMessage
 		if json.Unmarshal(trimmed, &batch) != nil {
@@ -282,11 +284,88 @@ func screenPost(r *http.Request, maxBytes int) postInfo {
 			}
 		}
 	}
-	if rf := screenBody(data); rf != nil {
-		return postInfo{kind: postRefused, refused: rf}
-	}
-	return postInfo{}
+	post, _ := applyScreen(r, sc, &data)
+	return post
 }
+
+// applyScreen acts on what screenBody made of r's body, data: done reports a body answered by
+// the face (post says how); a batch with notifications the SDK does not know goes on without
+// them, in r's body and data.
+func applyScreen(r *http.Request, sc screened, data *[]byte) (post postInfo, done bool) {
+	switch {
+	case sc.refusal != nil:
+		return postInfo{kind: postRefused, refused: sc.refusal}, true
+	case sc.ignored && (!isBatch(*data) || batchesServed(r)):
+		return postInfo{kind: postIgnored}, true
+	case sc.keep != nil:
+		*data = sc.keep
+		r.Body = &replayBody{Reader: *bytes.NewReader(sc.keep), body: r.Body}
+		r.ContentLength = int64(len(sc.keep))
+	}
+	return postInfo{}, false
+}
+
+func isBatch(data []byte) bool {
+	data = bytes.TrimSpace(data)
+	return len(data) > 0 && data[0] == '['
+}
+
+// batchesServed reports whether the SDK serves batches at the request's protocol version: it
+// refuses them from 2025-06-18 on, whatever they hold, and takes a request without the version
+// for 2025-03-26.
+func batchesServed(r *http.Request) bool {
+	return r.Header.Get("Mcp-Protocol-Version") < "2025-06-18"
+}
+
+// jsonContent reports whether r's body is JSON by its Content-Type, as mime.ParseMediaType reads
+// it; the usual header is read without it, which allocates.
+func jsonContent(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// readBody reads r's body up to maxBytes+1 bytes and puts it back for the SDK, which reads it
+// again. A body read to its end is put back as one reader of what was read, sized by the
+// Content-Length the client sent, when it did.
+func readBody(r *http.Request, maxBytes int) ([]byte, error) {
+	limit := int64(maxBytes) + 1
+	size := int64(512)
+	if n := r.ContentLength; n >= 0 && n < limit {
+		size = n + 1 // room for the read that finds the end
+	}
+	data := make([]byte, 0, size)
+	var err error
+	for int64(len(data)) < limit {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		room := data[len(data):min(int64(cap(data)), limit)]
+		var n int
+		n, err = r.Body.Read(room)
+		data = data[:len(data)+n]
+		if err != nil {
+			break
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		r.Body = &replayBody{Reader: *bytes.NewReader(data), body: r.Body}
+		return data, nil
+	}
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
+	return data, err
+}
+
+// replayBody is a request body read whole, for another reader.
+type replayBody struct {
+	bytes.Reader
+	body io.Closer
+}
+
+func (b *replayBody) Close() error { return b.body.Close() }
 
 type readCloser struct {
 	io.Reader

@@ -2,18 +2,21 @@ package mcpserve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
 // refusal is a message nodmix answers itself, before the SDK reads it, because the SDK would
 // answer it wrongly: a request id it would change (the client never matches the reply), or
-// initialize params that are not an object (the SDK says so with error code 0 over HTTP).
+// initialize params that are not an object or have a field of the wrong type (the SDK says so
+// with error code 0 over HTTP, -32603 over stdio).
 type refusal struct {
 	id      any // the request's id, nil when it cannot be given back as sent
 	code    int64
@@ -21,16 +24,55 @@ type refusal struct {
 }
 
 // screenMessage returns the refusal of one message, or nil for a message the SDK is to read
-// (including one it refuses rightly itself). data is valid JSON.
-func screenMessage(data []byte) *refusal {
+// (including one it refuses rightly itself); ignored reports a notification of a method the SDK
+// does not know, which gets no answer. data is valid JSON.
+func screenMessage(data []byte) (_ *refusal, ignored bool) {
+	// Most messages are read without decoding them: the SDK decodes them after this.
+	if h, ok := mcpwire.ReadHead(data); ok {
+		switch {
+		case !h.IsRequest():
+			return nil, false
+		case !h.IsCall():
+			return nil, !sdkReceives(string(h.Method))
+		}
+		if err := mcpwire.CheckID(h.ID); err != nil {
+			return &refusal{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}, false
+		}
+		if string(h.Method) != "initialize" {
+			return nil, false
+		}
+		if why := initializeParamsError(h.Params); why != "" {
+			return &refusal{id: json.RawMessage(bytes.Clone(h.ID)), code: jsonrpc.CodeInvalidParams, message: why}, false
+		}
+		return nil, false
+	}
 	msg, err := mcpwire.DecodeExact(data)
 	if errors.Is(err, mcpwire.ErrInexactID) {
-		return &refusal{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
+		return &refusal{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}, false
 	}
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	return screenRequest(msg)
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.ID.IsValid() {
+		return nil, !sdkReceives(req.Method)
+	}
+	return screenRequest(msg), false
+}
+
+// sdkReceives reports whether method is one of the standard methods the SDK's server receives,
+// by the SDK's own table: AddReceivingCustomMethod refuses exactly those names (asked of a server
+// made for the question, which serves nothing). The SDK answers a notification of any other
+// method over HTTP with a plain-text 400, where JSON-RPC gives a notification no answer and MCP's
+// streamable HTTP a POST of notifications 202 Accepted. (Over stdio the SDK ignores it.)
+func sdkReceives(method string) bool {
+	switch method {
+	case "notifications/initialized", "notifications/cancelled", "notifications/progress", "notifications/roots/list_changed":
+		return true // what clients send, known without asking
+	}
+	probe := mcp.NewServer(&mcp.Implementation{Name: "probe"}, nil)
+	return mcp.AddReceivingCustomMethod(probe, method, func(context.Context, *mcp.ServerSession, *mcp.PingParams) (*mcp.CallToolResult, error) {
+		return nil, nil
+	}) != nil
 }
 
 // screenRequest returns the refusal of a decoded message, or nil.
@@ -46,47 +88,67 @@ func screenRequest(msg jsonrpc.Message) *refusal {
 }
 
 // initializeParamsError says why the params of an initialize call are refused, or "". The MCP
-// specification requires them (protocolVersion, capabilities, clientInfo), as an object.
+// specification requires them (protocolVersion, capabilities, clientInfo), as an object whose
+// fields have their types.
 func initializeParamsError(params json.RawMessage) string {
 	p := bytes.TrimSpace(params)
-	var kind string
-	switch {
-	case len(p) == 0:
-		kind = "missing"
-	case p[0] == '{':
-		return ""
-	case p[0] == '[':
-		kind = "an array"
-	case p[0] == '"':
-		kind = "a string"
-	case p[0] == 't' || p[0] == 'f':
-		kind = "a boolean"
-	case p[0] == 'n':
-		kind = "null"
-	default:
-		kind = "a number"
+	kind := "missing"
+	if len(p) > 0 {
+		if p[0] == '{' {
+			return initializeFieldError(p)
+		}
+		kind = valueKind(p)
 	}
 	return fmt.Sprintf(`invalid params: %q of initialize must be an object (it is %s)`, "params", kind)
 }
 
-// screenBody returns the refusal of an HTTP body, one message or a batch of them, or nil. data
-// is valid JSON. A batch is refused whole (with no id) when one of its messages is.
-func screenBody(data []byte) *refusal {
+// screened is what screenBody makes of an HTTP body.
+type screened struct {
+	refusal *refusal // the body's refusal, or nil
+	// ignored: the body holds notifications of methods the SDK does not know (see
+	// sdkReceives) and nothing else; keep, for a batch holding such notifications and more,
+	// is the batch without them.
+	ignored bool
+	keep    []byte
+}
+
+// screenBody screens an HTTP body, one message or a batch of them. data is valid JSON. A batch
+// is refused whole (with no id) when one of its messages is.
+func screenBody(data []byte) screened {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '[' {
-		return screenMessage(data)
+		r, ignored := screenMessage(data)
+		return screened{refusal: r, ignored: ignored}
 	}
 	var batch []json.RawMessage
 	if json.Unmarshal(data, &batch) != nil {
-		return nil
+		return screened{}
 	}
+	kept := batch[:0:0]
 	for _, raw := range batch {
-		if r := screenMessage(raw); r != nil {
+		r, ignored := screenMessage(raw)
+		if r != nil {
 			r.id = nil
-			return r
+			return screened{refusal: r}
+		}
+		if !ignored {
+			kept = append(kept, raw)
 		}
 	}
-	return nil
+	switch {
+	case len(kept) == len(batch):
+		return screened{}
+	case len(kept) == 0:
+		return screened{ignored: true}
+	}
+	keep := []byte{'['}
+	for i, raw := range kept {
+		if i > 0 {
+			keep = append(keep, ',')
+		}
+		keep = append(keep, raw...)
+	}
+	return screened{keep: append(keep, ']')}
 }
 
 // echoID is the id to answer a message refused by nodmix with: its id as the client wrote it,

@@ -155,3 +155,119 @@ func TestInexactIDsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestInitializeFieldsMustHaveTheirTypes: initialize whose params have a field of the wrong type
+// is refused with invalid params (-32602) naming the field, its type and the value's, with the
+// call's id, on both faces (over HTTP the SDK said it with error code 0, over stdio -32603, both
+// quoting the whole params). Keys match exactly, as the SDK's decoder matches them: a key that
+// differs in case is ignored, as the SDK ignores it.
+func TestInitializeFieldsMustHaveTheirTypes(t *testing.T) {
+	leaktest.Check(t)
+	refused := []struct{ params, field, want, got string }{
+		{`{"protocolVersion":5}`, "protocolVersion", "a string", "a number"},
+		{`{"capabilities":"x"}`, "capabilities", "an object", "a string"},
+		{`{"clientInfo":[]}`, "clientInfo", "an object", "an array"},
+		{`{"clientInfo":{"name":5,"version":"1"}}`, "clientInfo.name", "a string", "a number"},
+		{`{"_meta":3}`, "_meta", "an object", "a number"},
+		{`{"capabilities":{"roots":{"listChanged":"x"}}}`, "capabilities.roots.listChanged", "a boolean", "a string"},
+		{`{"capabilities":{"experimental":[]}}`, "capabilities.experimental", "an object", "an array"},
+		{`{"clientInfo":{"name":"c","icons":[{"src":"a"},{"src":1}]}}`, "clientInfo.icons[1].src", "a string", "a number"},
+		{`{"clientInfo":{"name":"c","icons":{}}}`, "clientInfo.icons", "an array", "an object"},
+		// A repeated key is decoded each time it is written, as the SDK's decoder does.
+		{`{"protocolVersion":1,"protocolVersion":"2025-11-25"}`, "protocolVersion", "a string", "a number"},
+		{`{"protocol\u0056ersion":true}`, "protocolVersion", "a string", "a boolean"},
+	}
+	for _, initialized := range []bool{false, true} {
+		send := faces(t, initialized)
+		for _, tt := range refused {
+			msg := `{"jsonrpc":"2.0","id":7,"method":"initialize","params":` + tt.params + `}`
+			want := `invalid params: "` + tt.field + `" of initialize must be ` + tt.want + ` (it is ` + tt.got + `)`
+			for face, send := range send {
+				got := readWireReply(t, send(msg))
+				if string(got.ID) != "7" || got.Error == nil || got.Error.Code != jsonrpc.CodeInvalidParams || got.Error.Message != want {
+					t.Errorf("%s (initialized %v): %s answered %s %+v, want id 7, code -32602, %q", face, initialized, msg, got.ID, got.Error, want)
+				}
+			}
+		}
+	}
+	// Fields the SDK ignores or takes as they are: the session starts.
+	for _, params := range []string{
+		`{"ProtocolVersion":5,"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`,
+		`{"protocolVersion":"2025-11-25","capabilities":null,"clientInfo":{"Name":5,"name":"c","version":"1"},"_meta":{"k":[1]}}`,
+		`{"protocolVersion":"2025-11-25","capabilities":{"experimental":{"x":5},"roots":null},"clientInfo":{"name":"c","version":"1"},"extra":5}`,
+	} {
+		for face, send := range faces(t, false) {
+			got := readWireReply(t, send(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":`+params+`}`))
+			if string(got.ID) != "7" || got.Error != nil {
+				t.Errorf("%s: initialize with %s answered %s %+v, want a result", face, params, got.ID, got.Error)
+			}
+		}
+	}
+}
+
+// TestUnknownNotificationsGetNoAnswer: a notification of a method the SDK does not know gets
+// no answer: over HTTP 202 Accepted with no body, before a session and in one (the SDK
+// answered a plain-text 400), and a batch goes on without it; over stdio nothing is written.
+func TestUnknownNotificationsGetNoAnswer(t *testing.T) {
+	leaktest.Check(t)
+	srv := New(newFakeSessions(), Options{})
+	t.Cleanup(func() { _ = srv.Close() })
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+	resp, _ := post(t, url, rawInit, nil)
+	session := map[string]string{sessionHeader: resp.Header.Get(sessionHeader), "Mcp-Protocol-Version": "2025-11-25"}
+	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	unknown := []string{
+		`{"jsonrpc":"2.0","method":"notifications/whatever"}`,
+		`{"jsonrpc":"2.0","method":"x/y","params":{"a":1}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"notifications/whatever"}`,
+		`{"jsonrpc":"2.0","method":"notifications/what\u0065ver"}`, // read the slow way
+	}
+	for name, h := range map[string]map[string]string{"no session": nil, "session": session} {
+		for _, msg := range unknown {
+			resp, body := post(t, url, msg, h)
+			if resp.StatusCode != http.StatusAccepted || body != "" || resp.Header.Get(sessionHeader) != "" {
+				t.Errorf("%s: %s answered %d %q (session %q), want 202 and no body", name, msg, resp.StatusCode, body, resp.Header.Get(sessionHeader))
+			}
+		}
+	}
+	// A batch (2025-03-26) without them: what else it holds is served.
+	old := map[string]string{sessionHeader: session[sessionHeader], "Mcp-Protocol-Version": "2025-03-26"}
+	for body, want := range map[string]int{
+		`[{"jsonrpc":"2.0","method":"notifications/whatever"},{"jsonrpc":"2.0","method":"x"}]`:                                                http.StatusAccepted,
+		`[{"jsonrpc":"2.0","method":"notifications/whatever"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}]`: http.StatusAccepted,
+		`[{"jsonrpc":"2.0","method":"notifications/whatever"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`:                                      http.StatusOK,
+	} {
+		resp, out := post(t, url, body, old)
+		if resp.StatusCode != want || (want == http.StatusOK && !strings.Contains(out, `"id":3,"result":{}`)) {
+			t.Errorf("%s answered %d %q, want %d", body, resp.StatusCode, out, want)
+		}
+	}
+	// Over stdio the SDK ignores them: the next line is the answer to the ping that follows.
+	p := newStdioPeer(t, srv, false)
+	p.send(rawInit)
+	p.rawReply()
+	for _, msg := range unknown {
+		p.send(msg)
+	}
+	p.send(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+	if got := readWireReply(t, p.rawReply()); string(got.ID) != "99" || got.Error != nil {
+		t.Errorf("after unknown notifications, stdio answered %s %+v, want the ping's result", got.ID, got.Error)
+	}
+}
+
+// TestSDKReceives: the methods the SDK's server receives are known, any other name is not.
+func TestSDKReceives(t *testing.T) {
+	for _, m := range []string{"initialize", "ping", "tools/call", "tools/list", "notifications/initialized",
+		"notifications/cancelled", "notifications/progress", "notifications/roots/list_changed", "resources/subscribe"} {
+		if !sdkReceives(m) {
+			t.Errorf("sdkReceives(%q) = false", m)
+		}
+	}
+	for _, m := range []string{"notifications/whatever", "", "x", "notifications/tools/list_changed", "sampling/createMessage"} {
+		if sdkReceives(m) {
+			t.Errorf("sdkReceives(%q) = true", m)
+		}
+	}
+}

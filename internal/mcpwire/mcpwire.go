@@ -129,46 +129,65 @@ func rawField(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// decodeFast decodes the messages calls are made of — an object whose keys have no escapes,
-// with a plain string version and method, a string or number id and no error object — without
-// the reflection and the maps of decodeSlow. It reports false for anything else, which
-// decodeSlow then decodes (FuzzDecode checks that both agree). data is valid JSON.
-func decodeFast(data []byte) (jsonrpc.Message, []byte, bool) {
-	var version, id, method, params, result, errObj []byte
-	hasMethod := false
+// Head is what ReadHead reads of a message: its fields as written, sharing memory with the
+// message.
+type Head struct {
+	ID     []byte // nil when absent; the JSON null when null
+	Method []byte // the method's text; nil for a response
+	Params []byte // nil when absent
+	Result []byte // nil when absent
+
+	hasMethod bool
+}
+
+// IsRequest reports whether the message is a request (a call or a notification).
+func (h Head) IsRequest() bool { return h.hasMethod }
+
+// IsCall reports whether the message is a request with an id.
+func (h Head) IsCall() bool { return h.hasMethod && h.ID != nil && string(h.ID) != "null" }
+
+// ReadHead reads the fields of a message as Decode reads them, without decoding them or
+// allocating: for a transport that screens a message another decoder (the SDK's) is to decode.
+// It reads the messages calls are made of, as Decode's fast path does; for any other message
+// (escaped keys, an escaped method, an error object, anything Decode refuses) it reports false,
+// and the message is to be decoded to know what it is. data is valid JSON. A request whose id
+// ReadHead returns is one Decode decodes; CheckID says whether DecodeExact takes it.
+func ReadHead(data []byte) (Head, bool) {
+	var h Head
+	var version, errObj []byte
 	s := scanner{data: data}
 	s.space()
 	if !s.take('{') {
-		return nil, nil, false
+		return Head{}, false
 	}
 	s.space()
 	if !s.take('}') {
 		for {
 			key, ok := s.plainString()
 			if !ok {
-				return nil, nil, false
+				return Head{}, false
 			}
 			s.space()
 			if !s.take(':') {
-				return nil, nil, false
+				return Head{}, false
 			}
 			s.space()
 			val, ok := s.value()
 			if !ok {
-				return nil, nil, false
+				return Head{}, false
 			}
 			// A repeated key counts as its last value, as in decodeSlow's map.
 			switch string(key) {
 			case "jsonrpc":
 				version = val
 			case "id":
-				id = val
+				h.ID = val
 			case "method":
-				method, hasMethod = val, true
+				h.Method, h.hasMethod = val, true
 			case "params":
-				params = val
+				h.Params = val
 			case "result":
-				result = val
+				h.Result = val
 			case "error":
 				errObj = val
 			}
@@ -177,48 +196,63 @@ func decodeFast(data []byte) (jsonrpc.Message, []byte, bool) {
 				break
 			}
 			if !s.take(',') {
-				return nil, nil, false
+				return Head{}, false
 			}
 			s.space()
 		}
 	}
 	if v, ok := plainText(version); !ok || string(v) != "2.0" {
+		return Head{}, false
+	}
+	switch id := h.ID; {
+	case id == nil || string(id) == "null":
+	case id[0] == '"':
+		if _, ok := plainText(id); !ok {
+			return Head{}, false
+		}
+	case id[0] == '-' || ('0' <= id[0] && id[0] <= '9'):
+		if _, err := strconv.ParseFloat(string(id), 64); err != nil {
+			return Head{}, false
+		}
+	default:
+		return Head{}, false
+	}
+	if h.hasMethod {
+		name, ok := plainText(h.Method)
+		if !ok {
+			return Head{}, false
+		}
+		h.Method = name
+		return h, true
+	}
+	if h.ID == nil || string(h.ID) == "null" || (errObj != nil && string(errObj) != "null") {
+		return Head{}, false
+	}
+	return h, true
+}
+
+// decodeFast decodes the messages calls are made of — an object whose keys have no escapes,
+// with a plain string version and method, a string or number id and no error object — without
+// the reflection and the maps of decodeSlow. It reports false for anything else, which
+// decodeSlow then decodes (FuzzDecode checks that both agree). data is valid JSON.
+func decodeFast(data []byte) (jsonrpc.Message, []byte, bool) {
+	h, ok := ReadHead(data)
+	if !ok {
 		return nil, nil, false
 	}
 	var mid jsonrpc.ID
-	switch {
+	switch id := h.ID; {
 	case id == nil || string(id) == "null":
 	case id[0] == '"':
-		text, ok := plainText(id)
-		if !ok {
-			return nil, nil, false
-		}
-		var err error
-		if mid, err = jsonrpc.MakeID(string(text)); err != nil {
-			return nil, nil, false
-		}
-	case id[0] == '-' || ('0' <= id[0] && id[0] <= '9'):
-		f, err := strconv.ParseFloat(string(id), 64)
-		if err != nil {
-			return nil, nil, false
-		}
-		if mid, err = jsonrpc.MakeID(f); err != nil {
-			return nil, nil, false
-		}
+		mid, _ = jsonrpc.MakeID(string(id[1 : len(id)-1]))
 	default:
-		return nil, nil, false
+		f, _ := strconv.ParseFloat(string(id), 64)
+		mid, _ = jsonrpc.MakeID(f)
 	}
-	if hasMethod {
-		name, ok := plainText(method)
-		if !ok {
-			return nil, nil, false
-		}
-		return &jsonrpc.Request{ID: mid, Method: methodName(name), Params: clone(params)}, id, true
+	if h.hasMethod {
+		return &jsonrpc.Request{ID: mid, Method: methodName(h.Method), Params: clone(h.Params)}, h.ID, true
 	}
-	if !mid.IsValid() || (errObj != nil && string(errObj) != "null") {
-		return nil, nil, false
-	}
-	return &jsonrpc.Response{ID: mid, Result: clone(result)}, id, true
+	return &jsonrpc.Response{ID: mid, Result: clone(h.Result)}, h.ID, true
 }
 
 // methodName returns the method as a string, without allocating for the frequent ones.

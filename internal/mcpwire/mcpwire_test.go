@@ -107,6 +107,7 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("decode(%s):\nfast %#v\nslow %#v, %v", data, fast, slow, err)
 			}
 		}
+		checkHead(t, data)
 		mine, errMine := Decode(data)
 		sdk, errSDK := jsonrpc.DecodeMessage(data)
 		if (errMine == nil) != (errSDK == nil) {
@@ -122,6 +123,49 @@ func FuzzDecode(f *testing.F) {
 		}
 		checkExact(t, data, a)
 	})
+}
+
+// checkHead checks that what ReadHead reads of a message is what Decode decodes, and that
+// CheckID of the id it reads says what DecodeExact does.
+func checkHead(t *testing.T, data []byte) {
+	t.Helper()
+	h, ok := ReadHead(data)
+	if !ok {
+		return
+	}
+	msg, rawID, err := decode(data)
+	if err != nil {
+		t.Fatalf("ReadHead(%s) read it, decode refused it: %v", data, err)
+	}
+	_, errExact := DecodeExact(data)
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if !h.IsRequest() || string(h.Method) != m.Method || !bytes.Equal(h.Params, m.Params) ||
+			h.IsCall() != m.ID.IsValid() || !bytes.Equal(h.ID, rawID) {
+			t.Fatalf("ReadHead(%s) = %+v, decode %#v", data, h, m)
+		}
+		if h.IsCall() && (CheckID(h.ID) == nil) != (errExact == nil) {
+			t.Fatalf("ReadHead(%s): CheckID %v, DecodeExact %v", data, CheckID(h.ID), errExact)
+		}
+	case *jsonrpc.Response:
+		if h.IsRequest() || h.IsCall() || !bytes.Equal(h.Result, m.Result) || !bytes.Equal(h.ID, rawID) {
+			t.Fatalf("ReadHead(%s) = %+v, decode %#v", data, h, m)
+		}
+	}
+}
+
+// TestReadHeadAllocatesNothing: screening a message with ReadHead costs no allocation, so that
+// a transport can screen what the SDK decodes anyway.
+func TestReadHeadAllocatesNothing(t *testing.T) {
+	for _, data := range [][]byte{call, response, []byte(`{"jsonrpc":"2.0","id":"a-b","method":"ping"}`)} {
+		if n := testing.AllocsPerRun(100, func() {
+			if _, ok := ReadHead(data); !ok {
+				t.Fatalf("ReadHead(%s) did not read it", data)
+			}
+		}); n != 0 {
+			t.Errorf("ReadHead(%s) allocates %v times", data, n)
+		}
+	}
 }
 
 // checkExact checks that DecodeExact refuses a request only for its id, and that an id it
