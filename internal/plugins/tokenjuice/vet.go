@@ -111,7 +111,7 @@ func decodeVetJSON(lines []string) *vetReport {
 			rep.other = append(rep.other, l)
 			continue
 		}
-		end := slices.Index(lines[i+1:], "}") // MarshalIndent indents every other closing brace
+		end := objectEnd(lines[i+1:])
 		var tree map[string]map[string]json.RawMessage
 		if end < 0 || json.Unmarshal([]byte(strings.Join(lines[i:i+end+2], "\n")), &tree) != nil {
 			rep.other = append(rep.other, l)
@@ -132,6 +132,21 @@ func decodeVetJSON(lines []string) *vetReport {
 		return nil
 	}
 	return rep
+}
+
+// objectEnd is the index of the line that closes an object whose first line came before lines, or
+// -1. MarshalIndent indents every line inside an object, so a line "{" or "{}" begins another:
+// stopping there reads each line once however many "{" lines a text holds.
+func objectEnd(lines []string) int {
+	for j, l := range lines {
+		switch l {
+		case "}":
+			return j
+		case "{", "{}":
+			return -1
+		}
+	}
+	return -1
 }
 
 // add renders the results of one package's analyzers, each a list of diagnostics or an error, in
