@@ -14,6 +14,10 @@ import (
 // salient lines: every vet finding is a diagnostic, kept in full up to that.
 const vetFindingsBudget = sampleBudget + salientBudget*2
 
+// vetRelatedMax is how many related positions of a finding are shown: a finding is kept whole even
+// when it alone is over the budget, so its related positions are bounded.
+const vetRelatedMax = 4
+
 // vetFinding is one diagnostic of go vet -json (x/tools' JSONDiagnostic), or the error of an
 // analyzer that could not run, with the analyzer that reported it.
 type vetFinding struct {
@@ -184,7 +188,11 @@ func (rep *vetReport) add(pkg string, results map[string]json.RawMessage) vetPac
 		} else {
 			rep.findings++
 			s = clip(fmt.Sprintf("%s: %s (%s)", oneLine(f.Posn), oneLine(f.Message), f.analyzer), maxLineChars)
-			for _, r := range f.Related {
+			for i, r := range f.Related {
+				if i == vetRelatedMax {
+					s += fmt.Sprintf("\n\t… %s omitted …", plural(len(f.Related)-i, "more related position"))
+					break
+				}
 				s += "\n\t" + clip(fmt.Sprintf("%s: %s", oneLine(r.Posn), oneLine(r.Message)), maxLineChars)
 			}
 		}

@@ -60,6 +60,11 @@ func TestReduceGoVetJSON(t *testing.T) {
 		want: "go vet: 1 finding in 1 package; 1 analyzer could not run\n# example.com/m/a\n" +
 			"error: reading a.go: permission denied (buildtag)\na.go:5:3: loop variable v captured by func literal (loopclosure)\n\ta.go:3:6: v declared here",
 	}, {
+		name: "many related positions",
+		in: vetObject("example.com/m/a", vetAnalyzer("copylocks", "\t\t\t{\n\t\t\t\t\"posn\": \"a.go:9:1\",\n\t\t\t\t\"end\": \"a.go:9:2\",\n\t\t\t\t\"message\": \"m\",\n"+
+			"\t\t\t\t\"related\": ["+strings.Repeat("{\"posn\": \"a.go:1:1\", \"end\": \"a.go:1:2\", \"message\": \"r\"},", 6)+"{\"posn\": \"a.go:2:1\", \"message\": \"last\"}]\n\t\t\t}")),
+		want: "go vet: 1 finding in 1 package\n# example.com/m/a\na.go:9:1: m (copylocks)\n" + strings.Repeat("\ta.go:1:1: r\n", 4) + "\t… 3 more related positions omitted …",
+	}, {
 		name: "only clean packages",
 		in:   "{}\n{}\n",
 		want: "go vet: no findings",
