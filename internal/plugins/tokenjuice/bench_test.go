@@ -141,3 +141,14 @@ func genTests(size int) []byte {
 	b.WriteString("==== 20 failed, 99980 passed in 81.20s ====\n")
 	return []byte(b.String())
 }
+
+// BenchmarkPytestShortLines is the tests reducer on 16 MiB of short lines, a long pytest -v run:
+// every line goes through its noise and rule tests, so their constant decides the time.
+func BenchmarkPytestShortLines(b *testing.B) {
+	in := Input{Command: "python -m pytest -v", ExitCode: 1, Output: genTests(16 << 20)}
+	b.SetBytes(int64(len(in.Output)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Compact(in)
+	}
+}

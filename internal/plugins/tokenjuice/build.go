@@ -47,11 +47,18 @@ func reduceBuild(d *doc) (string, bool) {
 }
 
 // reduceGoBuild serves go build, vet, install, run and generate: with -json (Go 1.24+) the
-// build-output and build-fail events are read as the text they carry, then reduced like any build.
+// build-output and build-fail events are read as the text they carry, then reduced like any build;
+// go vet's findings are decoded (see reduceGoVetJSON).
 func reduceGoBuild(d *doc) (string, bool) {
-	if events := decodeTestEvents(d.lines, hasJSONFlag(d.src)); events != nil {
+	lines := decodeTestEvents(d.lines, hasJSONFlag(d.src))
+	if lines == nil && isGoVet(d.src) {
+		if rep := decodeVetJSON(d.lines); rep != nil {
+			return reduceGoVetJSON(rep)
+		}
+	}
+	if lines != nil {
 		dd := *d
-		dd.lines = events
+		dd.lines = lines
 		d = &dd
 	}
 	return reduceBuild(d)

@@ -104,9 +104,9 @@ func (s Settings) Compact(in Input) (out Output) {
 	}
 	d := &doc{src: cmd.source(), raw: in.Output}
 	r := classify(cmd)
-	if r.family != "tests" && looksJSON(in.Output) && !(r.id == "build/go" && startsGoEvents(in.Output)) {
+	if r.family != "tests" && looksJSON(in.Output) && !(r.id == "build/go" && (startsGoEvents(in.Output) || isGoVet(d.src))) {
 		// A JSON document is outlined whatever printed it (go's and test runners' event streams
-		// excepted: their reducers read the events, whose every build error matters).
+		// and go vet's findings excepted: their reducers read them, and every finding matters).
 		if d.json = parseJSONValues(in.Output); d.json != nil {
 			r = jsonRule
 		}

@@ -275,6 +275,50 @@ record go_test_json_build_fail $W/gojson "go test -json ./..."
 # the same with build errors printed as text on stderr ahead of the events, as before Go 1.24
 record go_test_json_build_text $W/gojson "GODEBUG=gotestjsonbuildtext=1 go test -json ./..."
 record go_build_json $W/gojson "go build -json ./..."
+# go vet -json: one JSON object per package, keyed by package and analyzer, with absolute paths
+# (the scratch directory becomes /home/dev/work); a package with two analyzers' findings, one with
+# three findings of one analyzer, and a clean one (an empty object). vet -json exits 0 on findings.
+mkdir -p $W/vetjson/fmtbad $W/vetjson/lockbad $W/vetjson/clean
+cd $W/vetjson && printf 'module example.com/vetdemo\n\ngo 1.22\n' > go.mod
+cat > fmtbad/f.go <<'G'
+package fmtbad
+
+import "fmt"
+
+// Show prints n and s.
+func Show(n int, s string) {
+	fmt.Printf("%d\n", s)
+	fmt.Printf("%s %s\n", n)
+	fmt.Println("done\n")
+}
+G
+cat > lockbad/l.go <<'G'
+package lockbad
+
+import "sync"
+
+// Counter counts under a lock.
+type Counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+// Get returns the count, copying the lock by value.
+func (c Counter) Get() int { return c.n }
+
+// Shift shifts too far.
+func Shift() int8 {
+	var v int8 = 1
+	return v << 9
+}
+G
+cat > clean/c.go <<'G'
+package clean
+
+// One returns one.
+func One() int { return 1 }
+G
+record go_vet_json $W/vetjson "go vet -json ./..."
 # python
 mkdir -p $W/py/tests && cd $W/py && cat > tests/test_math.py <<'P'
 import pytest
