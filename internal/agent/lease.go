@@ -53,8 +53,9 @@ func (r *Runner) lease(ctx context.Context, key string) (release func(), err err
 	ctx = context.WithoutCancel(ctx)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	every := max(ttl/3, time.Millisecond) // a ticker's period must be positive
 	wg.Go(func() {
-		tick := time.NewTicker(ttl / 3)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
@@ -62,7 +63,7 @@ func (r *Runner) lease(ctx context.Context, key string) (release func(), err err
 				return
 			case <-tick.C:
 			}
-			rctx, cancel := context.WithTimeout(ctx, ttl/3)
+			rctx, cancel := context.WithTimeout(ctx, every)
 			err := l.Lease(rctx, key, h, ttl)
 			cancel()
 			if err == nil {

@@ -199,3 +199,12 @@ func TestTurnReleasesItsLease(t *testing.T) {
 		})
 	}
 }
+
+// A lease TTL too short to renew a third of the way through still runs the turn.
+func TestTinyLeaseTTL(t *testing.T) {
+	r := &agent.Runner{Sessions: session.NewMemory(), Tools: &tools{}, LeaseTTL: 2}
+	m := &script{steps: []func(*llm.Request) (*llm.Message, error){answer("ok")}}
+	if _, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("hello")}}); err != nil {
+		t.Fatal(err)
+	}
+}
