@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // sessionShow is `nodmix sessions show KEY --json`, decoded.
@@ -250,5 +252,59 @@ func TestRemoveDuringATurn(t *testing.T) {
 	}
 	if out, _, _ := run(t, env, "", "sessions", "list"); out != "no sessions\n" {
 		t.Errorf("after the removal and the turn:\n%s", out)
+	}
+}
+
+// While a `nodmix agent --session` turn runs, a turn on that session in any other process (a
+// second `nodmix agent`, a gateway on the same state.db) is refused at once as busy, storing
+// nothing and calling no model; once the first is killed (SIGKILL: it releases nothing), the
+// next turn runs at once, without waiting for the killed turn's lease to expire.
+func TestSecondProcessTurnIsBusy(t *testing.T) {
+	home := t.TempDir()
+	env := baseEnv(home)
+	if _, errOut, code := run(t, env, "", "agent", "--session", "s", "-m", "hello", "--model", "scripted/demo"); code != 0 {
+		t.Fatalf("first turn: exit %d\n%s", code, errOut)
+	}
+	base := strings.TrimSuffix(startGateway(t, env), "/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "agent", "--session", "s", "-m", `exec {"command": ["sleep", "60"]}`, "--model", "scripted/demo")
+	cmd.Env = env
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	for !strings.Contains(stderr.String(), "→ exec") {
+		if ctx.Err() != nil {
+			t.Fatalf("the tool call did not start:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := showSession(t, env, "s")
+	out, errOut, code := run(t, env, "", "agent", "--session", "s", "-m", "meanwhile", "--model", "scripted/demo")
+	if code != 1 || !strings.Contains(errOut, `session "s": the session is busy with another turn`) {
+		t.Errorf("a second agent turn while one runs: exit %d\n%s%s", code, out, errOut)
+	}
+	status, body := chat(t, base, "s", `{"model": "scripted/demo", "messages": [{"role": "user", "content": "meanwhile"}]}`)
+	if status != 409 || !strings.Contains(string(body), `"code":"session_busy"`) {
+		t.Errorf("a gateway turn while one runs: %d %s, want 409 session_busy", status, body)
+	}
+	if diff := cmp.Diff(before, showSession(t, env, "s")); diff != "" {
+		t.Errorf("the refused turns changed the transcript (-before +after):\n%s", diff)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	out, errOut, code = run(t, env, "", "agent", "--session", "s", "-m", "after the kill", "--model", "scripted/demo")
+	if code != 0 || !strings.Contains(out, "You said: after the kill") {
+		t.Fatalf("the turn after the kill: exit %d\n%s%s", code, out, errOut)
+	}
+	status, body = chat(t, base, "s", `{"model": "scripted/demo", "messages": [{"role": "user", "content": "and the gateway"}]}`)
+	if status != 200 {
+		t.Errorf("a gateway turn after the kill: %d %s", status, body)
+	}
+	if err := wholeTranscript(showSession(t, env, "s")); err != nil {
+		t.Error(err)
 	}
 }

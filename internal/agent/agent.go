@@ -53,8 +53,9 @@ type Sessions interface {
 	Update(ctx context.Context, key string, fn func(*session.Info) error) (*session.Info, error)
 }
 
-// Runner runs turns. Its fields are set once; it is then safe for concurrent use (turns of one
-// session are serialised by the store's Append check, not by the Runner).
+// Runner runs turns. Its fields are set once; it is then safe for concurrent use. Turns of one
+// session are kept apart by the store: a store that leases sessions (leaser) refuses a second
+// turn at its start, and every store refuses an Append on a transcript changed since it was read.
 type Runner struct {
 	Sessions Sessions
 	Tools    Tools
@@ -67,6 +68,9 @@ type Runner struct {
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// LeaseTTL is how long a turn's session lease lasts past its last renewal; 0 is
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // Turn is one user turn.
@@ -143,7 +147,8 @@ type Result struct {
 var (
 	// ErrMaxSteps: the model kept calling tools past the step limit.
 	ErrMaxSteps = errors.New("step limit reached")
-	// ErrBusy: another turn changed the session while this one ran.
+	// ErrBusy: another turn runs on the session (its lease is taken), or changed it while this
+	// one ran.
 	ErrBusy = errors.New("the session is busy with another turn")
 	// ErrRemoved: the session was removed (`nodmix sessions rm`, DELETE /v1/sessions/…) while
 	// the turn ran; what the turn said since is not kept.
@@ -185,6 +190,12 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
 	}
+	// Taken before the transcript is read, so that what the turn builds on stays as it read it.
+	release, err := r.lease(ctx, t.Session)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	history, input, err := r.begin(ctx, t)
 	if err != nil {
 		return nil, err

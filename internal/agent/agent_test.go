@@ -336,35 +336,6 @@ func TestCancelStopsToolCalls(t *testing.T) {
 	}
 }
 
-func TestConcurrentTurnIsBusy(t *testing.T) {
-	st := session.NewMemory()
-	r, _ := newRunner(st, &tools{})
-	release := make(chan struct{})
-	slowModel := &script{steps: []func(*llm.Request) (*llm.Message, error){func(req *llm.Request) (*llm.Message, error) {
-		<-release
-		return answer("first")(req)
-	}}}
-	errc := make(chan error, 1)
-	go func() {
-		_, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: slowModel, Input: []llm.Message{user("one")}})
-		errc <- err
-	}()
-	for {
-		if tr, _ := st.Transcript(context.Background(), "s"); len(tr) == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	other := &script{steps: []func(*llm.Request) (*llm.Message, error){answer("second")}}
-	if _, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: other, Input: []llm.Message{user("two")}}); err != nil {
-		t.Fatal(err)
-	}
-	close(release)
-	if err := <-errc; !errors.Is(err, agent.ErrBusy) {
-		t.Errorf("first turn err = %v, want ErrBusy", err)
-	}
-}
-
 // TestRemovedDuringTurn: a session removed while its turn waits for the model ends the turn
 // with ErrRemoved, not ErrBusy (the removal is not another turn), and stays removed.
 func TestRemovedDuringTurn(t *testing.T) {

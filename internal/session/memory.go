@@ -16,6 +16,7 @@ type Memory struct {
 	sel      map[string][]string
 	blobs    map[string]memBlob
 	sessions map[string]*memSession
+	leases   map[string]memLease
 	writes   uint64    // counts writes to sessions; a session's version is the count at its last write
 	last     time.Time // latest Stamp recorded
 }
@@ -23,6 +24,11 @@ type Memory struct {
 type memBlob struct {
 	session string
 	data    []byte
+}
+
+type memLease struct {
+	holder  Holder
+	expires time.Time
 }
 
 type memSession struct {
@@ -33,7 +39,7 @@ type memSession struct {
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{sel: map[string][]string{}, blobs: map[string]memBlob{}, sessions: map[string]*memSession{}}
+	return &Memory{sel: map[string][]string{}, blobs: map[string]memBlob{}, sessions: map[string]*memSession{}, leases: map[string]memLease{}}
 }
 
 var _ Store = (*Memory)(nil)
@@ -205,10 +211,44 @@ func (m *Memory) DeleteSession(_ context.Context, key string) error {
 	}
 	delete(m.sessions, key)
 	delete(m.sel, key)
+	delete(m.leases, key)
 	for k, b := range m.blobs {
 		if b.session == key {
 			delete(m.blobs, k)
 		}
+	}
+	return nil
+}
+
+// Lease takes the session key for h until ttl from now, or renews h's lease (the one of its
+// Token). It returns ErrLeased, changing nothing, while another holder's lease keeps h out
+// (Holder.KeepsOut). A key no session has yet can be leased; DeleteSession ends the lease.
+func (m *Memory) Lease(_ context.Context, key string, h Holder, ttl time.Duration) error {
+	if err := CheckLease(key, h.Token); err != nil {
+		return err
+	}
+	if err := checkTTL(ttl); err != nil {
+		return err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.leases[key]; ok && l.holder.KeepsOut(h.Token, l.expires, now) {
+		return ErrLeased
+	}
+	m.leases[key] = memLease{holder: h, expires: now.Add(ttl)}
+	return nil
+}
+
+// Unlease ends the lease of key that token took; a lease another holder took since is left.
+func (m *Memory) Unlease(_ context.Context, key, token string) error {
+	if err := CheckLease(key, token); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.leases[key]; ok && l.holder.Token == token {
+		delete(m.leases, key)
 	}
 	return nil
 }

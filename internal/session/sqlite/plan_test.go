@@ -75,3 +75,39 @@ func BenchmarkPutBlobManyKept(b *testing.B) {
 		}
 	}
 }
+
+// Removing a session drops its blobs through blobs_session, in new and migrated files, instead
+// of reading every blob kept under the write lock.
+func TestSessionBlobsDeleteReadsTheIndex(t *testing.T) {
+	ctx := context.Background()
+	for name, path := range map[string]string{
+		"new":       filepath.Join(t.TempDir(), "state.db"),
+		"version 0": writeOld(t),
+		"version 1": writeVersion1(t, ""),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var plan []string
+			rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+blobsOfSession, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			rows.Close()
+			if all := strings.Join(plan, "; "); !strings.Contains(all, "USING COVERING INDEX blobs_session") && !strings.Contains(all, "USING INDEX blobs_session") {
+				t.Errorf("plan: %s; want a search of blobs_session", all)
+			}
+		})
+	}
+}

@@ -275,7 +275,8 @@ func (s *Store) DeleteSession(ctx context.Context, key string) error {
 		for _, q := range []string{
 			`DELETE FROM messages WHERE session = ?`,
 			`DELETE FROM selections WHERE session = ?`,
-			`DELETE FROM blobs WHERE session = ?`,
+			blobsOfSession,
+			`DELETE FROM leases WHERE session = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, key); err != nil {
 				return err

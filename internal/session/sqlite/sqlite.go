@@ -46,6 +46,14 @@ CREATE TABLE IF NOT EXISTS messages (
 	parts   TEXT NOT NULL,    -- session.EncodeParts
 	PRIMARY KEY (session, seq)
 );
+CREATE TABLE IF NOT EXISTS leases (
+	session TEXT PRIMARY KEY, -- may have no sessions row yet: a session's first turn leases it
+	token   TEXT NOT NULL,    -- the holder: session.Holder
+	host    TEXT NOT NULL,
+	pid     INTEGER NOT NULL,
+	start   TEXT NOT NULL,
+	expires INTEGER NOT NULL  -- Unix microseconds
+);
 `
 
 // sessionColumns are the columns the sessions table gained with agent sessions, added to files
@@ -61,11 +69,11 @@ var sessionColumns = []struct{ name, decl string }{
 }
 
 // SchemaVersion is the layout this build writes, kept in the file's user_version: 0 is any file
-// of the releases before versioning (migrate brings each up to date), 1 the tables above with
-// every sessionColumns column. A build that changes the layout raises it and migrates from the
+// of the releases before versioning (migrate brings each up to date), 1 the tables above but
+// leases, with every sessionColumns column, 2 adds leases and the blobs_session index. A build that changes the layout raises it and migrates from the
 // versions before; a file of a higher version is a newer nodmix's, which this build refuses to
 // open rather than write a layout it does not know.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrNewerSchema: the file was written by a newer nodmix; it is left as it is.
 var ErrNewerSchema = errors.New("schema version is newer than this nodmix knows")
@@ -137,8 +145,10 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated)`); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, blobsAgeIndex); err != nil {
-		return err
+	for _, q := range []string{blobsAgeIndex, blobsSessionIndex} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
 	}
 	// A pragma takes no parameter; the value is this build's constant.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
@@ -392,6 +402,13 @@ const (
 	blobsExpire   = `DELETE FROM blobs WHERE session != '' AND created < unixepoch() - ?`
 	blobsTotal    = `SELECT COALESCE(SUM(length(data)), 0) FROM blobs WHERE session != ''`
 	blobsOldest   = `SELECT rowid, length(data) FROM blobs WHERE session != '' ORDER BY created, rowid`
+)
+
+// DeleteSession drops a session's blobs through blobs_session; without it the delete read every
+// blob kept, under the write lock.
+const (
+	blobsSessionIndex = `CREATE INDEX IF NOT EXISTS blobs_session ON blobs(session)`
+	blobsOfSession    = `DELETE FROM blobs WHERE session = ?`
 )
 
 // trimBlobs drops the oldest session blobs until the rest fit in s.maxBlobs; the newest, just

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,7 +64,7 @@ func TestOpenRefusesANewerFile(t *testing.T) {
 			if !errors.Is(err, ErrNewerSchema) {
 				t.Errorf("error %q does not match ErrNewerSchema", err)
 			}
-			for _, want := range []string{path, "version 7", "knows 1"} {
+			for _, want := range []string{path, "version 7", "knows " + strconv.Itoa(SchemaVersion)} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not name %q", err, want)
 				}
@@ -98,7 +99,7 @@ func TestOpenRefusesANewerFile(t *testing.T) {
 
 // Every file Open keeps is at SchemaVersion: a new one, and an older one once migrated, so that
 // a later build knows where to migrate from.
-func TestOpenRecordsThe1(t *testing.T) {
+func TestOpenRecordsTheSchemaVersion(t *testing.T) {
 	ctx := context.Background()
 	for name, path := range map[string]string{
 		"new":   filepath.Join(t.TempDir(), "state.db"),
