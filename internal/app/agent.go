@@ -337,7 +337,9 @@ func (a *App) Turn(ctx context.Context, req TurnRequest) (*TurnResult, error) {
 	}
 	p.rm.startRun()
 	res, err := r.Run(ctx, t)
-	if p.keepAgent {
+	// A turn refused as busy ran nothing: the session is another turn's, which may run as
+	// another agent.
+	if p.keepAgent && !errors.Is(err, agent.ErrBusy) {
 		a.keepAgent(ctx, req.Session, p.agent)
 	}
 	out := &TurnResult{Levels: p.levels, Notice: p.notice}

@@ -3,12 +3,17 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/llm"
+	"github.com/nodmix/nodmix/internal/session"
 )
 
 func userText(s string) []llm.Message {
@@ -138,5 +143,36 @@ func TestSessionKeepsItsAgent(t *testing.T) {
 				t.Errorf("next turn ran %s at %q, want scripted/demo at high", res.Model, res.Levels.Think)
 			}
 		})
+	}
+}
+
+// TestBusyTurnKeepsNoAgent: a turn refused because another turn holds the session (here a lease
+// of another holder, as another process's turn takes it) records nothing, not even the agent it
+// was asked to run as.
+func TestBusyTurnKeepsNoAgent(t *testing.T) {
+	a := persistentApp(t, `{agents: {defaults: {model: "scripted/demo"}, list: [{id: "deep", thinkingDefault: "high"}]}}`)
+	ctx := context.Background()
+	if _, err := a.Turn(ctx, TurnRequest{Session: "s", Input: userText("/verbose on")}); err != nil {
+		t.Fatal(err)
+	}
+	type leaser interface {
+		Lease(ctx context.Context, key string, h session.Holder, ttl time.Duration) error
+	}
+	l, ok := a.Store.(leaser)
+	if !ok {
+		t.Fatalf("the store %T leases no sessions", a.Store)
+	}
+	if err := l.Lease(ctx, "s", session.NewHolder(os.Getpid()), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Turn(ctx, TurnRequest{Session: "s", Agent: "deep", Input: userText("hi")}); !errors.Is(err, agent.ErrBusy) {
+		t.Fatalf("a turn on a leased session: %v, want ErrBusy", err)
+	}
+	info, err := a.Store.Session(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Agent != "" {
+		t.Errorf("the refused turn recorded agent %q on the session", info.Agent)
 	}
 }
