@@ -70,6 +70,10 @@ type ReadOptions struct {
 	// is not a ValidName: what is sent to a model must be a name every provider accepts. Off,
 	// a file of a retrieval set keeps the names it was published with.
 	ValidNames bool
+	// UniqueNames refuses a line whose model-facing name is that of an earlier line, naming
+	// both lines: the catalog a file is loaded into refuses two tools of one name, and only
+	// the file knows where they are. Off, a retrieval set may repeat a name.
+	UniqueNames bool
 }
 
 // ReadFileWith is ReadFile with the checks of opts.
@@ -89,6 +93,10 @@ func ReadFileWith(r io.Reader, opts ReadOptions) ([]Tool, error) {
 	sc.Split(split.split)
 	line := 0
 	seen := map[string]int{}
+	var names map[string]int // with opts.UniqueNames
+	if opts.UniqueNames {
+		names = map[string]int{}
+	}
 	var ft fileTool // one for every line: the slow path makes it escape
 	for sc.Scan() {
 		line++
@@ -111,6 +119,9 @@ func ReadFileWith(r io.Reader, opts ReadOptions) ([]Tool, error) {
 			return nil, &LineError{line, err}
 		}
 		seen[t.ID] = line
+		if err := checkName(names, &t, line); err != nil {
+			return nil, err
+		}
 		if len(cur) == cap(cur) {
 			if cur != nil {
 				chunks = append(chunks, cur)
@@ -177,6 +188,20 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 
 func dupError(id string, prev int) error {
 	return fmt.Errorf("id: %s is already used on line %d", quoteShort(id), prev)
+}
+
+// checkName refuses t, read from line, when its name is in names (with the line it was read
+// from), and adds it otherwise. A nil names checks nothing. The check comes after every other
+// check of the line, its id's included, whichever way the file is read.
+func checkName(names map[string]int, t *Tool, line int) error {
+	if names == nil {
+		return nil
+	}
+	if prev, ok := names[t.Name]; ok {
+		return &LineError{line, fmt.Errorf("name: %s is already used on line %d", quoteShort(t.Name), prev)}
+	}
+	names[t.Name] = line
+	return nil
 }
 
 // lineTool reads one trimmed, non-blank line into a tool, with every check but whether its id is
