@@ -245,11 +245,11 @@ func (a *arena) lineTool(b []byte, ft *fileTool, opts ReadOptions) (t Tool, afte
 	}
 	if ft.Name == "" {
 		if opts.ValidNames && !ValidName(ft.ID) {
-			return t, true, fmt.Errorf("name: is missing, and the id %s that stands for it must match %s", quoteShort(ft.ID), nameRE)
+			return t, true, fmt.Errorf("name: is missing, and the id %s that stands for it must match %s", quoteShort(ft.ID), NamePattern)
 		}
 		ft.Name = ft.ID
 	} else if opts.ValidNames && !ValidName(ft.Name) {
-		return t, true, fmt.Errorf("name: %s must match %s", quoteShort(ft.Name), nameRE)
+		return t, true, fmt.Errorf("name: %s must match %s", quoteShort(ft.Name), NamePattern)
 	}
 	owner := ft.Server
 	if owner == "" {

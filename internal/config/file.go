@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/config/json5"
 	"github.com/nodmix/nodmix/internal/regular"
 )
@@ -248,7 +249,7 @@ func (f *File) Set(path string, value []byte) error {
 
 // SetPluginEnabled turns a plugin on or off: plugins.entries.<id>.enabled.
 func (f *File) SetPluginEnabled(id string, on bool) error {
-	if !namePattern().MatchString(id) {
+	if !catalog.ValidName(id) {
 		return &Error{Path: "plugins.entries." + id, Rule: pluginIDRule}
 	}
 	value := "false"
