@@ -20,10 +20,10 @@ const inputCatalog = `{"id":"mcp:github:create_issue","name":"mcp__github__creat
 {"id":"mcp:github:get_issue","name":"mcp__github__get_issue","description":"Get an issue","server":"github","mcp_tool_name":"get_issue"}
 `
 
-// runInput runs the binary in work with stdin, failing the test (rather than hanging it) when the
+// runInput runs the binary in work with stdin and the descriptors extra (3 on), failing the test (rather than hanging it) when the
 // command has not ended by a deadline, which is not a measurement. It returns the exit code, stdout
 // and stderr.
-func runInput(t *testing.T, work string, stdin *os.File, argv ...string) (int, string, string) {
+func runInput(t *testing.T, work string, stdin *os.File, extra []*os.File, argv ...string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -33,6 +33,7 @@ func runInput(t *testing.T, work string, stdin *os.File, argv ...string) (int, s
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
+	cmd.ExtraFiles = extra
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -73,7 +74,7 @@ func TestCatalogInputRefusesNamedPipeLink(t *testing.T) {
 		{"search", "eval", "--tools", link, "--queries", tools},
 		{"search", "eval", "--tools", tools, "--queries", link},
 	} {
-		code, _, stderr := runInput(t, work, nil, argv...)
+		code, _, stderr := runInput(t, work, nil, nil, argv...)
 		want := "nodmix: " + link + ": is a named pipe, which nodmix does not wait on for a writer: pipe the file to stdin and give it as -\n"
 		if code != 1 || stderr != want {
 			t.Errorf("nodmix %s: exit %d, stderr %q; want 1, %q", strings.Join(argv, " "), code, stderr, want)
@@ -83,7 +84,8 @@ func TestCatalogInputRefusesNamedPipeLink(t *testing.T) {
 
 // TestCatalogInputFromStdin: a catalog piped in is read as --catalog - and as --catalog
 // /dev/stdin (the pipe is the process's stdin, not a named pipe to wait on), and so is one
-// redirected from a file.
+// redirected from a file, or piped on another descriptor the process starts with, as a shell's
+// process substitution (--catalog <(cmd)) gives it.
 func TestCatalogInputFromStdin(t *testing.T) {
 	work := t.TempDir()
 	file := filepath.Join(work, "catalog.jsonl")
@@ -111,18 +113,24 @@ func TestCatalogInputFromStdin(t *testing.T) {
 		t.Cleanup(func() { f.Close() })
 		return f
 	}
+	none := func() *os.File { return nil }
 	for _, tc := range []struct {
-		name  string
-		stdin func() *os.File
-		path  string
+		name         string
+		stdin, extra func() *os.File
+		path         string
 	}{
-		{"piped, -", piped, "-"},
-		{"piped, /dev/stdin", piped, "/dev/stdin"},
-		{"redirected, -", redirected, "-"},
-		{"redirected, /dev/stdin", redirected, "/dev/stdin"},
+		{"piped, -", piped, none, "-"},
+		{"piped, /dev/stdin", piped, none, "/dev/stdin"},
+		{"redirected, -", redirected, none, "-"},
+		{"redirected, /dev/stdin", redirected, none, "/dev/stdin"},
+		{"piped on descriptor 3", none, piped, "/dev/fd/3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := runInput(t, work, tc.stdin(), "tools", "search", "create issue", "--catalog", tc.path, "--limit", "1", "--json")
+			var extra []*os.File
+			if f := tc.extra(); f != nil {
+				extra = []*os.File{f}
+			}
+			code, stdout, stderr := runInput(t, work, tc.stdin(), extra, "tools", "search", "create issue", "--catalog", tc.path, "--limit", "1", "--json")
 			if code != 0 || !strings.Contains(stdout, `"mcp__github__create_issue"`) {
 				t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 			}

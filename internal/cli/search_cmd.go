@@ -102,10 +102,11 @@ func (g *globals) stdin() io.Reader {
 }
 
 // openInput opens a file of JSON lines (a catalog, queries) given on the command line, with the
-// name its errors go by: "-" is stdin, and so is a path naming the file stdin is (/dev/stdin),
-// which the shell has opened. Anything else must be a regular file: a named pipe (or a link to
-// one) is refused rather than waited on, since opening one waits for a writer, which may never
-// come, and nothing, not even SIGINT, ends that wait.
+// name its errors go by: "-" is stdin, and so is a path naming the file stdin is (/dev/stdin);
+// /dev/fd/N is the pipe of a process substitution. Those the shell has opened. Anything else
+// must be a regular file: a named pipe (or a link to one) is refused rather than waited on,
+// since opening one waits for a writer, which may never come, and nothing, not even SIGINT,
+// ends that wait.
 func (g *globals) openInput(path string) (name string, r io.Reader, release func() error, err error) {
 	r, release, err = regular.OpenInput(path, g.stdin())
 	if nr := (*regular.Error)(nil); errors.As(err, &nr) {

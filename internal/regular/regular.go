@@ -59,10 +59,10 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 }
 
 // OpenInput opens an input file named on a command line. "-" is stdin. Any other path must be
-// a regular file, or the very file stdin is (/dev/stdin, /dev/fd/0, a link to them): a pipe or
-// a terminal on stdin was opened by the shell, so reading it waits on nothing an open would.
-// What is stdin is then read from stdin itself. release closes what was opened; it never
-// closes stdin.
+// a regular file, or a file that someone has opened already, so that reading it waits on nothing
+// an open would: the very file stdin is (/dev/stdin, a link to it), read from stdin itself, or a
+// descriptor the process was started with, named /dev/fd/N (as a shell's process substitution
+// names a pipe). release closes what was opened; it never closes stdin.
 func OpenInput(path string, stdin io.Reader) (r io.Reader, release func() error, err error) {
 	if path == "-" {
 		return stdin, noClose, nil
@@ -71,13 +71,21 @@ func OpenInput(path string, stdin io.Reader) (r io.Reader, release func() error,
 	if err != nil {
 		return nil, nil, err
 	}
-	if fi.Mode().IsRegular() {
+	switch {
+	case fi.Mode().IsRegular():
+		return f, f.Close, nil
+	case fi.IsDir():
+	case isStdin(fi, stdin):
+		f.Close()
+		return stdin, noClose, nil
+	case heldDescriptor(path, fi):
+		if err := setBlocking(f); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
 		return f, f.Close, nil
 	}
 	f.Close()
-	if !fi.IsDir() && isStdin(fi, stdin) {
-		return stdin, noClose, nil
-	}
 	return nil, nil, &Error{Path: path, Mode: fi.Mode().Type()}
 }
 

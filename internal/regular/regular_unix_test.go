@@ -123,10 +123,14 @@ func pipe(t *testing.T, text string) *os.File {
 }
 
 // TestOpenInput: "-" and a path naming the file that is stdin (a pipe, as /dev/stdin names it
-// when a catalog is piped in) read stdin; any other pipe is refused at once, as Open refuses it.
+// when a catalog is piped in) read stdin, and /dev/fd/N reads a pipe the process holds (as a
+// shell's process substitution names it); a named pipe is refused at once, as Open refuses it.
 func TestOpenInput(t *testing.T) {
 	dir, file, fifo, _, fifoLink := specialFiles(t)
-	const self = "the path of stdin's descriptor"
+	const (
+		self     = "/dev/fd/N of the pipe stdin is"
+		selfLink = "a link to /dev/fd/N, as /dev/stdin is"
+	)
 	for _, tc := range []struct {
 		name, path string
 		stdin      string // "pipe", "other pipe" (the path's pipe is not stdin) or "memory"
@@ -135,9 +139,11 @@ func TestOpenInput(t *testing.T) {
 		{"dash", "-", "pipe", "piped\n"},
 		{"dash, stdin not a file", "-", "memory", "memory\n"},
 		{"a regular file", file, "pipe", "text\n"},
-		{"stdin by its path", self, "pipe", "piped\n"},
-		{"a pipe that is not stdin", self, "other pipe", "%s: not a regular file (it is a named pipe)"},
-		{"a pipe, stdin not a file", self, "memory", "%s: not a regular file (it is a named pipe)"},
+		{"stdin by its descriptor", self, "pipe", "piped\n"},
+		{"stdin by a link", selfLink, "pipe", "piped\n"},
+		{"a descriptor the process holds", self, "other pipe", "piped\n"},
+		{"a descriptor, stdin not a file", self, "memory", "piped\n"},
+		{"a link to a descriptor that is not stdin", selfLink, "other pipe", "%s: not a regular file (it is a named pipe)"},
 		{"a named pipe", fifo, "pipe", "%s: not a regular file (it is a named pipe)"},
 		{"a link to a named pipe", fifoLink, "pipe", "%s: not a regular file (it is a named pipe)"},
 		{"a directory", dir, "pipe", "%s: not a regular file (it is a directory)"},
@@ -145,10 +151,16 @@ func TestOpenInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := pipe(t, "piped\n")
 			path := tc.path
-			if path == self {
-				path = "/dev/fd/" + strconv.Itoa(int(r.Fd()))
-				if _, err := os.Stat(path); err != nil {
-					t.Skipf("no %s: %v", path, err)
+			switch fd := "/dev/fd/" + strconv.Itoa(int(r.Fd())); path {
+			case self, selfLink:
+				if _, err := os.Stat(fd); err != nil {
+					t.Skipf("no %s: %v", fd, err)
+				}
+				if path = fd; tc.path == selfLink {
+					path = filepath.Join(t.TempDir(), "stdin")
+					if err := os.Symlink(fd, path); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			var stdin io.Reader = r
