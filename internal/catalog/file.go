@@ -70,6 +70,10 @@ type ReadOptions struct {
 	// is not a ValidName: what is sent to a model must be a name every provider accepts. Off,
 	// a file of a retrieval set keeps the names it was published with.
 	ValidNames bool
+	// UniqueNames refuses a line whose model-facing name is that of an earlier line, naming
+	// both lines: the catalog a file is loaded into refuses two tools of one name, and only
+	// the file knows where they are. Off, a retrieval set may repeat a name.
+	UniqueNames bool
 }
 
 // ReadFileWith is ReadFile with the checks of opts.
@@ -89,6 +93,10 @@ func ReadFileWith(r io.Reader, opts ReadOptions) ([]Tool, error) {
 	sc.Split(split.split)
 	line := 0
 	seen := map[string]int{}
+	var names map[string]int // with opts.UniqueNames
+	if opts.UniqueNames {
+		names = map[string]int{}
+	}
 	var ft fileTool // one for every line: the slow path makes it escape
 	for sc.Scan() {
 		line++
@@ -111,6 +119,9 @@ func ReadFileWith(r io.Reader, opts ReadOptions) ([]Tool, error) {
 			return nil, &LineError{line, err}
 		}
 		seen[t.ID] = line
+		if err := checkName(names, &t, line); err != nil {
+			return nil, err
+		}
 		if len(cur) == cap(cur) {
 			if cur != nil {
 				chunks = append(chunks, cur)
@@ -179,6 +190,20 @@ func dupError(id string, prev int) error {
 	return fmt.Errorf("id: %s is already used on line %d", quoteShort(id), prev)
 }
 
+// checkName refuses t, read from line, when its name is in names (with the line it was read
+// from), and adds it otherwise. A nil names checks nothing. The check comes after every other
+// check of the line, its id's included, whichever way the file is read.
+func checkName(names map[string]int, t *Tool, line int) error {
+	if names == nil {
+		return nil
+	}
+	if prev, ok := names[t.Name]; ok {
+		return &LineError{line, fmt.Errorf("name: %s is already used on line %d", quoteShort(t.Name), prev)}
+	}
+	names[t.Name] = line
+	return nil
+}
+
 // lineTool reads one trimmed, non-blank line into a tool, with every check but whether its id is
 // new, which depends on the lines before it. afterDup says that the error (if any) comes after
 // that check: t then has the line's id, and the line is refused as a duplicate first if it is one.
@@ -220,11 +245,11 @@ func (a *arena) lineTool(b []byte, ft *fileTool, opts ReadOptions) (t Tool, afte
 	}
 	if ft.Name == "" {
 		if opts.ValidNames && !ValidName(ft.ID) {
-			return t, true, fmt.Errorf("name: is missing, and the id %s that stands for it must match %s", quoteShort(ft.ID), nameRE)
+			return t, true, fmt.Errorf("name: is missing, and the id %s that stands for it must match %s", quoteShort(ft.ID), NamePattern)
 		}
 		ft.Name = ft.ID
 	} else if opts.ValidNames && !ValidName(ft.Name) {
-		return t, true, fmt.Errorf("name: %s must match %s", quoteShort(ft.Name), nameRE)
+		return t, true, fmt.Errorf("name: %s must match %s", quoteShort(ft.Name), NamePattern)
 	}
 	owner := ft.Server
 	if owner == "" {

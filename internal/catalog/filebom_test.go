@@ -164,3 +164,42 @@ func BenchmarkReadFileLongLineSlowPipe(b *testing.B) {
 		}
 	}
 }
+
+// TestReadFileUniqueNames: with UniqueNames, a line whose model-facing name (its name, or its id
+// when it has none) is that of an earlier line is refused with both lines, whichever way the file
+// is read, after every other check of the line; without it the names are kept.
+func TestReadFileUniqueNames(t *testing.T) {
+	tests := []struct {
+		name, text string
+		err        string
+	}{
+		{"unique", `{"id":"a","name":"x"}` + "\n" + `{"id":"b","name":"y"}`, ""},
+		{"repeated", `{"id":"a","name":"x"}` + "\n\n" + `{"id":"b","name":"y"}` + "\n" + `{"id":"c","name":"x"}`,
+			`line 4: name: "x" is already used on line 1`},
+		{"an id standing for the name", `{"id":"a","name":"x"}` + "\n" + `{"id":"x"}`, `line 2: name: "x" is already used on line 1`},
+		{"a name equal to an earlier id", `{"id":"x"}` + "\n" + `{"id":"b","name":"x"}`, `line 2: name: "x" is already used on line 1`},
+		{"the id is named first", `{"id":"a","name":"x"}` + "\n" + `{"id":"a","name":"x"}`, `line 2: id: "a" is already used on line 1`},
+		{"a bad line is named first", `{"id":"a","name":"x"}` + "\n" + `{"id":"b","name":"x","source":"web"}`,
+			"line 2: source: must be one of mcp, builtin, plugin, client"},
+		{"a long name, cut", `{"id":"a","name":"` + strings.Repeat("n", 300) + `"}` + "\n" + `{"id":"b","name":"` + strings.Repeat("n", 300) + `"}`,
+			`line 2: name: "` + strings.Repeat("n", 256) + `"… (300 bytes) is already used on line 1`},
+	}
+	for _, tt := range tests {
+		_, err := readAllWays(t, tt.text, ReadOptions{UniqueNames: true})
+		if diff := cmp.Diff(tt.err, err); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+		if _, err := readAllWays(t, tt.text, ReadOptions{}); err != "" && !strings.Contains(tt.err, "source") && !strings.Contains(tt.err, "id:") {
+			t.Errorf("%s: without the name check: %s", tt.name, err)
+		}
+	}
+	// The lines are counted across the stretches a file read whole is cut into.
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, `{"id":"t%d","name":"n%d","description":"a tool of a large catalog"}`+"\n", i, i)
+	}
+	b.WriteString(`{"id":"last","name":"n7"}` + "\n")
+	if _, err := readAllWays(t, b.String(), ReadOptions{UniqueNames: true}); err != `line 2001: name: "n7" is already used on line 8` {
+		t.Errorf("a large catalog: %s", err)
+	}
+}

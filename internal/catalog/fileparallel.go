@@ -90,6 +90,10 @@ func readLines(data []byte, readErr error, workers int, opts ReadOptions) ([]Too
 		total += r.n
 	}
 	seen := make(map[string]int, total)
+	var names map[string]int // with opts.UniqueNames
+	if opts.UniqueNames {
+		names = make(map[string]int, total)
+	}
 	first := 0 // lines before the stretch
 	n := 0     // tools kept, moved down over the slots of blank lines
 	for i, r := range results {
@@ -100,6 +104,9 @@ func readLines(data []byte, readErr error, workers int, opts ReadOptions) ([]Too
 				return nil, &LineError{line, dupError(t.ID, prev)}
 			}
 			seen[t.ID] = line
+			if err := checkName(names, t, line); err != nil {
+				return nil, err
+			}
 		}
 		if r.err != nil {
 			line := first + r.errLine

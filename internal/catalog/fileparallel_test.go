@@ -13,11 +13,11 @@ import (
 )
 
 // checkWays: reading text whole, in one stretch or several, gives what reading it a line at a
-// time gives: the same tools, or the same error, with and without the name check. readErr ends
+// time gives: the same tools, or the same error, with and without the name checks. readErr ends
 // the text as a failed read would.
 func checkWays(t *testing.T, text string, readErr error) {
 	t.Helper()
-	for _, opts := range []ReadOptions{{}, {ValidNames: true}} {
+	for _, opts := range []ReadOptions{{}, {ValidNames: true}, {ValidNames: true, UniqueNames: true}} {
 		var r io.Reader = iotest.OneByteReader(strings.NewReader(text)) // not read whole
 		if readErr != nil {
 			r = io.MultiReader(r, iotest.ErrReader(readErr))
@@ -46,6 +46,7 @@ func TestReadFileWays(t *testing.T) {
 		`{"id":"b","input_schema":"x"}`, `{"id": nope}`, `{"name":"x"}`, `{"id":"e"} x`, `{"id":"f","extra":1}`,
 		`{"id":"g","input_schema":null,"server":"s","mcp_tool_name":"t"}`, `{"ID":"h"}`, "{\"id\":\"i\"}\r",
 		`{"id":"j\u00e9","description":"caf\u00e9 ☕"}`, "\ufeff" + `{"id":"k"}`, `{"id":"l","name":"a b"}`,
+		`{"id":"m","name":"nb"}`, `{"id":"nb"}`,
 	}
 	checkWays(t, "", nil)
 	checkWays(t, "\n\n", nil)

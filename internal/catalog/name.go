@@ -12,9 +12,13 @@ import (
 // MaxNameLen is the longest model-facing tool name that every provider accepts.
 const MaxNameLen = 64
 
-// ValidName reports whether name can be sent to a model as it is: ^[A-Za-z0-9_-]{1,64}$. (Checked
-// by hand: compiling that expression was a good part of the package's start-up, which every
-// sandbox child pays.)
+// NamePattern is the rule of a model-facing tool name, which ValidName checks, as every error
+// that refuses a name states it.
+const NamePattern = "^[A-Za-z0-9_-]{1,64}$"
+
+// ValidName reports whether name can be sent to a model as it is: it matches NamePattern.
+// (Checked by hand: compiling that expression was a good part of the package's start-up, which
+// every sandbox child pays.)
 func ValidName(name string) bool {
 	if len(name) == 0 || len(name) > MaxNameLen {
 		return false
@@ -28,9 +32,6 @@ func ValidName(name string) bool {
 	}
 	return true
 }
-
-// nameRE is the expression ValidName checks, as errors state it.
-const nameRE = "^[A-Za-z0-9_-]{1,64}$"
 
 // maxQuoted is the most of a value an error quotes.
 const maxQuoted = 256

@@ -58,7 +58,7 @@ func (m LoadMode) String() string {
 // Tool describes one tool. Values are immutable once in a Snapshot: callers must not modify them.
 type Tool struct {
 	ID          string          // "<prefix>:<owner>:<name>", e.g. "mcp:github:create_issue"
-	Name        string          // model-facing name, ^[A-Za-z0-9_-]{1,64}$
+	Name        string          // model-facing name, NamePattern
 	Label       string          // display label; empty means Name
 	Summary     string          // one-line summary; empty means the start of Description
 	Description string          // full description

@@ -2,16 +2,17 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/discovery"
+	"github.com/nodmix/nodmix/internal/regular"
 	"github.com/nodmix/nodmix/internal/search"
 	"github.com/nodmix/nodmix/internal/toolsearch"
 	"github.com/spf13/cobra"
@@ -39,15 +40,11 @@ func newSearchCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			qname, qr := "stdin", g.stdin()
-			if queriesFile != "-" {
-				f, err := openInputFile(queriesFile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				qname, qr = queriesFile, f
+			qname, qr, closeQueries, err := g.openInput(queriesFile)
+			if err != nil {
+				return err
 			}
+			defer closeQueries()
 			queries, err := search.ReadQueries(qr)
 			if err != nil {
 				return fmt.Errorf("%s: %w", qname, err)
@@ -83,22 +80,12 @@ func newSearchCmd(g *globals) *cobra.Command {
 }
 
 // readCatalogFile reads the catalog file at path, "-" meaning stdin, with the checks of opts.
-//
-// A named pipe given as the path is refused rather than opened: opening one waits for a writer,
-// which may never come, and nothing, not even SIGINT, ends that wait. A pipe arrives on stdin
-// ("-", or /dev/stdin, a link to it), which the shell has opened, or is given as a link to
-// it, as /dev/fd/N of a process substitution is.
 func (g *globals) readCatalogFile(path string, opts catalog.ReadOptions) ([]catalog.Tool, error) {
-	name, r := "stdin", g.stdin()
-	if path != "-" {
-		name = path
-		f, err := openInputFile(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
+	name, r, closeFile, err := g.openInput(path)
+	if err != nil {
+		return nil, err
 	}
+	defer closeFile()
 	tools, err := catalog.ReadFileWith(r, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -114,22 +101,37 @@ func (g *globals) stdin() io.Reader {
 	return g.env.Stdin
 }
 
-// openInputFile opens a file of JSON lines (a catalog, queries) that is not a named pipe (see
-// readCatalogFile) or a directory.
-func openInputFile(path string) (*os.File, error) {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
-		return nil, fmt.Errorf("%s: is a named pipe, which nodmix does not wait on for a writer: pipe the file to stdin and give it as -", path)
+// openInput opens a file of JSON lines (a catalog, queries) given on the command line, with the
+// name its errors go by: "-" is stdin, and so is a path naming the file stdin is (/dev/stdin);
+// /dev/fd/N is the pipe of a process substitution. Those the shell has opened. Anything else
+// must be a regular file: a named pipe (or a link to one) is refused rather than waited on,
+// since opening one waits for a writer, which may never come, and nothing, not even SIGINT,
+// ends that wait.
+func (g *globals) openInput(path string) (name string, r io.Reader, release func() error, err error) {
+	r, release, err = regular.OpenInput(path, g.stdin())
+	if nr := (*regular.Error)(nil); errors.As(err, &nr) {
+		return "", nil, nil, &inputError{nr}
 	}
-	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%s: is a directory, not a file of JSON lines", path)
+	if path == "-" {
+		path = "stdin"
 	}
-	return f, nil
+	return path, r, release, nil
 }
+
+// inputError is an input path that names something other than a regular file, saying what to do.
+type inputError struct{ err *regular.Error }
+
+func (e *inputError) Error() string {
+	if e.err.Mode&fs.ModeNamedPipe != 0 {
+		return e.err.Path + ": is a named pipe, which nodmix does not wait on for a writer: pipe the file to stdin and give it as -"
+	}
+	return e.err.Path + ": is " + e.err.Kind() + ", not a file of JSON lines"
+}
+
+func (e *inputError) Unwrap() error { return e.err }
 
 // buildRanker indexes the tools and returns a function that ranks tool ids for a query.
 func buildRanker(kind string, tools []catalog.Tool) func(query string, k int) []string {

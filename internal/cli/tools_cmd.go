@@ -32,6 +32,8 @@ func (g *globals) openApp(ctx context.Context, file string, persistent bool, mod
 func (g *globals) openAppWith(ctx context.Context, file string, read catalog.ReadOptions, persistent bool, mode exposure.Mode) (*app.App, error) {
 	opts := app.Options{Getenv: g.env.Getenv, Log: g.logger(), Persistent: persistent, Mode: mode, ConnectMCP: file == "", Version: Version}
 	if file != "" {
+		// The catalog refuses two tools of one name too, but only the file can say where they are.
+		read.UniqueNames = true
 		tools, err := g.readCatalogFile(file, read)
 		if err != nil {
 			return nil, err

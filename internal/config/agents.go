@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/config/json5"
 	"github.com/nodmix/nodmix/internal/thinking"
 )
@@ -109,7 +110,7 @@ const modelRefRule = `must be "<provider>/<model>" (for example openai/gpt-5.2)`
 // the name rule and a non-empty model (which may itself contain '/').
 func ValidModelRef(s string) bool {
 	p, m, ok := strings.Cut(s, "/")
-	return ok && namePattern().MatchString(p) && strings.TrimSpace(m) != "" && m == strings.TrimSpace(m)
+	return ok && catalog.ValidName(p) && strings.TrimSpace(m) != "" && m == strings.TrimSpace(m)
 }
 
 func (d *decoder) modelRef(p string, v *json5.Node, dst *string) {
@@ -128,8 +129,8 @@ func (d *decoder) models(p string, n *json5.Node, m *Models) {
 	d.object(p, n, field{"providers", func(p string, v *json5.Node) {
 		m.Providers = map[string]Provider{}
 		d.each(p, v, func(p, id string, v *json5.Node) {
-			if !namePattern().MatchString(id) {
-				d.fail(p, "provider id must match ^[A-Za-z0-9_-]{1,64}$")
+			if !catalog.ValidName(id) {
+				d.fail(p, providerIDRule)
 				return
 			}
 			m.Providers[id] = d.provider(p, v)
@@ -306,7 +307,7 @@ func (d *decoder) agentSettings(p string, n *json5.Node, defaults bool) AgentSet
 			)
 		}})
 		fields = append(fields, field{"id", func(p string, v *json5.Node) {
-			if d.nonEmpty(p, v, &s.ID) && !namePattern().MatchString(s.ID) {
+			if d.nonEmpty(p, v, &s.ID) && !catalog.ValidName(s.ID) {
 				d.fail(p, nameRule)
 				s.ID = ""
 			}

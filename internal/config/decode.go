@@ -6,10 +6,8 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nodmix/nodmix/internal/catalog"
@@ -18,13 +16,11 @@ import (
 	"github.com/nodmix/nodmix/internal/levenshtein"
 )
 
-// namePattern is compiled on first use, not at initialization, which every process linking
-// config (a sandbox child included) would pay for a pattern most of them never match.
-var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
-
+// The rules of names and ids that are, or become part of, model-facing tool names.
 const (
-	nameRule     = "name must match ^[A-Za-z0-9_-]{1,64}$"
-	pluginIDRule = "plugin id must match ^[A-Za-z0-9_-]{1,64}$"
+	nameRule       = "name must match " + catalog.NamePattern
+	pluginIDRule   = "plugin id must match " + catalog.NamePattern
+	providerIDRule = "provider id must match " + catalog.NamePattern
 )
 
 // Upper bounds where the documentation gives none: large enough for any real use, small enough
@@ -524,7 +520,7 @@ func (d *decoder) plugins(p string, n *json5.Node, pl *Plugins) {
 	d.object(p, n, field{"entries", func(p string, v *json5.Node) {
 		pl.Entries = map[string]PluginEntry{}
 		d.each(p, v, func(p, id string, v *json5.Node) {
-			if !namePattern().MatchString(id) {
+			if !catalog.ValidName(id) {
 				d.fail(p, pluginIDRule)
 				return
 			}

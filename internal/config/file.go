@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/config/json5"
+	"github.com/nodmix/nodmix/internal/regular"
 )
 
 // FileName is the config file's name inside the nodmix home.
@@ -27,7 +29,7 @@ var (
 	ErrModified = errors.New("config file changed on disk since it was loaded")
 	// ErrNotRegular: the config file's path names a directory, a device, a named pipe or a
 	// socket. A symbolic link to a regular file is fine.
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = regular.ErrNotRegular
 	// ErrNoHome: neither NODMIX_CONFIG, NODMIX_HOME nor HOME is set.
 	ErrNoHome = errors.New("cannot locate the nodmix home: set NODMIX_HOME or HOME")
 )
@@ -117,22 +119,17 @@ const MaxFileBytes = 16 << 20
 
 // readBounded reads the regular file at path whole, refusing more than MaxFileBytes, and returns
 // its permission bits. A path naming anything else (a directory, a device such as /dev/zero, a
-// named pipe, a socket) is ErrNotRegular, found from the opened file's Stat so that it cannot
-// be swapped in between a check and the open; the open itself does not wait for a named pipe's
-// writer (see openNoBlock), so a FIFO is refused at once instead of hanging the command.
+// named pipe, a socket) is ErrNotRegular, refused at once by regular.Open, which does not wait
+// for a named pipe's writer.
 func readBounded(path string) ([]byte, fs.FileMode, error) {
-	fh, err := openNoBlock(path)
+	fh, fi, err := regular.Open(path)
+	if nr := (*regular.Error)(nil); errors.As(err, &nr) {
+		return nil, 0, fmt.Errorf("config file %q: %w (it is %s)", path, ErrNotRegular, nr.Kind())
+	}
 	if err != nil {
 		return nil, 0, err
 	}
 	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, notRegular(path, fi.Mode())
-	}
 	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
 	if err != nil {
 		return nil, 0, err
@@ -141,23 +138,6 @@ func readBounded(path string) ([]byte, fs.FileMode, error) {
 		return nil, 0, fmt.Errorf("%s: larger than %d MiB", path, MaxFileBytes>>20)
 	}
 	return data, fi.Mode().Perm(), nil
-}
-
-// notRegular is the error for a config file path that names something other than a regular
-// file, saying what it is.
-func notRegular(path string, mode fs.FileMode) error {
-	what := "a special file"
-	switch {
-	case mode.IsDir():
-		what = "a directory"
-	case mode&fs.ModeNamedPipe != 0:
-		what = "a named pipe"
-	case mode&fs.ModeSocket != 0:
-		what = "a socket"
-	case mode&fs.ModeDevice != 0:
-		what = "a device"
-	}
-	return fmt.Errorf("config file %q: %w (it is %s)", path, ErrNotRegular, what)
 }
 
 // Path returns the file's path.
@@ -269,7 +249,7 @@ func (f *File) Set(path string, value []byte) error {
 
 // SetPluginEnabled turns a plugin on or off: plugins.entries.<id>.enabled.
 func (f *File) SetPluginEnabled(id string, on bool) error {
-	if !namePattern().MatchString(id) {
+	if !catalog.ValidName(id) {
 		return &Error{Path: "plugins.entries." + id, Rule: pluginIDRule}
 	}
 	value := "false"

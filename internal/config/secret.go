@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/nodmix/nodmix/internal/config/json5"
+	"github.com/nodmix/nodmix/internal/regular"
 )
 
 var (
@@ -106,19 +107,17 @@ func (s Secret) Resolve(lookupEnv func(string) (string, bool)) (string, error) {
 }
 
 // readSecretFile reads the secret of a regular file. A named pipe, a device or a directory is
-// refused when opened (the open does not wait for a pipe's writer, see openNoBlock): a command
-// resolving its secrets would otherwise hang on a FIFO, with no signal short of SIGKILL ending it.
+// refused at once by regular.Open, which does not wait for a pipe's writer: a command resolving
+// its secrets would otherwise hang on a FIFO, with no signal short of SIGKILL ending it.
 func readSecretFile(name string) (string, error) {
-	f, err := openNoBlock(name)
+	f, _, err := regular.Open(name)
+	if errors.Is(err, regular.ErrNotRegular) {
+		return "", fmt.Errorf("secret file %s: %w", name, ErrNotRegular)
+	}
 	if err != nil {
 		return "", fmt.Errorf("read secret file: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return "", fmt.Errorf("read secret file: %w", err)
-	} else if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("secret file %s: %w", name, ErrNotRegular)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {
 		return "", fmt.Errorf("read secret file %s: %w", name, err)

@@ -537,16 +537,3 @@ func extraFields(body []byte, known map[string]bool) (map[string]json.RawMessage
 	}
 	return out, nil
 }
-
-func validToolName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}

@@ -170,6 +170,39 @@ func TestChatRefusesBadBodies(t *testing.T) {
 	}
 }
 
+// TestClientToolNameRule: a client tool whose name a provider would refuse is refused on both
+// routes, naming the element and the name rule exactly as catalog files state it; a name at the
+// rule's edge is accepted.
+func TestClientToolNameRule(t *testing.T) {
+	const user = `{"role":"user","content":"hi"}`
+	tests := []struct{ path, body, param string }{
+		{"/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"a.b"}}]}`, "tools[1].function.name"},
+		{"/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":""}}]}`, "tools[0].function.name"},
+		{"/v1/responses", `{"input":"hi","tools":[{"type":"function","name":"` + strings.Repeat("n", 65) + `"}]}`, "tools[0].name"},
+		{"/v1/responses", `{"input":"hi","tools":[{"type":"function","name":"caf\u00e9"}]}`, "tools[0].name"},
+		{"/v1/chat/completions", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"` + strings.Repeat("n", 64) + `"}}]}`, ""},
+		{"/v1/responses", `{"input":"hi","tools":[{"type":"function","name":"A-z_09"}]}`, ""},
+	}
+	srv := serve(t, &fakeAgent{result: answer("x")})
+	for _, tt := range tests {
+		resp, b := post(t, srv.URL+tt.path, tt.body)
+		if tt.param == "" {
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: status %d body %s, want 200", tt.body, resp.StatusCode, b)
+			}
+			continue
+		}
+		var e apiErr
+		if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d body %s", tt.body, resp.StatusCode, b)
+			continue
+		}
+		if want := tt.param + ": must match ^[A-Za-z0-9_-]{1,64}$"; e.Error.Param == nil || *e.Error.Param != tt.param || e.Error.Message != want {
+			t.Errorf("%s: error = %s, want %q", tt.body, b, want)
+		}
+	}
+}
+
 func TestTurnErrorsMapToStatuses(t *testing.T) {
 	cases := []struct {
 		err    error

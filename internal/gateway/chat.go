@@ -12,6 +12,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
 )
@@ -119,8 +120,8 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 		if t.Type != "function" {
 			return nil, tr, bad(fmt.Sprintf("tools[%d].type", i), "must be \"function\"")
 		}
-		if !validToolName(t.Function.Name) {
-			return nil, tr, bad(fmt.Sprintf("tools[%d].function.name", i), "must match ^[A-Za-z0-9_-]{1,64}$")
+		if !catalog.ValidName(t.Function.Name) {
+			return nil, tr, bad(fmt.Sprintf("tools[%d].function.name", i), "must match "+catalog.NamePattern)
 		}
 		params, err := toolParams(fmt.Sprintf("tools[%d].function.parameters", i), t.Function.Parameters)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
+	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
 )
@@ -76,8 +77,8 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		if t.Type != "function" {
 			return nil, tr, bad(fmt.Sprintf("tools[%d].type", i), "must be \"function\" (built-in OpenAI tools run at OpenAI, not here)")
 		}
-		if !validToolName(t.Name) {
-			return nil, tr, bad(fmt.Sprintf("tools[%d].name", i), "must match ^[A-Za-z0-9_-]{1,64}$")
+		if !catalog.ValidName(t.Name) {
+			return nil, tr, bad(fmt.Sprintf("tools[%d].name", i), "must match "+catalog.NamePattern)
 		}
 		params, err := toolParams(fmt.Sprintf("tools[%d].parameters", i), t.Parameters)
 		if err != nil {
