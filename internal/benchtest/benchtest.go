@@ -10,17 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
 )
-
-// CPUTime is the CPU time this process has used: user and system, all threads.
-func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // LoopCPU runs op in b.Loop, reporting allocations and the CPU time per operation as
 // cpu-ns/op.
