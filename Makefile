@@ -32,8 +32,8 @@ e2e-deps:
 # nothing here runs on them, so the build is what keeps them building.
 vet:
 	$(GO) vet ./...
-	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/nodmix
-	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/nodmix
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
 test: e2e-deps vet
