@@ -28,8 +28,8 @@ e2e-deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	fi
 
-# The binary is built for macOS and Windows too: their terminal calls differ from Linux's, and
-# nothing here runs on them, so the build is what keeps them building.
+# Every package is built for macOS and Windows too: their terminal and process calls differ from
+# Linux's, and nothing here runs on them, so the build is what keeps them building.
 vet:
 	$(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
