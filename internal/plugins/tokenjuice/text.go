@@ -47,9 +47,10 @@ func plural(n int, noun string) string {
 
 // EstimateTokens is an offline estimate of how many tokens a BPE tokenizer would make of s, without
 // a vocabulary: a run of ASCII letters costs one token per 4 letters (rounded up), a run of digits
-// one per 3, each punctuation, symbol or control character one, a newline one, a space or a tab nothing (BPE
-// merges a space into the next word), and each non-ASCII rune one. On English text and source
-// code it lands within about 15% of cl100k counts; it is meant for comparing sizes, not billing.
+// one per 3, each punctuation, symbol or control character one, a newline one, a space or a tab
+// nothing (BPE merges a space into the next word), and each non-ASCII rune one. On English text
+// and source code it lands within about 15% of cl100k counts; it is meant for comparing sizes, not
+// billing.
 func EstimateTokens(s string) int { return estimateTokens(s) }
 
 // Byte classes of estimateTokens. A byte at or above utf8.RuneSelf begins or continues a non-ASCII
