@@ -48,12 +48,15 @@ func reduceBuild(d *doc) (string, bool) {
 
 // reduceGoBuild serves go build, vet, install, run and generate: with -json (Go 1.24+) the
 // build-output and build-fail events are read as the text they carry, then reduced like any build;
-// go vet's findings are decoded (see reduceGoVetJSON).
+// go vet's findings are read, with -json or without (see reduceGoVetJSON, reduceGoVetText).
 func reduceGoBuild(d *doc) (string, bool) {
 	lines := decodeTestEvents(d.lines, hasJSONFlag(d.src))
 	if lines == nil && isGoVet(d.src) {
 		if rep := decodeVetJSON(d.lines); rep != nil {
 			return reduceGoVetJSON(rep)
+		}
+		if rep := decodeVetText(d.lines); rep != nil {
+			return reduceGoVetText(rep)
 		}
 	}
 	if lines != nil {

@@ -47,52 +47,78 @@ func plural(n int, noun string) string {
 
 // EstimateTokens is an offline estimate of how many tokens a BPE tokenizer would make of s, without
 // a vocabulary: a run of ASCII letters costs one token per 4 letters (rounded up), a run of digits
-// one per 3, each punctuation or symbol character one, a newline one, other whitespace nothing (BPE
-// merges a space into the next word), and each non-ASCII rune one. On English text and source
-// code it lands within about 15% of cl100k counts; it is meant for comparing sizes, not billing.
+// one per 3, each punctuation, symbol or control character one, a newline one, a space or a tab
+// nothing (BPE merges a space into the next word), and each non-ASCII rune one. On English text
+// and source code it lands within about 15% of cl100k counts; it is meant for comparing sizes, not
+// billing.
 func EstimateTokens(s string) int { return estimateTokens(s) }
 
+// Byte classes of estimateTokens. A byte at or above utf8.RuneSelf begins or continues a non-ASCII
+// rune; such bytes never occur inside an ASCII character, so a run of them is whole runes.
+const (
+	tokLetter = iota
+	tokDigit
+	tokOne  // newline, punctuation, symbols, control characters: one token each
+	tokFree // space and tab
+	tokHigh
+)
+
+var tokClass = func() (t [256]uint8) {
+	for b := range 256 {
+		switch {
+		case b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z':
+			t[b] = tokLetter
+		case b >= '0' && b <= '9':
+			t[b] = tokDigit
+		case b == ' ' || b == '\t':
+			t[b] = tokFree
+		case b >= utf8.RuneSelf:
+			t[b] = tokHigh
+		default:
+			t[b] = tokOne
+		}
+	}
+	return t
+}()
+
+// estimateTokens reads s a run of one class at a time: letters and digits are costed per run, and
+// a run of non-ASCII bytes is counted in runes as utf8 decodes them (an invalid byte is one).
 func estimateTokens[T string | []byte](s T) int {
 	n := 0
-	letters, digits := 0, 0
-	flush := func() {
-		n += (letters + 3) / 4
-		n += (digits + 2) / 3
-		letters, digits = 0, 0
-	}
 	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			switch b := any(s).(type) {
-			case string:
-				r, size = utf8.DecodeRuneInString(b[i:])
-			case []byte:
-				r, size = utf8.DecodeRune(b[i:])
-			}
+		c := tokClass[s[i]]
+		j := i + 1
+		switch c {
+		case tokOne:
+			n++
+			i = j
+			continue
+		case tokFree:
+			i = j
+			continue
 		}
-		i += size
-		switch {
-		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-			if digits > 0 {
-				flush()
-			}
-			letters++
-		case r >= '0' && r <= '9':
-			if letters > 0 {
-				flush()
-			}
-			digits++
+		for j < len(s) && tokClass[s[j]] == c {
+			j++
+		}
+		switch c {
+		case tokLetter:
+			n += (j - i + 3) / 4
+		case tokDigit:
+			n += (j - i + 2) / 3
 		default:
-			flush()
-			switch {
-			case r == '\n':
-				n++
-			case r == ' ' || r == '\t':
-			default:
-				n++
-			}
+			n += runeCount(s[i:j])
 		}
+		i = j
 	}
-	flush()
 	return n
+}
+
+func runeCount[T string | []byte](s T) int {
+	switch b := any(s).(type) {
+	case string:
+		return utf8.RuneCountInString(b)
+	case []byte:
+		return utf8.RuneCount(b)
+	}
+	return len(s)
 }

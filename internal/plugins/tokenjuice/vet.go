@@ -48,9 +48,8 @@ func isGoVet(s *simple) bool {
 }
 
 // reduceGoVetJSON shows go vet -json's findings as "file:line:col: message (analyzer)" lines under
-// a "# pkg" line, in the order of their positions, related positions indented below: all of them
-// within vetFindingsBudget, and how many were left out beyond it. Similar findings are not folded
-// as build lines are: each is a place to fix. The other lines are reduced like any build's.
+// a "# pkg" line, in the order of their positions, related positions indented below (see
+// listVetFindings).
 func reduceGoVetJSON(rep *vetReport) (string, bool) {
 	summary := fmt.Sprintf("go vet: %s in %s", plural(rep.findings, "finding"), plural(len(rep.pkgs), "package"))
 	if rep.findings == 0 && rep.failed == 0 {
@@ -59,6 +58,14 @@ func reduceGoVetJSON(rep *vetReport) (string, bool) {
 	if rep.failed > 0 {
 		summary += fmt.Sprintf("; %s could not run", plural(rep.failed, "analyzer"))
 	}
+	return listVetFindings(summary, rep), true
+}
+
+// listVetFindings shows every finding of rep under its package's "# pkg" line (none for a package
+// of no name) within vetFindingsBudget, and how many were left out beyond it. Similar findings are
+// not folded as build lines are: each is a place to fix. The other lines are reduced like any
+// build's.
+func listVetFindings(summary string, rep *vetReport) string {
 	out := []string{summary}
 	used, restFindings, restPkgs := 0, 0, 0
 	for _, p := range rep.pkgs {
@@ -67,8 +74,10 @@ func reduceGoVetJSON(rep *vetReport) (string, bool) {
 			restPkgs++
 			continue
 		}
-		out = append(out, "# "+p.path)
-		used += charCount(p.path) + 3
+		if p.path != "" {
+			out = append(out, "# "+p.path)
+			used += charCount(p.path) + 3
+		}
 		kept := 0
 		for _, f := range p.findings {
 			c := charCount(f) + 1
@@ -79,8 +88,11 @@ func reduceGoVetJSON(rep *vetReport) (string, bool) {
 			used += c
 			kept++
 		}
-		if n := len(p.findings) - kept; n > 0 {
+		if n := len(p.findings) - kept; n > 0 && p.path != "" {
 			out = append(out, fmt.Sprintf("… %s of %s omitted …", plural(n, "more finding"), p.path))
+			used = vetFindingsBudget
+		} else if n > 0 {
+			out = append(out, fmt.Sprintf("… %s omitted …", plural(n, "more finding")))
 			used = vetFindingsBudget
 		}
 	}
@@ -92,7 +104,60 @@ func reduceGoVetJSON(rep *vetReport) (string, bool) {
 			out = append(out, body)
 		}
 	}
-	return strings.Join(out, "\n"), true
+	return strings.Join(out, "\n")
+}
+
+// vetTextFindingRE is a finding as go vet prints it without -json: "file:line:col: message", the
+// file relative to the current directory. A package that does not compile is reported on lines of
+// "vet: file:line:col: message", which are errors, not findings.
+var vetTextFindingRE = lazyRE(`^((?:[A-Za-z]:)?[^\s:]+:\d+(?::\d+)?): \S`)
+
+// decodeVetText reads the findings of go vet's text output, in the order of their positions (vet
+// prints a package's findings by analyzer). Go 1.26 prints them bare; older Go printed a "# pkg" line ahead of a package's findings, and that line
+// goes with them. Every other line (a "# pkg" line ahead of a build error, "vet:" errors, "go:
+// downloading") is other. It returns nil when there is no finding.
+func decodeVetText(lines []string) *vetReport {
+	rep := &vetReport{}
+	var cur *vetPackage
+	for i, l := range lines {
+		if !vetTextFindingRE.MatchString(l) {
+			cur = nil
+			if pkg, ok := strings.CutPrefix(l, "# "); ok && i+1 < len(lines) && vetTextFindingRE.MatchString(lines[i+1]) {
+				rep.pkgs = append(rep.pkgs, vetPackage{path: pkg})
+				cur = &rep.pkgs[len(rep.pkgs)-1]
+				continue
+			}
+			rep.other = append(rep.other, l)
+			continue
+		}
+		if cur == nil {
+			rep.pkgs = append(rep.pkgs, vetPackage{})
+			cur = &rep.pkgs[len(rep.pkgs)-1]
+		}
+		cur.findings = append(cur.findings, clip(l, maxLineChars))
+		rep.findings++
+	}
+	if rep.findings == 0 {
+		return nil
+	}
+	for _, p := range rep.pkgs {
+		slices.SortStableFunc(p.findings, func(a, b string) int {
+			fa, la, ca := splitPosn(vetTextFindingRE.FindStringSubmatch(a)[1])
+			fb, lb, cb := splitPosn(vetTextFindingRE.FindStringSubmatch(b)[1])
+			return cmp.Or(strings.Compare(fa, fb), cmp.Compare(la, lb), cmp.Compare(ca, cb))
+		})
+	}
+	return rep
+}
+
+// reduceGoVetText shows go vet's text findings as vet printed them, each kept (see
+// listVetFindings), and how many there are.
+func reduceGoVetText(rep *vetReport) (string, bool) {
+	summary := "go vet: " + plural(rep.findings, "finding")
+	if named := len(rep.pkgs) > 0 && rep.pkgs[0].path != ""; named {
+		summary += " in " + plural(len(rep.pkgs), "package")
+	}
+	return listVetFindings(summary, rep), true
 }
 
 // decodeVetJSON reads the objects go vet -json prints, one per package ({"pkg": {"analyzer":

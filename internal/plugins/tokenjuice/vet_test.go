@@ -148,3 +148,89 @@ func TestGoVetJSONLinearInBraces(t *testing.T) {
 		t.Errorf("%.0f bytes allocated per byte of input", perByte)
 	}
 }
+
+// TestReduceGoVetText: go vet's text findings read as findings in the order of their positions,
+// under the "# pkg" line older Go printed ahead of them; a "# pkg" line ahead of a package that
+// does not compile, and its "vet:" errors, are other lines, reduced like a build's.
+func TestReduceGoVetText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want string // "" when the output holds no finding
+	}{{
+		name: "bare findings as Go 1.26 prints them",
+		in:   "a/a.go:12:2: fmt.Println arg list ends with redundant newline\na/a.go:9:2: fmt.Printf format %d has arg s of wrong type string\nb/b.go:4:1: Get passes lock by value\n",
+		want: "go vet: 3 findings\na/a.go:9:2: fmt.Printf format %d has arg s of wrong type string\n" +
+			"a/a.go:12:2: fmt.Println arg list ends with redundant newline\nb/b.go:4:1: Get passes lock by value",
+	}, {
+		name: "headers ahead of the findings",
+		in:   "# example.com/m/a\na/a.go:9:2: printf finding\na/a.go:3:1: other finding\n# example.com/m/b\nb/b.go:4:1: copylocks finding\n",
+		want: "go vet: 3 findings in 2 packages\n# example.com/m/a\na/a.go:3:1: other finding\na/a.go:9:2: printf finding\n# example.com/m/b\nb/b.go:4:1: copylocks finding",
+	}, {
+		name: "a package that does not compile",
+		in:   "a/a.go:9:2: printf finding\n# example.com/m/broken\n# [example.com/m/broken]\nvet: broken/b.go:2:12: declared and not used: x\n",
+		want: "go vet: 1 finding\na/a.go:9:2: printf finding\n# example.com/m/broken\n# [example.com/m/broken]\nvet: broken/b.go:2:12: declared and not used: x",
+	}, {
+		name: "a Windows path and a position without a column",
+		in:   `C:\src\m\a.go:7: finding one` + "\n" + `C:\src\m\a.go:5:3: finding two` + "\n",
+		want: "go vet: 2 findings\n" + `C:\src\m\a.go:5:3: finding two` + "\n" + `C:\src\m\a.go:7: finding one`,
+	}, {
+		name: "only a build error",
+		in:   "# example.com/m/broken\nvet: broken/b.go:2:12: declared and not used: x\n",
+	}, {
+		name: "go vet -json's objects",
+		in:   vetObject("example.com/m/a", vetAnalyzer("printf", vetDiag("/src/m/a/a.go:9:2", "m"))),
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := decodeVetText(normalize([]byte(tc.in)))
+			got := ""
+			if rep != nil {
+				got, _ = reduceGoVetText(rep)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestGoVetTextKeepsEveryFinding: findings of go vet's text output that differ only in their line
+// were folded as similar lines to the first and the last; each is a place to fix. Beyond the
+// budget the text says how many findings it left out.
+func TestGoVetTextKeepsEveryFinding(t *testing.T) {
+	gen := func(pkgs, n int) string {
+		var b strings.Builder
+		for p := range pkgs {
+			for i := range n {
+				fmt.Fprintf(&b, "p%d/f.go:%d:2: non-constant format string in call to fmt.Errorf\n", p, i+1)
+			}
+		}
+		return b.String()
+	}
+	// Within the budget every finding is kept, which saves too little to compact.
+	out := Compact(Input{Command: "go vet ./...", ExitCode: 1, Output: []byte(gen(2, 24))})
+	if out.Rule != "build/go" {
+		t.Errorf("rule %s, want build/go", out.Rule)
+	}
+	for p := range 2 {
+		for i := range 24 {
+			if want := fmt.Sprintf("p%d/f.go:%d:2: non-constant format string in call to fmt.Errorf\n", p, i+1); !strings.Contains(out.Text, want) {
+				t.Errorf("finding lost: %q", want)
+			}
+		}
+	}
+	if strings.Contains(out.Text, "omitted") {
+		t.Errorf("findings within budget were left out:\n%s", out.Text)
+	}
+
+	out = Compact(Input{Command: "go vet ./...", ExitCode: 1, Output: []byte(gen(3, 200))})
+	kept := strings.Count(out.Text, ": non-constant format string")
+	for _, want := range []string{"go vet: 600 findings\n", "p0/f.go:1:2: ", fmt.Sprintf("\n… %d more findings omitted …\n", 600-kept)} {
+		if !strings.Contains(out.Text, want) {
+			t.Errorf("%q missing:\n%s", want, out.Text)
+		}
+	}
+	if out.CompactChars > vetFindingsBudget+400 {
+		t.Errorf("%d chars, over the budget of %d", out.CompactChars, vetFindingsBudget)
+	}
+}

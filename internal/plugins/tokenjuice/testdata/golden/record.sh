@@ -319,6 +319,63 @@ package clean
 func One() int { return 1 }
 G
 record go_vet_json $W/vetjson "go vet -json ./..."
+# go vet as text: one "file:line:col: message" line a finding (Go 1.26 prints no "# pkg" line ahead
+# of findings, only ahead of a package that does not compile). Eighty printf findings with one
+# message in two packages, differing only in their line, and a few of other analyzers (copylocks,
+# shift, structtag, unreachable) and a clean package; each is a place to fix. vet exits 1.
+mkdir -p $W/vettext/report $W/vettext/export $W/vettext/clean
+cd $W/vettext && printf 'module example.com/vettext\n\ngo 1.22\n' > go.mod
+{
+  printf 'package report\n\nimport "fmt"\n\n// Names prints each name as a number.\nfunc Names(name string) {\n'
+  for i in $(seq 1 48); do printf '\tfmt.Printf("%%d\\n", name)\n'; done
+  printf '}\n'
+} > report/names.go
+cat > report/lock.go <<'G'
+package report
+
+import "sync"
+
+// Totals sums under a lock.
+type Totals struct {
+	mu sync.Mutex
+	n  int
+}
+
+// Get copies the lock by value.
+func (t Totals) Get() int { return t.n }
+
+// Wide shifts too far.
+func Wide() int8 {
+	var v int8 = 1
+	return v << 9
+}
+G
+{
+  printf 'package export\n\nimport "fmt"\n\n// Rows prints each row as a number.\nfunc Rows(name string) {\n'
+  for i in $(seq 1 32); do printf '\tfmt.Printf("%%d\\n", name)\n'; done
+  printf '}\n'
+} > export/rows.go
+cat > export/tag.go <<'G'
+package export
+
+// Row has a malformed struct tag.
+type Row struct {
+	ID int `json:id`
+}
+
+// Done returns before its last statement.
+func Done() int {
+	return 1
+	panic("unreachable")
+}
+G
+cat > clean/c.go <<'G'
+package clean
+
+// One returns one.
+func One() int { return 1 }
+G
+record go_vet_text $W/vettext "go vet ./..."
 # python
 mkdir -p $W/py/tests && cd $W/py && cat > tests/test_math.py <<'P'
 import pytest
