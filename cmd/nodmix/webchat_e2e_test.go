@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/e2etest"
+	"github.com/nodmix/nodmix/internal/session/sessiontest"
+	"github.com/nodmix/nodmix/internal/session/sqlite"
 )
 
 // The web chat page in real headless Chromium (Debian's package, which `make test` installs),
@@ -264,5 +266,52 @@ func TestE2EWebChatToken(t *testing.T) {
 	}
 	if code := apiGet(t, base+"/v1/sessions", token, &list); code != 200 || len(list.Data) != 1 || list.Data[0].Key != got.Key {
 		t.Errorf("sessions with the token = %d %+v (page session %q)", code, list, got.Key)
+	}
+}
+
+// The sidebar of a gateway keeping 250 sessions shows the latest 100 and a "More sessions"
+// button that loads the next page, until none follows; sessions updated between two pages are
+// not listed twice.
+func TestE2EWebChatSidebarPages(t *testing.T) {
+	dir := browserDir(t)
+	ctx := context.Background()
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "nodmix.json5"), []byte(`{agents: {defaults: {model: "scripted/demo"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(home, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := sessiontest.Make(ctx, t, st, 250)
+	st.Close()
+	base := strings.TrimSuffix(startGateway(t, baseEnv(home)), "/mcp")
+
+	var got struct {
+		Foreign, ConsoleErrors []string
+		First, Second, Third   []string
+		MoreAfterFirst         bool
+		Patched                []string
+	}
+	runPage(t, dir, &got, "pages", base)
+	if len(got.Foreign) > 0 || len(got.ConsoleErrors) > 0 {
+		t.Errorf("the page fetched elsewhere %v or logged errors %v", got.Foreign, got.ConsoleErrors)
+	}
+	if diff := cmp.Diff(keys[:100], got.First); diff != "" {
+		t.Errorf("the first page (-want +got):\n%s", diff)
+	}
+	if !got.MoreAfterFirst {
+		t.Error("no More sessions button after the first page")
+	}
+	if diff := cmp.Diff(keys[:200], got.Second); diff != "" {
+		t.Errorf("after More sessions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{keys[10], keys[230]}, got.Patched); diff != "" {
+		t.Fatalf("the sessions updated (-want +got):\n%s", diff)
+	}
+	// The last page leaves out the one updated before it was read (it moved to the front).
+	want := append(slices.Clone(keys[:230]), keys[231:]...)
+	if diff := cmp.Diff(want, got.Third); diff != "" {
+		t.Errorf("after the last page (-want +got):\n%s", diff)
 	}
 }

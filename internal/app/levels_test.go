@@ -127,7 +127,7 @@ func TestSessionKeepsItsAgent(t *testing.T) {
 			if _, err := a.Turn(ctx, TurnRequest{Session: "s", Agent: "deep", Input: userText(first)}); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := a.SessionRows(ctx)
+			rows, _, err := a.SessionRows(ctx, session.Cursor{}, session.DefaultPage)
 			if err != nil || len(rows) != 1 {
 				t.Fatalf("rows = %+v, %v", rows, err)
 			}

@@ -121,17 +121,18 @@ type SessionDetail struct {
 	Transcript []TranscriptMessage `json:"transcript"`
 }
 
-// SessionRows lists every session, most recently updated first.
-func (a *App) SessionRows(ctx context.Context) ([]SessionRow, error) {
-	infos, err := a.Store.Sessions(ctx)
+// SessionRows lists a page of up to limit sessions after the cursor, most recently updated
+// first (session.Store.SessionsPage), and the cursor of the next page (zero after the last).
+func (a *App) SessionRows(ctx context.Context, after session.Cursor, limit int) ([]SessionRow, session.Cursor, error) {
+	infos, next, err := a.Store.SessionsPage(ctx, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("sessions: %w", err)
+		return nil, session.Cursor{}, fmt.Errorf("sessions: %w", err)
 	}
 	rows := make([]SessionRow, 0, len(infos))
 	for i := range infos {
 		rows = append(rows, a.rowFor(&infos[i]))
 	}
-	return rows, nil
+	return rows, next, nil
 }
 
 // SessionDefaults is the row a session that does not exist yet would have.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -225,9 +226,9 @@ func TestSessionRowsTranscriptAndDelete(t *testing.T) {
 	if _, err := a.PatchSession(ctx, "other", SessionPatch{}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := a.SessionRows(ctx)
-	if err != nil {
-		t.Fatal(err)
+	rows, next, err := a.SessionRows(ctx, session.Cursor{}, session.DefaultPage)
+	if err != nil || !next.IsZero() {
+		t.Fatalf("rows: next %v, %v", next, err)
 	}
 	var keys []string
 	for _, r := range rows {
@@ -406,9 +407,45 @@ func BenchmarkSessionRows(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		rows, err := a.SessionRows(ctx)
+		rows, _, err := a.SessionRows(ctx, session.Cursor{}, 200)
 		if err != nil || len(rows) != 200 {
 			b.Fatal(len(rows), err)
 		}
+	}
+}
+
+// The rows come a page at a time, each with the cursor of the next; a page size out of range is
+// refused naming the limit.
+func TestSessionRowsArePaged(t *testing.T) {
+	a := sessionsApp(t, `{agents: {defaults: {model: "scripted/demo"}}}`)
+	ctx := context.Background()
+	for _, k := range []string{"a", "b", "c"} {
+		if _, err := a.PatchSession(ctx, k, SessionPatch{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var keys []string
+	var after session.Cursor
+	for range 3 {
+		rows, next, err := a.SessionRows(ctx, after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			keys = append(keys, r.Key)
+			if r.Model != "scripted/demo" {
+				t.Errorf("row %q model %q, want the default resolved", r.Key, r.Model)
+			}
+		}
+		if next.IsZero() {
+			break
+		}
+		after = next
+	}
+	if diff := cmp.Diff([]string{"c", "b", "a"}, keys); diff != "" {
+		t.Errorf("rows over the pages (-want +got):\n%s", diff)
+	}
+	if _, _, err := a.SessionRows(ctx, session.Cursor{}, 0); !errors.Is(err, session.ErrInvalidLimit) || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("limit 0: %v, want ErrInvalidLimit naming the limit", err)
 	}
 }

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -49,46 +51,47 @@ func newSessionsCmd(g *globals) *cobra.Command {
 		return err
 	}
 
-	var listJSON bool
+	var listJSON, listAll bool
+	var listLimit int
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the sessions, most recently updated first",
-		Args:  noArgs,
+		Long: fmt.Sprintf(`List the sessions, most recently updated first: the latest %d, or --limit N, or --all.
+When more follow, a line on stderr says so. The listing is read a page at a time: a session
+updated while it is read moves to the front and is not listed twice (it may be left out).`, session.DefaultPage),
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if listAll && c.Flags().Changed("limit") {
+				return usagef("--all and --limit: give one")
+			}
+			if listLimit < 1 {
+				return usagef("--limit: must be at least 1 (got %d)", listLimit)
+			}
 			a, err := openStore(c)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			all, err := a.Store.Sessions(c.Context())
+			limit := listLimit
+			if listAll {
+				limit = math.MaxInt
+			}
+			all, more, err := listSessions(c.Context(), a.Store, limit)
 			if err != nil {
 				return err
 			}
-			if listJSON {
-				if all == nil {
-					all = []session.Info{}
-				}
-				return writeJSON(c.OutOrStdout(), all)
+			if err := printSessions(c.OutOrStdout(), a, all, listJSON); err != nil {
+				return err
 			}
-			if len(all) == 0 {
-				fmt.Fprintln(c.OutOrStdout(), "no sessions")
-				return nil
+			if more {
+				fmt.Fprintf(c.ErrOrStderr(), "more sessions follow the %d listed: --limit N lists more, --all every one\n", len(all))
 			}
-			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "KEY\tMODEL\tMESSAGES\tUPDATED")
-			for _, in := range all {
-				// An unpinned session shows the default its next turn runs, marked as such.
-				model, pinned := a.SessionModel(&in)
-				model = orDash(sanitize(model))
-				if !pinned && model != "-" {
-					model += " (default)"
-				}
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", sanitize(in.Key), model, in.Messages, stamp(in.Updated))
-			}
-			return w.Flush()
+			return nil
 		},
 	}
-	list.Flags().BoolVar(&listJSON, "json", false, "print JSON")
+	list.Flags().BoolVar(&listJSON, "json", false, "print JSON (an array of the sessions listed)")
+	list.Flags().IntVar(&listLimit, "limit", session.DefaultPage, "list the N most recently updated sessions")
+	list.Flags().BoolVar(&listAll, "all", false, "list every session")
 
 	var showJSON bool
 	show := &cobra.Command{
@@ -146,6 +149,49 @@ func newSessionsCmd(g *globals) *cobra.Command {
 
 	cmd.AddCommand(list, show, rm)
 	return cmd
+}
+
+// listSessions reads up to limit sessions a page at a time and reports whether more follow.
+func listSessions(ctx context.Context, st session.Store, limit int) ([]session.Info, bool, error) {
+	all := []session.Info{}
+	var after session.Cursor
+	for {
+		page, next, err := st.SessionsPage(ctx, after, min(limit-len(all), session.DefaultPage))
+		if err != nil {
+			return nil, false, err
+		}
+		all = append(all, page...)
+		if next.IsZero() {
+			return all, false, nil
+		}
+		if len(all) == limit {
+			return all, true, nil
+		}
+		after = next
+	}
+}
+
+// printSessions prints the listing as a table, or as one JSON array.
+func printSessions(w io.Writer, a *app.App, all []session.Info, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, all)
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(w, "no sessions")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tMODEL\tMESSAGES\tUPDATED")
+	for _, in := range all {
+		// An unpinned session shows the default its next turn runs, marked as such.
+		model, pinned := a.SessionModel(&in)
+		model = orDash(sanitize(model))
+		if !pinned && model != "-" {
+			model += " (default)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", sanitize(in.Key), model, in.Messages, stamp(in.Updated))
+	}
+	return tw.Flush()
 }
 
 // renderSession prints the row, then one block per message.

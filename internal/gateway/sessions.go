@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nodmix/nodmix/internal/app"
@@ -19,7 +21,7 @@ import (
 // it gets the /v1/sessions routes; one that does not answers them 501. Implementations are safe
 // for concurrent use.
 type Sessions interface {
-	SessionRows(ctx context.Context) ([]app.SessionRow, error)
+	SessionRows(ctx context.Context, after session.Cursor, limit int) ([]app.SessionRow, session.Cursor, error)
 	SessionDefaults() app.SessionRow
 	SessionRow(ctx context.Context, key string) (*app.SessionDetail, error)
 	PatchSession(ctx context.Context, key string, patch app.SessionPatch) (*app.SessionRow, error)
@@ -28,7 +30,7 @@ type Sessions interface {
 
 var _ Sessions = (*app.App)(nil)
 
-// routeSessions adds GET /v1/sessions (rows and the defaults of a new session), GET
+// routeSessions adds GET /v1/sessions (a page of rows and the defaults of a new session), GET
 // /v1/sessions/{key} (row and transcript), PATCH /v1/sessions/{key} (sessions.patch) and
 // DELETE /v1/sessions/{key}. A key is the rest of the path, so it may hold an escaped '/'.
 func (api *API) routeSessions(mux *http.ServeMux) {
@@ -52,17 +54,62 @@ func (api *API) withSessions(h sessionsHandler) http.HandlerFunc {
 	}
 }
 
+// sessionList is a page of GET /v1/sessions, in OpenAI's list shape. The next page is asked for
+// with after=next_after; next_after is null on the last page. It is a cursor, not a session key
+// (a listing ordered by update time cannot resume at a key), so it is not named last_id.
+type sessionList struct {
+	Object    string           `json:"object"`
+	Data      []app.SessionRow `json:"data"`
+	HasMore   bool             `json:"has_more"`
+	NextAfter *string          `json:"next_after"`
+	Defaults  app.SessionRow   `json:"defaults"`
+}
+
+// listSessions answers GET /v1/sessions?limit=N&after=CURSOR: up to limit rows (default
+// session.DefaultPage, at most session.MaxPage) after the cursor, most recently updated first.
+// Other query parameters are ignored, as they were before the listing was paged.
 func (api *API) listSessions(s Sessions, w http.ResponseWriter, r *http.Request) {
-	rows, err := s.SessionRows(r.Context())
+	after, limit, err := pageQuery(r.URL.Query())
 	if err != nil {
 		writeSessionError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Object   string           `json:"object"`
-		Data     []app.SessionRow `json:"data"`
-		Defaults app.SessionRow   `json:"defaults"`
-	}{"list", rows, s.SessionDefaults()})
+	rows, next, err := s.SessionRows(r.Context(), after, limit)
+	if err != nil {
+		writeSessionError(w, err)
+		return
+	}
+	list := sessionList{Object: "list", Data: rows, Defaults: s.SessionDefaults()}
+	if !next.IsZero() {
+		c := next.String()
+		list.HasMore, list.NextAfter = true, &c
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// pageQuery reads the limit and after parameters; an empty after is the first page.
+func pageQuery(q url.Values) (session.Cursor, int, error) {
+	limit := session.DefaultPage
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || session.CheckLimit(n) != nil {
+			return session.Cursor{}, 0, bad("limit", "%s (got %q)", session.ErrInvalidLimit, truncateParam(q.Get("limit")))
+		}
+		limit = n
+	}
+	after, err := session.ParseCursor(q.Get("after"))
+	if err != nil {
+		return session.Cursor{}, 0, bad("after", "must be the next_after of a previous page of this listing")
+	}
+	return after, limit, nil
+}
+
+// truncateParam bounds a refused parameter value echoed in an error.
+func truncateParam(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "…"
+	}
+	return s
 }
 
 func (api *API) getSession(s Sessions, w http.ResponseWriter, r *http.Request) {

@@ -109,13 +109,42 @@ func (m *Memory) Sessions(context.Context) ([]Info, error) {
 		out = append(out, *s.info.Clone())
 	}
 	m.mu.Unlock()
-	slices.SortFunc(out, func(a, b Info) int {
-		if c := b.Updated.Compare(a.Updated); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Key, b.Key)
-	})
+	slices.SortFunc(out, listingOrder)
 	return out, nil
+}
+
+// SessionsPage implements Store.
+func (m *Memory) SessionsPage(_ context.Context, after Cursor, limit int) ([]Info, Cursor, error) {
+	if err := CheckLimit(limit); err != nil {
+		return nil, Cursor{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock() // until the page's rows are copied
+	var out []Info
+	for _, s := range m.sessions {
+		if !after.Before(&s.info) {
+			out = append(out, s.info)
+		}
+	}
+	slices.SortFunc(out, listingOrder)
+	var next Cursor
+	if len(out) > limit {
+		out = out[:limit]
+		next = CursorOf(&out[limit-1])
+	}
+	page := make([]Info, len(out))
+	for i := range out {
+		page[i] = *out[i].Clone()
+	}
+	return page, next, nil
+}
+
+// listingOrder is the order of Sessions: most recently updated first, then by key.
+func listingOrder(a, b Info) int {
+	if c := b.Updated.Compare(a.Updated); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Key, b.Key)
 }
 
 // Transcript implements Store.

@@ -3,6 +3,7 @@
 //
 //   node webchat.mjs chat  BASE_URL SHOTS_DIR   the chat, the picker, the token economy
 //   node webchat.mjs token BASE_URL TOKEN       a gateway with a bearer token
+//   node webchat.mjs pages BASE_URL             a sidebar of more sessions than one page
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -218,9 +219,42 @@ async function token() {
   return out;
 }
 
-const run = { chat, token }[mode];
+// The sidebar of a gateway keeping 250 sessions: a page of 100, then "More sessions" twice;
+// before the last click two sessions are updated through the API, one already listed and one
+// of the last page, which move to the front.
+async function pages() {
+  const out = { foreign: [], consoleErrors: [] };
+  const { ctx, close } = await launch();
+  const page = ctx.pages()[0] || (await ctx.newPage());
+  watchRequests(page, out);
+  await page.goto(base + '/');
+  await ready(page);
+  const listed = () => page.locator('#sessions .session-open[data-key]').evaluateAll((bs) => bs.map((b) => b.dataset.key));
+  const more = page.getByRole('button', { name: 'More sessions' });
+  const waitRows = (n) => page.waitForFunction((n) => document.querySelectorAll('#sessions .session-open[data-key]').length >= n, n);
+  out.first = await listed();
+  out.moreAfterFirst = await more.isVisible();
+  await more.click();
+  await waitRows(200);
+  await page.locator('#more-sessions:not([disabled])').waitFor();
+  out.second = await listed();
+  const all = await page.evaluate(async () => (await (await fetch('/v1/sessions?limit=1000')).json()).data.map((r) => r.key));
+  out.patched = [all[10], all[230]];
+  for (const k of out.patched) {
+    const r = await page.evaluate(async (k) => (await fetch('/v1/sessions/' + encodeURIComponent(k), {
+      method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: '{"verbose":"on"}' })).status, k);
+    if (r !== 200) throw new Error('PATCH ' + k + ': ' + r);
+  }
+  await more.click();
+  await more.waitFor({ state: 'detached' });
+  out.third = await listed();
+  await close();
+  return out;
+}
+
+const run = { chat, token, pages }[mode];
 if (!run) {
-  console.error('usage: webchat.mjs chat|token BASE_URL ARG');
+  console.error('usage: webchat.mjs chat|token|pages BASE_URL ARG');
   process.exit(2);
 }
 run().then(

@@ -93,6 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store, reopen func(t *tes
 		}
 	})
 	runSessions(t, open)
+	runPages(t, open)
 	runLeases(t, open)
 	if reopen == nil {
 		return

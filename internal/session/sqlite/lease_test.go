@@ -190,3 +190,58 @@ func TestFailedMigrationLeavesVersion1(t *testing.T) {
 		}
 	}
 }
+
+// writeVersion2 writes a file as the build of schema version 2 left it: no sessions_recent
+// index, sessions in it.
+func writeVersion2(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"older", "newer"} {
+		if _, err := s.Append(ctx, k, 0, sessiontest.Transcript()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, `DROP INDEX sessions_recent; PRAGMA user_version = 2;`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A file of schema version 2 gains the sessions_recent index, keeping its sessions, which the
+// paged listing reads in order.
+func TestOpenMigratesVersion2(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, writeVersion2(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != SchemaVersion {
+		t.Errorf("user_version %d, %v; want %d", v, err, SchemaVersion)
+	}
+	fresh, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if diff := cmp.Diff(objects(t, fresh.db), objects(t, s.db)); diff != "" {
+		t.Errorf("tables and indexes of the migrated file (-new file +migrated):\n%s", diff)
+	}
+	page, next, err := s.SessionsPage(ctx, session.Cursor{}, 1)
+	if err != nil || len(page) != 1 || page[0].Key != "newer" || next.IsZero() {
+		t.Fatalf("first page: %v, %v, %v", page, next, err)
+	}
+	page, next, err = s.SessionsPage(ctx, next, 1)
+	if err != nil || len(page) != 1 || page[0].Key != "older" || !next.IsZero() {
+		t.Errorf("second page: %v, %v, %v", page, next, err)
+	}
+}

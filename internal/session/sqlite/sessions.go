@@ -92,6 +92,56 @@ func (s *Store) Sessions(ctx context.Context) ([]session.Info, error) {
 	return out, nil
 }
 
+// The listing's queries read sessions_recent, in its order, from the cursor on: a page costs
+// its own rows, not a read and a sort of every session (a gateway keeping 100,000 of them read
+// them all for every sidebar). The cursor's key matters only among rows of its very microsecond,
+// which Stamp makes rare; those are skipped by the filter.
+const (
+	sessionsRecentIndex = `CREATE INDEX IF NOT EXISTS sessions_recent ON sessions(updated DESC, session) WHERE created IS NOT NULL`
+	sessionsFirstPage   = `SELECT ` + infoCols + ` FROM sessions WHERE created IS NOT NULL
+		ORDER BY updated DESC, session LIMIT ?`
+	sessionsNextPage = `SELECT ` + infoCols + ` FROM sessions WHERE created IS NOT NULL
+		AND updated <= ? AND (updated < ? OR session > ?)
+		ORDER BY updated DESC, session LIMIT ?`
+)
+
+// SessionsPage implements session.Store in one query, which reads one row past the page to
+// tell whether another follows.
+func (s *Store) SessionsPage(ctx context.Context, after session.Cursor, limit int) ([]session.Info, session.Cursor, error) {
+	if err := session.CheckLimit(limit); err != nil {
+		return nil, session.Cursor{}, err
+	}
+	var rows *sql.Rows
+	var err error
+	if after.IsZero() {
+		rows, err = s.db.QueryContext(ctx, sessionsFirstPage, limit+1)
+	} else {
+		us := after.Updated.UnixMicro()
+		rows, err = s.db.QueryContext(ctx, sessionsNextPage, us, us, after.Key, limit+1)
+	}
+	if err != nil {
+		return nil, session.Cursor{}, s.fail("sessions", err)
+	}
+	defer rows.Close()
+	page := make([]session.Info, 0, min(limit+1, 128))
+	for rows.Next() {
+		in, err := scanInfo(rows)
+		if err != nil {
+			return nil, session.Cursor{}, s.fail("sessions", err)
+		}
+		page = append(page, *in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, session.Cursor{}, s.fail("sessions", err)
+	}
+	var next session.Cursor
+	if len(page) > limit {
+		page = page[:limit]
+		next = session.CursorOf(&page[limit-1])
+	}
+	return page, next, nil
+}
+
 // Transcript implements session.Store in one read transaction, so the length and the messages
 // agree.
 func (s *Store) Transcript(ctx context.Context, key string) (msgs []llm.Message, err error) {

@@ -70,10 +70,11 @@ var sessionColumns = []struct{ name, decl string }{
 
 // SchemaVersion is the layout this build writes, kept in the file's user_version: 0 is any file
 // of the releases before versioning (migrate brings each up to date), 1 the tables above but
-// leases, with every sessionColumns column, 2 adds leases and the blobs_session index. A build that changes the layout raises it and migrates from the
-// versions before; a file of a higher version is a newer nodmix's, which this build refuses to
-// open rather than write a layout it does not know.
-const SchemaVersion = 2
+// leases, with every sessionColumns column, 2 adds leases and the blobs_session index, 3 the
+// sessions_recent index of the paged listing. A build that changes the layout raises it and
+// migrates from the versions before; a file of a higher version is a newer nodmix's, which this
+// build refuses to open rather than write a layout it does not know.
+const SchemaVersion = 3
 
 // ErrNewerSchema: the file was written by a newer nodmix; it is left as it is.
 var ErrNewerSchema = errors.New("schema version is newer than this nodmix knows")
@@ -145,7 +146,7 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated)`); err != nil {
 		return err
 	}
-	for _, q := range []string{blobsAgeIndex, blobsSessionIndex} {
+	for _, q := range []string{blobsAgeIndex, blobsSessionIndex, sessionsRecentIndex} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
 		}

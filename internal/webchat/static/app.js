@@ -8,13 +8,16 @@
   const TOKEN_KEY = 'nodmix.token';
   const SESSION_KEY = 'nodmix.session';
   const OUTPUT_LIMIT = 4000; // characters of a tool output shown under /verbose full
+  const PAGE = 100; // sessions the sidebar loads at a time ("More sessions" loads the next)
+  const MAX_PAGE = 1000; // the most the API returns at once
 
   const state = {
     token: sessionStorage.getItem(TOKEN_KEY) || '',
     key: '',
     row: null, // the open session's row
     defaults: null, // the row a new session starts from
-    rows: [],
+    rows: [], // the sidebar's sessions: the pages loaded so far
+    next: null, // the cursor of the page after them (next_after); null after the last
     models: [],
     busy: false,
     rowSeq: 0, // counts the reads of a session row; only the latest one started is shown
@@ -131,10 +134,25 @@
     return 'web-' + Date.now().toString(36) + '-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
   }
 
+  // loadRows reads the sidebar's sessions again from the most recent: as many as it showed (so
+  // that a create or a delete does not fold the pages the user opened), a page at least.
   async function loadRows() {
-    const list = await api('GET', '/v1/sessions');
+    const limit = Math.min(MAX_PAGE, Math.max(PAGE, state.rows.length));
+    const list = await api('GET', '/v1/sessions?limit=' + limit);
     state.rows = list.data || [];
+    state.next = list.has_more ? list.next_after : null;
     state.defaults = list.defaults || null;
+    renderSessions();
+  }
+
+  // loadMore appends the next page. A session updated since the last page moved to the front,
+  // before the cursor, so it is not listed again; it shows where it is on the next loadRows.
+  async function loadMore() {
+    if (!state.next) return;
+    const list = await api('GET', '/v1/sessions?limit=' + PAGE + '&after=' + encodeURIComponent(state.next));
+    const have = new Set(state.rows.map((r) => r.key));
+    state.rows = state.rows.concat((list.data || []).filter((r) => !have.has(r.key)));
+    state.next = list.has_more ? list.next_after : null;
     renderSessions();
   }
 
@@ -149,6 +167,15 @@
       const del = el('button', { type: 'button', class: 'session-delete', 'aria-label': 'Delete session ' + r.key, title: 'Delete', text: '×' });
       del.addEventListener('click', () => deleteSession(r.key).catch((e) => notice(e.message)));
       ul.append(el('li', { 'aria-current': r.key === state.key ? 'true' : null }, open, del));
+    }
+    if (state.next) {
+      const more = el('button', { type: 'button', class: 'session-open more-sessions', id: 'more-sessions' },
+        el('span', { class: 'key', text: 'More sessions' }));
+      more.addEventListener('click', () => {
+        more.disabled = true;
+        loadMore().catch((e) => { more.disabled = false; notice(e.message); });
+      });
+      ul.append(el('li', {}, more));
     }
   }
 
