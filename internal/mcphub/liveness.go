@@ -23,8 +23,13 @@ import (
 // answered reports whether err, a request's outcome, is an answer of the server's: a result or a
 // JSON-RPC error.
 func answered(err error) bool {
+	if err == nil {
+		// Before the target is declared: errors.As makes it escape, which would cost every
+		// successful call an allocation.
+		return true
+	}
 	var wire *jsonrpc.Error
-	return err == nil || errors.As(err, &wire)
+	return errors.As(err, &wire)
 }
 
 // request marks a request of the hub's to the server as in flight until done is called with its

@@ -180,6 +180,9 @@ type streamConn struct {
 	unanswered atomic.Int64
 	// writesAborted: see abortWrites.
 	writesAborted atomic.Bool
+	// abort is abortWrites as a func value, made once: Write registers it for every message,
+	// and the method value would be allocated each time.
+	abort func()
 
 	pollable  deadliner    // the stream, when Close can end its reads; else nil
 	exit      func() error // a command server's exit, once it has exited; nil for other streams
@@ -212,6 +215,7 @@ var _ mcp.Connection = (*streamConn)(nil)
 
 func newStreamConn(r io.Reader, w io.Writer, closer io.Closer) *streamConn {
 	c := &streamConn{w: w, closer: closer, closed: make(chan struct{})}
+	c.abort = c.abortWrites
 	c.frames = &frameReader{br: bufio.NewReaderSize(r, 64<<10)}
 	// An *os.File that is not pollable refuses deadlines.
 	if f, ok := r.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
@@ -530,7 +534,7 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) (err error)
 	// of the connection ends (the message may be cut, and the stream with it), so that a call's
 	// deadline holds.
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, c.abortWrites)
+		stop := context.AfterFunc(ctx, c.abort)
 		defer func() {
 			if !stop() {
 				err = fmt.Errorf("writing to the server: %w", context.Cause(ctx))

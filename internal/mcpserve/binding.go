@@ -32,10 +32,13 @@ type binding struct {
 	stop       chan struct{}
 	done       chan struct{} // the sync goroutine ended
 
-	// quit ends the requests in progress: closing an SDK session waits for them, so whoever
-	// ends a session (shutdown, DELETE, eviction) cancels them first with stopCalls.
-	quit      context.Context
-	stopCalls context.CancelFunc
+	// calls holds the cancel of every request in progress: closing an SDK session waits for
+	// them, so whoever ends a session (shutdown, DELETE, eviction) cancels them first with
+	// stopCalls. A set, not a context the binding cancels: a request's context waiting on a
+	// second parent costs an AfterFunc and its allocations on every request.
+	callsMu sync.Mutex
+	calls   map[uint64]context.CancelFunc // nil once stopCalls ran
+	callSeq uint64
 
 	// abortWrites, set by Serve for a transport that has one, ends a write of an answer in
 	// progress, which a client that does not read holds: closing the SDK session waits for it.
@@ -77,7 +80,7 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 		resources: map[string][32]byte{},
 		templates: map[string][32]byte{},
 	}
-	b.quit, b.stopCalls = context.WithCancel(context.Background())
+	b.calls = map[uint64]context.CancelFunc{}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if s.opts.Prompts != nil {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
@@ -117,6 +120,38 @@ func (s *Server) newBinding(ctx context.Context, id string) (*binding, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// stopCalls cancels the requests in progress, and every later one as it begins.
+func (b *binding) stopCalls() {
+	b.callsMu.Lock()
+	calls := b.calls
+	b.calls = nil
+	b.callsMu.Unlock()
+	for _, cancel := range calls {
+		cancel()
+	}
+}
+
+// trackCall adds the cancel of a request that begins to the set stopCalls cancels, or cancels
+// it at once if stopCalls has run; untrackCall removes it. An id, not a closure, to undo it:
+// a closure would be allocated on every request.
+func (b *binding) trackCall(cancel context.CancelFunc) (id uint64) {
+	b.callsMu.Lock()
+	defer b.callsMu.Unlock()
+	if b.calls == nil {
+		cancel()
+		return 0
+	}
+	b.callSeq++
+	b.calls[b.callSeq] = cancel
+	return b.callSeq
+}
+
+func (b *binding) untrackCall(id uint64) {
+	b.callsMu.Lock()
+	delete(b.calls, id)
+	b.callsMu.Unlock()
 }
 
 func (b *binding) mark(dirty *atomic.Bool) {
@@ -168,7 +203,7 @@ func (b *binding) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (_ mcp.Result, err error) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		defer context.AfterFunc(b.quit, cancel)()
+		defer b.untrackCall(b.trackCall(cancel))
 		defer func() {
 			if err != nil {
 				err = withCode(err) // the SDK would send a plain error with code 0
