@@ -17,25 +17,12 @@ func objectArgs(raw json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{}`), nil
 	}
 	if trimmed[0] != '{' {
-		return nil, fmt.Errorf(`"arguments" must be a JSON object, not %s`, jsonKind(trimmed[0]))
+		return nil, fmt.Errorf(`"arguments" must be a JSON object, not %s`, valueKind(trimmed))
 	}
 	if !json.Valid(trimmed) {
 		return nil, fmt.Errorf(`"arguments" is not valid JSON`)
 	}
 	return trimmed, nil
-}
-
-func jsonKind(first byte) string {
-	switch first {
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	default:
-		return "a number"
-	}
 }
 
 // objectSchema returns an input schema the SDK accepts and clients can use: the tool's own when it

@@ -97,7 +97,7 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-// valueKind names the type of a JSON value (valid JSON).
+// valueKind names the type of a JSON value by its first byte (anything unknown is "a number").
 func valueKind(raw []byte) string {
 	switch raw[0] {
 	case '{':
