@@ -286,7 +286,7 @@ func TestDeletedSessionStaysDeleted(t *testing.T) {
 	if _, err := r.Run(context.Background(), agent.Turn{Session: "s", Model: m, Input: []llm.Message{user("hi")}}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := st.Sessions(context.Background())
+	rows, err := session.AllSessions(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
 	}

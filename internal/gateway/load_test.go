@@ -17,6 +17,7 @@ import (
 	"github.com/nodmix/nodmix/internal/gateway"
 	"github.com/nodmix/nodmix/internal/leaktest"
 	"github.com/nodmix/nodmix/internal/llm/llmtest"
+	"github.com/nodmix/nodmix/internal/session"
 )
 
 // The gateway's own cost per turn and its behaviour under load, against the mock provider.
@@ -143,7 +144,7 @@ func TestLoadKeepsEverythingAndLeaksNothing(t *testing.T) {
 	mock, gw, a := newStack(t, true)
 	const sessions, turns = 10, 10
 	lat, wall := load(t, gw, sessions, turns)
-	rows, err := a.Store.Sessions(context.Background())
+	rows, err := session.AllSessions(context.Background(), a.Store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func BenchmarkLoad50x100(b *testing.B) {
 	for b.Loop() {
 		_, gw, a := newStack(b, true)
 		lat, wall := load(b, gw, 50, 100)
-		rows, _ := a.Store.Sessions(context.Background())
+		rows, _ := session.AllSessions(context.Background(), a.Store)
 		if len(rows) != 50 {
 			b.Fatalf("rows = %d", len(rows))
 		}

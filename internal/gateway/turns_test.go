@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/gateway"
+	"github.com/nodmix/nodmix/internal/session"
 )
 
 // heldStack is a real persistent app behind the API whose OpenAI-compatible provider answers
@@ -190,7 +191,7 @@ func TestSessionKeyWithControlCharacters(t *testing.T) {
 	if r := turnOn(gw, "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`, "a\tb"); r.status != http.StatusBadRequest || !strings.Contains(r.body, `"param":"X-Nodmix-Session"`) {
 		t.Errorf("header with a tab = %d %s, want 400 naming the header", r.status, r.body)
 	}
-	rows, err := a.Store.Sessions(context.Background())
+	rows, err := session.AllSessions(context.Background(), a.Store)
 	if err != nil || len(rows) != 0 {
 		t.Errorf("sessions = %v, %v; want none", rows, err)
 	}

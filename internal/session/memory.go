@@ -101,18 +101,6 @@ func (m *Memory) Session(_ context.Context, key string) (*Info, error) {
 	return s.info.Clone(), nil
 }
 
-// Sessions implements Store.
-func (m *Memory) Sessions(context.Context) ([]Info, error) {
-	m.mu.Lock()
-	out := make([]Info, 0, len(m.sessions))
-	for _, s := range m.sessions {
-		out = append(out, *s.info.Clone())
-	}
-	m.mu.Unlock()
-	slices.SortFunc(out, listingOrder)
-	return out, nil
-}
-
 // SessionsPage implements Store.
 func (m *Memory) SessionsPage(_ context.Context, after Cursor, limit int) ([]Info, Cursor, error) {
 	if err := CheckLimit(limit); err != nil {
@@ -139,7 +127,7 @@ func (m *Memory) SessionsPage(_ context.Context, after Cursor, limit int) ([]Inf
 	return page, next, nil
 }
 
-// listingOrder is the order of Sessions: most recently updated first, then by key.
+// listingOrder is the order of the listing: most recently updated first, then by key.
 func listingOrder(a, b Info) int {
 	if c := b.Updated.Compare(a.Updated); c != 0 {
 		return c

@@ -2,6 +2,7 @@ package session
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -93,4 +94,27 @@ func CheckLimit(limit int) error {
 		return fmt.Errorf("limit: %w (got %d)", ErrInvalidLimit, limit)
 	}
 	return nil
+}
+
+// Pager is the listing part of a Store.
+type Pager interface {
+	SessionsPage(ctx context.Context, after Cursor, limit int) ([]Info, Cursor, error)
+}
+
+// AllSessions lists every session of s in the listing order, a page of MaxPage at a time; what
+// a walk of the pages guarantees while sessions change holds for it too.
+func AllSessions(ctx context.Context, s Pager) ([]Info, error) {
+	all := []Info{}
+	var after Cursor
+	for {
+		page, next, err := s.SessionsPage(ctx, after, MaxPage)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next.IsZero() {
+			return all, nil
+		}
+		after = next
+	}
 }

@@ -36,12 +36,9 @@ type Store interface {
 
 	// Session returns the session's row; ErrNotFound if no such session.
 	Session(ctx context.Context, key string) (*Info, error)
-	// Sessions returns every session, most recently updated first. Listings a client asks for
-	// read SessionsPage: a store may hold more sessions than one answer should carry.
-	Sessions(ctx context.Context) ([]Info, error)
-	// SessionsPage returns up to limit (1 to MaxPage) sessions after the cursor, in the order of
-	// Sessions (most recently updated first, then by key), and the cursor of the next page: the
-	// zero Cursor when no session follows. A limit out of range wraps ErrInvalidLimit.
+	// SessionsPage returns up to limit (1 to MaxPage) sessions after the cursor, most recently
+	// updated first, then by key, and the cursor of the next page: the zero Cursor when no
+	// session follows. A limit out of range wraps ErrInvalidLimit. (AllSessions walks them all.)
 	SessionsPage(ctx context.Context, after Cursor, limit int) (page []Info, next Cursor, err error)
 	// Transcript returns the session's messages, oldest first; ErrNotFound if no such session.
 	Transcript(ctx context.Context, key string) ([]llm.Message, error)

@@ -77,7 +77,7 @@ func runLeases(t *testing.T, open func(t *testing.T) session.Store) {
 			t.Errorf("the holder renewing: %v", err)
 		}
 		// A lease is no session: nothing is listed, nothing is created.
-		if all, err := s.Sessions(ctx); err != nil || len(all) != 0 {
+		if all, err := session.AllSessions(ctx, s); err != nil || len(all) != 0 {
 			t.Errorf("sessions after leases: %v, %v", all, err)
 		}
 	})

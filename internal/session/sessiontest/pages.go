@@ -72,7 +72,7 @@ func runPages(t *testing.T, open func(t *testing.T) session.Store) {
 				t.Errorf("pages of %d (-want +got):\n%s", limit, diff)
 			}
 		}
-		all, err := s.Sessions(ctx)
+		all, err := session.AllSessions(ctx, s)
 		if err != nil || len(all) != len(want) {
 			t.Fatalf("Sessions: %d, %v", len(all), err)
 		}

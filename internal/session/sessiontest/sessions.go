@@ -36,7 +36,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 				}
 			}
 		}
-		all, err := s.Sessions(ctx)
+		all, err := session.AllSessions(ctx, s)
 		if err != nil || len(all) != 0 {
 			t.Errorf("refused keys left sessions: %v, %v", all, err)
 		}
@@ -63,7 +63,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 		if err := s.DeleteSession(ctx, "nope"); !errors.Is(err, session.ErrNotFound) {
 			t.Errorf("DeleteSession: %v, want ErrNotFound", err)
 		}
-		if all, err := s.Sessions(ctx); err != nil || len(all) != 0 {
+		if all, err := session.AllSessions(ctx, s); err != nil || len(all) != 0 {
 			t.Errorf("Sessions of an empty store = %v, %v", all, err)
 		}
 	})
@@ -85,7 +85,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 		if sel, _ := s.Selected(ctx, "mcp-1"); len(sel) != 1 {
 			t.Errorf("a refused delete dropped selections: %v", sel)
 		}
-		if all, _ := s.Sessions(ctx); len(all) != 0 {
+		if all, _ := session.AllSessions(ctx, s); len(all) != 0 {
 			t.Errorf("Sessions lists %v", all)
 		}
 		// The first append makes it a session and keeps what it had.
@@ -358,7 +358,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 			}
 		}
 		order := func() []string {
-			all, err := s.Sessions(ctx)
+			all, err := session.AllSessions(ctx, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -383,7 +383,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 		if _, err := s.Append(ctx, "b", 1, Transcript()[1:2]); err != nil {
 			t.Fatal(err)
 		}
-		all, _ := s.Sessions(ctx)
+		all, _ := session.AllSessions(ctx, s)
 		if diff := cmp.Diff([]string{"b", "a", "c"}, order()); diff != "" {
 			t.Errorf("after appending to b (-want +got):\n%s", diff)
 		}
@@ -463,7 +463,7 @@ func runSessions(t *testing.T, open func(t *testing.T) session.Store) {
 		if b, err := s.Blob(ctx, "blob-kept"); err != nil || string(b) != "kept" {
 			t.Errorf("kept blob = %q, %v", b, err)
 		}
-		if all, _ := s.Sessions(ctx); len(all) != 1 || all[0].Key != "kept" {
+		if all, _ := session.AllSessions(ctx, s); len(all) != 1 || all[0].Key != "kept" {
 			t.Errorf("Sessions = %v", all)
 		}
 		// The key can start over.

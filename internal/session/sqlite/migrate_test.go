@@ -84,7 +84,7 @@ func TestOpenMigratesAnOlderFile(t *testing.T) {
 		t.Errorf("old blob = %v, %v", b, err)
 	}
 	// Old rows tracked selections only: they are not sessions until a turn writes.
-	if all, err := s.Sessions(ctx); err != nil || len(all) != 0 {
+	if all, err := session.AllSessions(ctx, s); err != nil || len(all) != 0 {
 		t.Errorf("Sessions = %v, %v", all, err)
 	}
 	if _, err := s.Session(ctx, "mcp-a"); !errors.Is(err, session.ErrNotFound) {

@@ -71,27 +71,6 @@ func (s *Store) Session(ctx context.Context, key string) (*session.Info, error) 
 	return in, nil
 }
 
-// Sessions implements session.Store.
-func (s *Store) Sessions(ctx context.Context) ([]session.Info, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE created IS NOT NULL ORDER BY updated DESC, session`)
-	if err != nil {
-		return nil, s.fail("sessions", err)
-	}
-	defer rows.Close()
-	out := []session.Info{}
-	for rows.Next() {
-		in, err := scanInfo(rows)
-		if err != nil {
-			return nil, s.fail("sessions", err)
-		}
-		out = append(out, *in)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("sessions", err)
-	}
-	return out, nil
-}
-
 // The listing's queries read sessions_recent, in its order, from the cursor on: a page costs
 // its own rows, not a read and a sort of every session (a gateway keeping 100,000 of them read
 // them all for every sidebar). The cursor's key matters only among rows of its very microsecond,
