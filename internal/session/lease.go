@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -28,15 +29,19 @@ type Holder struct {
 	Start string
 }
 
+// thisHost is hostID, read once: the host, boot and pid namespace of a process do not change
+// while it runs, and every turn's claim and every check of a lease asks for them.
+var thisHost = sync.OnceValue(hostID)
+
 // NewHolder returns the holder of a new claim of the process pid (os.Getpid() for this one).
 func NewHolder(pid int) Holder {
-	return Holder{Token: rand.Text(), Host: hostID(), PID: pid, Start: processStart(pid)}
+	return Holder{Token: rand.Text(), Host: thisHost(), PID: pid, Start: processStart(pid)}
 }
 
 // Gone reports whether h is a process of this host that no longer runs. It is false for a holder
 // on another host, or one this host cannot tell about: such a lease ends by expiry alone.
 func (h Holder) Gone() bool {
-	if h.Host == "" || h.PID <= 0 || h.Host != hostID() {
+	if h.Host == "" || h.PID <= 0 || h.Host != thisHost() {
 		return false
 	}
 	if h.PID == os.Getpid() {
