@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nodmix/nodmix/internal/app"
 	"github.com/nodmix/nodmix/internal/directive"
@@ -104,12 +105,17 @@ func pageQuery(q url.Values) (session.Cursor, int, error) {
 	return after, limit, nil
 }
 
-// truncateParam bounds a refused parameter value echoed in an error.
+// truncateParam bounds a refused parameter value echoed in an error. It cuts at a rune
+// boundary: a cut inside a rune would reach the client as U+FFFD, not as what it sent.
 func truncateParam(s string) string {
-	if len(s) > 32 {
-		return s[:32] + "…"
+	if len(s) <= 32 {
+		return s
 	}
-	return s
+	n := 32
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func (api *API) getSession(s Sessions, w http.ResponseWriter, r *http.Request) {

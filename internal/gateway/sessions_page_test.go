@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodmix/nodmix/internal/app"
@@ -170,6 +171,16 @@ func TestSessionsListRefusesABadPage(t *testing.T) {
 		if e.Error.Param == nil || *e.Error.Param != q.param || e.Error.Code != "invalid_value" || !strings.HasPrefix(e.Error.Message, q.param+": must be") {
 			t.Errorf("%s: error %s, want invalid_value naming %s and the rule", q.query, b, q.param)
 		}
+	}
+	// A long value is echoed cut at a rune boundary: 31 ASCII bytes and then "é" (2 bytes)
+	// straddle the 32-byte cut.
+	long := strings.Repeat("x", 31) + "ééé"
+	resp, b := sessDo(t, srv, sessCall{method: "GET", path: "/v1/sessions?limit=" + url.QueryEscape(long)})
+	if resp.StatusCode != 400 {
+		t.Fatalf("long limit: status %d: %s", resp.StatusCode, b)
+	}
+	if msg := sessDecode[apiErr](t, b).Error.Message; !strings.Contains(msg, strings.Repeat("x", 31)+"…") || strings.ContainsRune(msg, utf8.RuneError) {
+		t.Errorf("long limit: message %q, want the value cut before the rune it would split", msg)
 	}
 	// The bounds themselves and an empty after (the first page) are pages.
 	for _, q := range []string{"limit=1", "limit=1000", "after=", "limit=5&after="} {
