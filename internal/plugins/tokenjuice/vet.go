@@ -154,7 +154,10 @@ func decodeVetText(lines []string) *vetReport {
 // listVetFindings), and how many there are.
 func reduceGoVetText(rep *vetReport) (string, bool) {
 	summary := "go vet: " + plural(rep.findings, "finding")
-	if named := len(rep.pkgs) > 0 && rep.pkgs[0].path != ""; named {
+	// Packages are counted only when every group has its header: findings of no header may
+	// be of any package, one of the named ones included.
+	named := !slices.ContainsFunc(rep.pkgs, func(p vetPackage) bool { return p.path == "" })
+	if named {
 		summary += " in " + plural(len(rep.pkgs), "package")
 	}
 	return listVetFindings(summary, rep), true

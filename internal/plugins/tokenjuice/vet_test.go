@@ -167,6 +167,16 @@ func TestReduceGoVetText(t *testing.T) {
 		in:   "# example.com/m/a\na/a.go:9:2: printf finding\na/a.go:3:1: other finding\n# example.com/m/b\nb/b.go:4:1: copylocks finding\n",
 		want: "go vet: 3 findings in 2 packages\n# example.com/m/a\na/a.go:3:1: other finding\na/a.go:9:2: printf finding\n# example.com/m/b\nb/b.go:4:1: copylocks finding",
 	}, {
+		// The second group's findings follow a line that is not a finding and no header: they
+		// are of no known package, so the packages are not counted.
+		name: "a headed group, then findings of no header",
+		in:   "# example.com/m/a\na/a.go:9:2: printf finding\ngo: downloading example.com/x v1.0.0\nb/b.go:4:1: copylocks finding\n",
+		want: "go vet: 2 findings\n# example.com/m/a\na/a.go:9:2: printf finding\nb/b.go:4:1: copylocks finding\ngo: downloading example.com/x v1.0.0",
+	}, {
+		name: "findings of no header, then a headed group",
+		in:   "a/a.go:9:2: printf finding\n# example.com/m/b\nb/b.go:4:1: copylocks finding\n",
+		want: "go vet: 2 findings\na/a.go:9:2: printf finding\n# example.com/m/b\nb/b.go:4:1: copylocks finding",
+	}, {
 		name: "a package that does not compile",
 		in:   "a/a.go:9:2: printf finding\n# example.com/m/broken\n# [example.com/m/broken]\nvet: broken/b.go:2:12: declared and not used: x\n",
 		want: "go vet: 1 finding\na/a.go:9:2: printf finding\n# example.com/m/broken\n# [example.com/m/broken]\nvet: broken/b.go:2:12: declared and not used: x",
