@@ -56,12 +56,14 @@ func miniMaxAt(t *testing.T, baseURL string, h http.HandlerFunc) *provider.Provi
 // openai-completions entry. Without reasoning_split MiniMax documents that "the content field
 // will contain <think> tag content, which must be preserved completely" when the assistant
 // message goes back in a tool loop. So the answer's <think> block becomes a reasoning part (and
-// reasoning deltas, however the tags fall across chunks), its text is what follows, and the next
+// reasoning deltas, however the tags fall across chunks), its text is what follows without the
+// blank lines MiniMax puts after </think> (in a later chunk than the tag or not), and the next
 // request sends the content back byte for byte. Another host's answer is left as it came.
 func TestMiniMaxThinkTags(t *testing.T) {
 	const content = "<think>\nThe user greets me.\n</think>\n\nHello!"
-	// The closing tag is cut across chunks, and so is the opening one.
-	pieces := []string{"<thi", "nk>\nThe user greets me.\n</th", "ink>\n\nHel", "lo!"}
+	// The closing tag is cut across chunks, and so is the opening one; the newlines after the
+	// closing tag come in chunks of their own.
+	pieces := []string{"<thi", "nk>\nThe user greets me.\n</th", "ink>", "\n", "\nHel", "lo!"}
 	whole := fmt.Sprintf(`{"id":"05b8","choices":[{"finish_reason":"stop","index":0,"message":{"content":%q,"role":"assistant","name":"MiniMax AI","audio_content":""}}],"created":1762000000,"model":"MiniMax-M2.7","object":"chat.completion","usage":{"total_tokens":30,"prompt_tokens":10,"completion_tokens":20}}`, content)
 	type got struct {
 		Reasoning, Text string // the deltas, concatenated
@@ -69,10 +71,10 @@ func TestMiniMaxThinkTags(t *testing.T) {
 		Sent            string // the assistant content of the next request
 	}
 	split := got{
-		Reasoning: "\nThe user greets me.\n", Text: "\n\nHello!",
+		Reasoning: "\nThe user greets me.\n", Text: "Hello!",
 		Parts: []llm.Part{
 			{Kind: llm.KindReasoning, Text: "\nThe user greets me.\n", Raw: mustJSON(content), Dialect: "openai-completions+think-tags"},
-			{Kind: llm.KindText, Text: "\n\nHello!"},
+			{Kind: llm.KindText, Text: "Hello!"},
 		},
 		Sent: content,
 	}
