@@ -28,7 +28,8 @@ func miniMaxChunk(delta, finish string) string {
 	return fmt.Sprintf("data: {\"id\":\"05b8\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}],\"created\":1762000000,\"model\":\"MiniMax-M2.7\",\"object\":\"chat.completion.chunk\"}\n\n", d, f)
 }
 
-// miniMaxAt serves h as if it were host, so that a base URL naming MiniMax's API reaches it.
+// miniMaxAt serves h as if it were host, so that a base URL naming MiniMax's API reaches it;
+// the provider's key is key.
 func miniMaxAt(t *testing.T, baseURL string, h http.HandlerFunc) *provider.Provider {
 	t.Helper()
 	srv := httptest.NewServer(h)
@@ -37,11 +38,14 @@ func miniMaxAt(t *testing.T, baseURL string, h http.HandlerFunc) *provider.Provi
 		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 	}}
 	t.Cleanup(tr.CloseIdleConnections)
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`{models: {providers: {mm: {api: "openai-completions", baseUrl: %q}}}}`, baseURL)))
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`{models: {providers: {mm: {api: "openai-completions", baseUrl: %q, apiKey: {"$env": "MM_KEY"}}}}}`, baseURL)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := provider.New(cfg, provider.Options{HTTP: &http.Client{Transport: tr}})
+	r, err := provider.New(cfg, provider.Options{
+		HTTP:      &http.Client{Transport: tr},
+		LookupEnv: func(k string) (string, bool) { return key, k == "MM_KEY" },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
