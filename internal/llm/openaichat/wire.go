@@ -84,7 +84,7 @@ type delta struct {
 	Refusal          string          `json:"refusal"`
 	ReasoningContent string          `json:"reasoning_content"` // DeepSeek, Moonshot, Z.AI
 	Reasoning        string          `json:"reasoning"`         // OpenRouter, vLLM, Ollama
-	ReasoningDetails json.RawMessage `json:"reasoning_details"` // OpenRouter
+	ReasoningDetails json.RawMessage `json:"reasoning_details"` // OpenRouter, MiniMax
 	ToolCalls        []callDelta     `json:"tool_calls"`
 }
 
