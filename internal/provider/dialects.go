@@ -42,6 +42,10 @@ var chatQuirks = map[string]openaichat.Quirks{
 	"openrouter": {MaxTokensField: "max_tokens", ReasoningDetails: true},
 	"moonshot":   {MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningRequired: true, ReasoningPlaceholder: " ", AutoToolChoiceWhenThinking: true},
 	"zai":        {MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningKept: true, ToolStream: true},
+	// MiniMax's OpenAI-compatible API (a custom entry at its hosts, see thinkTagHosts): with
+	// reasoning_split on, the reasoning comes as OpenRouter's reasoning_details instead of
+	// <think> tags in content, and goes back the same way in a tool loop.
+	"minimax": {MaxTokensField: "max_tokens", ReasoningDetails: true},
 }
 
 func quirksFor(provider string) openaichat.Quirks {

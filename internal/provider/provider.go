@@ -141,8 +141,14 @@ func New(cfg *config.Config, opts Options) (*Registry, error) {
 			return nil, &config.Error{Path: "models.providers." + id + ".baseUrl", Rule: "is required for a provider nodmix does not know"}
 		}
 		// A dialect that cannot be built fails the provider's calls, not the whole registry.
-		p.dialect, p.dialectErr = opts.Dialect(p.API, id)
-		if p.dialectErr == nil && thinkTagged(p.API, p.BaseURL) {
+		// An entry at MiniMax's Chat Completions hosts gets MiniMax's quirks whatever its id.
+		tagged := thinkTagged(p.API, p.BaseURL)
+		profile := id
+		if tagged {
+			profile = thinkTagProfile
+		}
+		p.dialect, p.dialectErr = opts.Dialect(p.API, profile)
+		if p.dialectErr == nil && tagged {
 			p.dialect = thinkTags{p.dialect}
 		}
 		r.providers[id] = p

@@ -19,6 +19,10 @@ import (
 // host, so that a custom openai-completions entry pointed at them behaves like one.
 var thinkTagHosts = []string{"api.minimax.io", "api.minimaxi.com"}
 
+// thinkTagProfile is the provider whose quirks (dialects.go) an entry at thinkTagHosts speaks
+// with, whatever its id.
+const thinkTagProfile = "minimax"
+
 // thinkTagDialect is the Part.Dialect of the reasoning thinkTags split off an answer; its Raw
 // is the answer's content as the provider sent it, a JSON string.
 const thinkTagDialect = "openai-completions+think-tags"

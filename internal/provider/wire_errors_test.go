@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -69,5 +70,72 @@ func TestDocumentedErrorBodies(t *testing.T) {
 				t.Errorf("the key leaked: %s", msg)
 			}
 		})
+	}
+}
+
+// TestMiniMaxStatusIn200: MiniMax's OpenAI-compatible API reports some failures with HTTP 200
+// and its own envelope, {"base_resp":{"status_code":N,"status_msg":"…"}} and no choices, as a
+// whole body or as a stream event (codes: https://platform.minimax.io/docs/api-reference/errorcode,
+// 1004 authentication, 1008 balance, 1027 output content). The turn's error names the provider,
+// the status code and its message, never "no choices" and never the key, even when the message
+// echoes it; at MiniMax's hosts (the think-tag wrapper) and at any other.
+func TestMiniMaxStatusIn200(t *testing.T) {
+	const envelope = `"created":0,"model":"","object":"","usage":null,"input_sensitive":false,"output_sensitive":false,"input_sensitive_type":0,"output_sensitive_type":0`
+	status := func(code int, msg string) string {
+		m, _ := json.Marshal(msg)
+		return fmt.Sprintf(`{"id":"","choices":null,%s,"base_resp":{"status_code":%d,"status_msg":%s}}`, envelope, code, m)
+	}
+	login := "login fail: Please carry the API secret key in the 'Authorization' field of the request header"
+	for _, c := range []struct {
+		name   string
+		stream bool
+		body   string
+		want   string
+	}{
+		{"document", false, status(1004, login), "provider error (status_code 1004): " + login},
+		{"document echoing the key", false, status(1004, "invalid api key "+key), "provider error (status_code 1004): invalid api key ********"},
+		{"stream event", true, miniMaxChunk("Hel", "") + "data: " + status(1027, "output new_sensitive") + "\n\ndata: [DONE]\n\n", "provider error (status_code 1027): output new_sensitive"},
+		{"stream, first event", true, "data: " + status(1008, "insufficient balance") + "\n\n", "provider error (status_code 1008): insufficient balance"},
+	} {
+		h := func(w http.ResponseWriter, r *http.Request) {
+			if c.stream {
+				w.Header().Set("Content-Type", "text/event-stream")
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+			}
+			io.WriteString(w, c.body)
+		}
+		t.Run(c.name+", another host", func(t *testing.T) {
+			cfg := fmt.Sprintf(`{models: {providers: {p: {api: "openai-completions", baseUrl: %q, apiKey: {"$env": "P_KEY"}}}}}`, server(t, h))
+			p, _, err := registry(t, cfg, map[string]string{"P_KEY": key}, nil).Resolve("p/MiniMax-M2.7")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rq := req()
+			rq.Stream = c.stream
+			_, err = collect(p, rq)
+			checkStatusError(t, err, `provider "p"`, c.want)
+		})
+		t.Run(c.name+", minimax host", func(t *testing.T) {
+			p := miniMaxAt(t, "http://api.minimax.io/v1", h)
+			rq := req()
+			rq.Stream = c.stream
+			_, err := collect(p, rq)
+			checkStatusError(t, err, `provider "mm"`, c.want)
+		})
+	}
+}
+
+func checkStatusError(t *testing.T, err error, provider, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, provider) || !strings.Contains(msg, want) {
+		t.Errorf("err = %s\nwant it to start with %s and contain %q", msg, provider, want)
+	}
+	if strings.Contains(msg, key) || strings.Contains(msg, "no choices") {
+		t.Errorf("err = %s: the key, or no choices", msg)
 	}
 }

@@ -8,6 +8,9 @@ import "strings"
 
 // text reads visible Markdown.
 func (f *Filter) text(s string, i int, eof bool) (int, bool) {
+	if f.trim {
+		return f.trimLead(s, i), true
+	}
 	if !f.midLine {
 		return f.lineStart(s, i, eof)
 	}
@@ -54,6 +57,23 @@ func (f *Filter) text(s string, i int, eof bool) (int, bool) {
 	f.mark()
 	f.emit(s, i, i+1)
 	return i + 1, true
+}
+
+// trimLead drops the blanks and newlines that follow a block closed before anything visible, up
+// to the next other byte. Nothing is held: a delta of whitespace only is dropped whole, and the
+// next goes on dropping.
+func (f *Filter) trimLead(s string, i int) int {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '\n':
+			f.midLine, f.lineUsed, f.inkLine = false, false, false
+		case ' ', '\t', '\r':
+		default:
+			f.trim = false
+			return i
+		}
+	}
+	return i
 }
 
 // mark notes that a non-blank character of the current line was delivered.
@@ -226,7 +246,7 @@ func (f *Filter) angle(s string, i int, eof bool) (int, bool) {
 	}
 	f.bs = 0
 	if kind == emptyTag {
-		f.closed = true
+		f.closed, f.trim = true, !f.seen
 		if !f.lineUsed {
 			f.midLine = false
 		}
@@ -265,7 +285,7 @@ func (f *Filter) hidden(s string, i int, eof bool) (int, bool) {
 		return i + 1, true
 	}
 	f.mode = modeText
-	f.closed, f.rescue = true, false
+	f.closed, f.rescue, f.trim = true, false, !f.seen
 	if f.lineAtOpen {
 		f.midLine = false
 	}

@@ -73,6 +73,9 @@ func reference(s string) (visible, reasoning string) {
 				closed = true
 				i += len(m[0])
 				lineStart = atLineStart
+				if !seen {
+					i = refTrim(s, i, &lineStart, &lineEmpty)
+				}
 				continue
 			}
 			body := i + len(m[0])
@@ -96,6 +99,9 @@ func reference(s string) (visible, reasoning string) {
 			closed = true
 			i = at + n
 			lineStart = atLineStart
+			if !seen {
+				i = refTrim(s, i, &lineStart, &lineEmpty)
+			}
 		default:
 			vis.WriteByte(c)
 			if !isBlank(c) {
@@ -106,6 +112,16 @@ func reference(s string) (visible, reasoning string) {
 		}
 	}
 	return vis.String(), rea.String()
+}
+
+// refTrim skips the whitespace at s[i:] that follows a block closed before anything visible; a
+// newline among it puts the next byte at a line start.
+func refTrim(s string, i int, lineStart, lineEmpty *bool) int {
+	rest := strings.TrimLeft(s[i:], " \t\r\n")
+	if strings.Contains(s[i:len(s)-len(rest)], "\n") {
+		*lineStart, *lineEmpty = true, true
+	}
+	return len(s) - len(rest)
 }
 
 // refTag spells the names' cases out: (?i) would also fold the Kelvin sign into a k.

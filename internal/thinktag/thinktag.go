@@ -25,9 +25,13 @@ import "strings"
 //     that opens a fence); otherwise it is literal. Indented code blocks are not recognised.
 //   - A hidden block that starts a line is cut out with its line start, so a fence right after
 //     </think> still opens.
+//   - While nothing but blanks is visible, the blanks and newlines right after a closing tag (or
+//     <think/>) are dropped, so that an answer written as "<think>…</think>\n\nHello" reads
+//     "Hello". A dropped newline leaves the reader at a line start, as a read one would. Once
+//     visible text has begun, whitespace after a block is part of the answer and kept.
 //
 // The hidden text of the blocks, joined by newlines, is the reasoning that /reasoning on shows.
-// Neither part is trimmed.
+// The reasoning is not trimmed, and neither is the visible text otherwise.
 func Split(text string) (visible, reasoning string) {
 	var f Filter
 	visible = f.finish(text)
@@ -57,6 +61,7 @@ type Filter struct {
 	inkLine  bool   // the current line has a non-blank character; a blank line ends the paragraph
 	seen     bool   // visible non-blank text was delivered
 	closed   bool   // a reasoning block was closed
+	trim     bool   // a block closed before anything visible: the whitespace after it is dropped
 	cand     int    // a line opened with this many backticks and may still be a fence
 	run      int    // length of the backtick run being read
 	runEsc   bool   // that run follows an odd number of backslashes

@@ -32,11 +32,30 @@ var splitCases = []splitCase{
 	{"tab and attribute", "<thinking\tmode=deep>a</thinking\t>b", "b", "a"},
 	{"names need not match", "<thinking>a</think>b", "b", "a"},
 	{"two blocks", "<think>a</think>x<think>b</think>y", "xy", "a\nb"},
-	{"multi-line block", "<think>\nstep 1\nstep 2\n</think>\n\nAnswer", "\n\nAnswer", "\nstep 1\nstep 2\n"},
+	{"multi-line block", "<think>\nstep 1\nstep 2\n</think>\n\nAnswer", "Answer", "\nstep 1\nstep 2\n"},
 	{"empty block", "<think></think>Answer", "Answer", ""},
 	{"empty then full", "<think></think>x<think>b</think>", "x", "b"},
 	{"self-closing", "<think/>Answer", "Answer", ""},
 	{"self-closing with blank", "a<think />b", "ab", ""},
+
+	// Whitespace after a closing tag: dropped only while nothing visible came before it.
+	{"blank lines after the block", "<think>a</think>\n\nHello", "Hello", "a"},
+	{"blanks and CRLF after the block", "<think>a</think> \t\r\n \r\nHello", "Hello", "a"},
+	{"whitespace inside the answer kept", "<think>a</think>\n\nHello\n\n  world  \n", "Hello\n\n  world  \n", "a"},
+	{"after text the whitespace is kept", "Hi<think>a</think>\n\nthere", "Hi\n\nthere", "a"},
+	{"a later block keeps the paragraph break", "One.\n<think>a</think>\n\nTwo.", "One.\n\n\nTwo.", "a"},
+	{"blanks before the block kept", "\n <think>a</think>\n\nHello", "\n Hello", "a"},
+	{"two blocks before the answer", "<think>a</think>\n\n<think>b</think>\n\nHello", "Hello", "a\nb"},
+	{"whitespace only after the block", "<think>a</think>\n\n \n", "", "a"},
+	{"after an empty tag", "<think/>\n\nHello", "Hello", ""},
+	{"after an empty tag mid-text", "Hi<think/>\n\nthere", "Hi\n\nthere", ""},
+	{"fence after the dropped lines", "<think>a</think>\n\n```\n<think>b</think>\n```", "```\n<think>b</think>\n```", "a"},
+	{"dropped indentation: the fence is what shows", "<think>a</think>\n    ```\n<think>b</think>", "```\n<think>b</think>", "a"},
+	{"code span after the dropped lines", "<think>a</think>\n\n`<think>`", "`<think>`", "a"},
+	{"unclosed after the dropped lines", "<think>a</think>\n\n<think>b", "", "a\nb"},
+	{"no-break space is no blank", "<think>a</think>\u00a0Hi", "\u00a0Hi", "a"},
+	same("stray closing tag drops nothing", "</think>\n\nHi"),
+	same("closing tag in a fence drops nothing", "```\n</think>\n\nx\n```"),
 
 	// Nested and duplicate tags: the first closing tag ends the block.
 	{"duplicate opening", "<think><think>plan</think>Answer", "Answer", "<think>plan"},
@@ -52,7 +71,7 @@ var splitCases = []splitCase{
 	{"unclosed only, nothing in it", "<think>", "", ""},
 	{"unclosed only keeps inner tag", "<think>x<think>y", "x<think>y", ""},
 	{"unclosed only, attributes", "<thinking level=high>The answer", "The answer", ""},
-	{"unclosed after closed block, nothing visible", "<think>a</think>\n<think>b", "\n", "a\nb"},
+	{"unclosed after closed block, nothing visible", "<think>a</think>\n<think>b", "", "a\nb"},
 	{"unclosed after empty tag", "<think/><think>b", "", "b"},
 	{"unclosed after stray closing tag", "</think><think>b", "</think>", "b"},
 	{"unclosed after code", "`x`<think>b", "`x`", "b"},
@@ -98,9 +117,9 @@ var splitCases = []splitCase{
 	{"fence mid line is not", "text ```\n<think>x</think>", "text ```\n", "x"},
 	{"tag on a backtick line that is no fence", "```<think>x</think>`", "````", "x"},
 	{"fence after a block", "<think>x</think>```\n<think>y</think>\n```", "```\n<think>y</think>\n```", "x"},
-	{"fence on the line after a block", "<think>x</think>\n```\n<think>y</think>\n```", "\n```\n<think>y</think>\n```", "x"},
+	{"fence on the line after a block", "<think>x</think>\n```\n<think>y</think>\n```", "```\n<think>y</think>\n```", "x"},
 	{"block inside a line keeps the line", "a<think>x</think>```\n<think>y</think>", "a```\n", "x\ny"},
-	{"fences do not count in reasoning", "<think>```\n</think>\n```</think>Answer", "\n```</think>Answer", "```\n"},
+	{"fences do not count in reasoning", "<think>```\n</think>\n```</think>Answer", "```</think>Answer", "```\n"},
 
 	// Code spans.
 	same("code span", "`<think>` starts reasoning"),
@@ -145,7 +164,7 @@ var splitCases = []splitCase{
 
 	// Reasoning blocks hide backticks and fences from the text around them.
 	{"backticks in reasoning", "<think>`</think><think>x</think>`", "`", "`\nx"},
-	{"carriage returns", "<think>a\r\n</think>\r\nb", "\r\nb", "a\r\n"},
+	{"carriage returns", "<think>a\r\n</think>\r\nb", "b", "a\r\n"},
 	{"unicode", "<think>ça</think>ü€", "ü€", "ça"},
 }
 
@@ -247,6 +266,9 @@ func TestFilterWrites(t *testing.T) {
 		{"indentation", []string{"  ", "x"}, []string{"", "  x"}, "", ""},
 		{"fence info waits for the line", []string{"```<think>", " more", "\ncode"}, []string{"```", "", "<think> more\ncode"}, "", ""},
 		{"no fence after all", []string{"```<think>", "x</think>", "`", " b", "\n\nc"}, []string{"```", "", "", "", "` b\n\nc"}, "", "x"},
+		{"newlines after the closing tag in later deltas", []string{"<think>a</th", "ink>", "\n", "\r\n ", "Hel", "lo\n\n", "x"},
+			[]string{"", "", "", "", "Hel", "lo\n\n", "x"}, "", "a"},
+		{"whitespace after the tag at the end", []string{"<think>a</think>\n", "\n"}, []string{"", ""}, "", "a"},
 		{"unclosed only waits for Close", []string{"<think>", "The answer"}, []string{"", ""}, "The answer", ""},
 		{"unclosed after text", []string{"Answer", "<think>", "more"}, []string{"Answer", "", ""}, "", "more"},
 	}

@@ -49,7 +49,8 @@ type Quirks struct {
 	ReasoningKept bool
 	// ReasoningDetails keeps OpenRouter's `reasoning_details` array in the reasoning part's Raw
 	// and sends it back unchanged on assistant messages, which is how OpenRouter carries signed
-	// and encrypted reasoning across a tool loop.
+	// and encrypted reasoning across a tool loop. MiniMax sends the same array when asked for
+	// reasoning_split.
 	ReasoningDetails bool
 	// AutoToolChoiceWhenThinking turns a tool_choice other than "auto" or "none" into "auto"
 	// when the final body leaves thinking on (it has no `thinking.type` of "disabled"): Moonshot

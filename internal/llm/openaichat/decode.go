@@ -59,6 +59,10 @@ func (d *dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 				yield(llm.Event{}, streamError(c.Error, sse.Data))
 				return
 			}
+			if err := c.BaseResp.err(); err != nil {
+				yield(llm.Event{}, err)
+				return
+			}
 			if !a.chunk(&c, yield) {
 				return
 			}
@@ -75,6 +79,9 @@ func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
 	}
 	if c.Error != nil {
 		return llm.Event{}, streamError(c.Error, b)
+	}
+	if err := c.BaseResp.err(); err != nil {
+		return llm.Event{}, err
 	}
 	a := assembler{q: &d.q}
 	for i := range c.Choices {
@@ -149,6 +156,30 @@ func streamError(e *apiError, data []byte) error {
 		se.Type = s
 	}
 	return se
+}
+
+// err is the error a MiniMax status reports, nil for success or none. Any Chat Completions
+// response is checked, not only those of MiniMax's hosts: the member is MiniMax's (no other
+// server sends it), a proxy or a custom base URL in front of MiniMax sends it the same, and
+// its success value, 0, is ignored. A failure is reported even beside choices, as an answer
+// the provider says failed is not one to keep.
+func (r *baseResp) err() error {
+	if r == nil {
+		return nil
+	}
+	text := string(r.StatusCode)
+	if s, err := strconv.Unquote(text); err == nil {
+		text = s
+	}
+	code, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+	if err != nil || code == 0 {
+		return nil // success, or not MiniMax's envelope after all
+	}
+	msg := r.StatusMsg
+	if msg == "" {
+		msg = "the request failed"
+	}
+	return &llm.StreamError{Type: "status_code " + strconv.FormatInt(code, 10), Message: msg}
 }
 
 // assembler builds the response message from chunks (or one whole completion).

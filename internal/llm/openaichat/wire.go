@@ -65,9 +65,10 @@ type callFunction struct {
 // A response: a whole completion, or one chunk of a stream. Fields nodmix does not read are
 // left out, so whatever else a provider sends is ignored.
 type response struct {
-	Choices []choice  `json:"choices"`
-	Usage   *usage    `json:"usage"`
-	Error   *apiError `json:"error"`
+	Choices  []choice  `json:"choices"`
+	Usage    *usage    `json:"usage"`
+	Error    *apiError `json:"error"`
+	BaseResp *baseResp `json:"base_resp"` // MiniMax
 }
 
 type choice struct {
@@ -83,7 +84,7 @@ type delta struct {
 	Refusal          string          `json:"refusal"`
 	ReasoningContent string          `json:"reasoning_content"` // DeepSeek, Moonshot, Z.AI
 	Reasoning        string          `json:"reasoning"`         // OpenRouter, vLLM, Ollama
-	ReasoningDetails json.RawMessage `json:"reasoning_details"` // OpenRouter
+	ReasoningDetails json.RawMessage `json:"reasoning_details"` // OpenRouter, MiniMax
 	ToolCalls        []callDelta     `json:"tool_calls"`
 }
 
@@ -115,4 +116,11 @@ type apiError struct {
 	Message string          `json:"message"`
 	Type    string          `json:"type"`
 	Code    json.RawMessage `json:"code"` // a string (OpenAI) or a number (OpenRouter)
+}
+
+// baseResp is MiniMax's status envelope, sent with every answer: status_code 0 is success,
+// anything else an error that may come with HTTP 200 and no choices.
+type baseResp struct {
+	StatusCode json.RawMessage `json:"status_code"` // a number; read as text, so "1004" counts too
+	StatusMsg  string          `json:"status_msg"`
 }
