@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
 // commandTransport is mcp.CommandTransport with nodmix's own connection: the same process
@@ -164,7 +166,8 @@ type streamConn struct {
 	closer io.Closer
 
 	writeMu  sync.Mutex
-	refusals sync.WaitGroup // the writes of answers to requests not for the SDK (see read)
+	enc      mcpwire.Encoder // under writeMu
+	refusals sync.WaitGroup  // the writes of answers to requests not for the SDK (see read)
 
 	// Reads are serialized (the SDK reads on one goroutine), so these need no lock.
 	frames   *frameReader
@@ -556,11 +559,11 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) (err error)
 			return c.send(append(data, '\n'))
 		}
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := c.enc.Encode(msg)
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
-	return c.send(append(data, '\n'))
+	return c.send(data)
 }
 
 // errWritesAborted is the error of a write after abortWrites.
