@@ -111,7 +111,19 @@ func (e *lostError) Unwrap() []error { return []error{catalog.ErrUnavailable, e.
 // fromCallResult converts an MCP result. Text parts stay text; every other part (images, audio,
 // resource links, embedded resources, annotated text) keeps its exact MCP JSON in Raw.
 func fromCallResult(r *mcp.CallToolResult) (*catalog.Result, error) {
-	out := &catalog.Result{IsError: r.IsError, Content: make([]catalog.Content, 0, len(r.Content))}
+	var out *catalog.Result
+	if len(r.Content) == 1 {
+		// The usual result, one part: the result and its part in one allocation.
+		one := &struct {
+			res     catalog.Result
+			content [1]catalog.Content
+		}{}
+		out = &one.res
+		out.Content = one.content[:0]
+	} else {
+		out = &catalog.Result{Content: make([]catalog.Content, 0, len(r.Content))}
+	}
+	out.IsError = r.IsError
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok && t.Meta == nil && t.Annotations == nil {
 			out.Content = append(out.Content, catalog.Content{Type: "text", Text: t.Text})

@@ -23,41 +23,42 @@ var errTooDeep = fmt.Errorf("unmarshaling jsonrpc message: json: exceeded maximu
 // an id; errors.Is matches it by code as it matches the SDK's.
 var errNeither = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
 
-// decodeBatch decodes one JSON value read from the stream, which is valid JSON: a message, or a
-// batch of them (a JSON array, or null, which the SDK takes for an empty batch). A request
+// decodeBatch decodes one JSON value read from the stream, which is valid JSON: a message (msg),
+// or a batch of them (a JSON array, or null, which the SDK takes for an empty batch). A message
+// alone is not put in a slice of its own: that would cost every message an allocation. A request
 // whose id the SDK would not give back as the server wrote it (1.5, 1e3, beyond 2^53: see
 // mcpwire.ErrInexactID) is not for the SDK: refusal is the answer to write for it, with the id
 // as written. In a batch, such a request fails the batch, and the session with it.
-func decodeBatch(data []byte) (msgs []jsonrpc.Message, batch bool, refusal []byte, _ error) {
+func decodeBatch(data []byte) (msg jsonrpc.Message, batch []jsonrpc.Message, refusal []byte, _ error) {
 	if jsondepth.Deeper(data, maxJSONDepth) {
-		return nil, false, nil, errTooDeep
+		return nil, nil, nil, errTooDeep
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || (data[0] != '[' && !bytes.Equal(data, []byte("null"))) {
 		msg, err := decodeMessage(data)
 		if errors.Is(err, mcpwire.ErrInexactID) {
-			return nil, false, refuseInexact(data, err), nil
+			return nil, nil, refuseInexact(data, err), nil
 		}
 		if err != nil {
-			return nil, false, nil, err
+			return nil, nil, nil, err
 		}
-		return []jsonrpc.Message{msg}, false, nil, nil
+		return msg, nil, nil, nil
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
-		return nil, true, nil, fmt.Errorf("unmarshaling jsonrpc batch: %w", err)
+		return nil, nil, nil, fmt.Errorf("unmarshaling jsonrpc batch: %w", err)
 	}
 	if len(raws) == 0 {
-		return nil, true, nil, errors.New("empty batch")
+		return nil, nil, nil, errors.New("empty batch")
 	}
 	for _, raw := range raws {
 		msg, err := decodeMessage(raw)
 		if err != nil {
-			return nil, true, nil, err
+			return nil, nil, nil, err
 		}
-		msgs = append(msgs, msg)
+		batch = append(batch, msg)
 	}
-	return msgs, true, nil, nil
+	return nil, batch, nil, nil
 }
 
 // refuseInexact is the answer to a request whose id is inexact: invalid request (-32600), with

@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nodmix/nodmix/internal/mcpwire"
 )
 
 // commandTransport is mcp.CommandTransport with nodmix's own connection: the same process
@@ -164,7 +166,8 @@ type streamConn struct {
 	closer io.Closer
 
 	writeMu  sync.Mutex
-	refusals sync.WaitGroup // the writes of answers to requests not for the SDK (see read)
+	enc      mcpwire.Encoder // under writeMu
+	refusals sync.WaitGroup  // the writes of answers to requests not for the SDK (see read)
 
 	// Reads are serialized (the SDK reads on one goroutine), so these need no lock.
 	frames   *frameReader
@@ -199,9 +202,9 @@ type deadliner interface {
 
 // decoded is one message or a batch read from the stream, or why not.
 type decoded struct {
-	msgs    []jsonrpc.Message
-	batch   bool
-	refusal []byte // the answer to a request that is not for the SDK; no msgs then
+	msg     jsonrpc.Message   // a message alone
+	batch   []jsonrpc.Message // or the messages of a batch
+	refusal []byte            // the answer to a request that is not for the SDK; no messages then
 	err     error
 }
 
@@ -259,7 +262,7 @@ func (c *streamConn) readOne() decoded {
 		return decoded{err: err}
 	}
 	var d decoded
-	d.msgs, d.batch, d.refusal, d.err = decodeBatch(raw)
+	d.msg, d.batch, d.refusal, d.err = decodeBatch(raw)
 	return d
 }
 
@@ -439,13 +442,14 @@ func (c *streamConn) read(ctx context.Context) (jsonrpc.Message, error) {
 			_ = c.send(refusal) // a failed write fails the SDK's next one the same way
 		})
 	}
-	c.queue = d.msgs[1:]
-	if d.batch {
-		if err := c.trackBatch(d.msgs); err != nil {
-			return nil, err
-		}
+	if d.msg != nil {
+		return d.msg, nil
 	}
-	return d.msgs[0], nil
+	c.queue = d.batch[1:]
+	if err := c.trackBatch(d.batch); err != nil {
+		return nil, err
+	}
+	return d.batch[0], nil
 }
 
 // readDirect reads the next value on the caller's goroutine. Once reading has failed, it fails
@@ -556,11 +560,11 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) (err error)
 			return c.send(append(data, '\n'))
 		}
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := c.enc.Encode(msg)
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
-	return c.send(append(data, '\n'))
+	return c.send(data)
 }
 
 // errWritesAborted is the error of a write after abortWrites.

@@ -45,41 +45,79 @@ func objectSchema(raw json.RawMessage) json.RawMessage {
 	return json.RawMessage(`{"type":"object"}`)
 }
 
+// oneText is a result of one text part, the usual one, in one allocation instead of three.
+type oneText struct {
+	res     mcp.CallToolResult
+	content [1]mcp.Content
+	text    mcp.TextContent
+}
+
 // toCallResult converts a catalog result. Text parts are built directly; other parts are decoded
 // from the MCP JSON the source kept in Raw, so images and resources pass through unchanged.
 func toCallResult(r *catalog.Result) (*mcp.CallToolResult, error) {
 	if r == nil {
 		return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 	}
-	out := &mcp.CallToolResult{IsError: r.IsError, Content: make([]mcp.Content, 0, len(r.Content))}
-	var raws []json.RawMessage
-	for _, c := range r.Content {
-		if len(c.Raw) == 0 {
-			out.Content = append(out.Content, &mcp.TextContent{Text: c.Text})
-			continue
-		}
-		raws = append(raws, c.Raw)
-		out.Content = append(out.Content, nil) // filled below, in order
-	}
-	if len(raws) > 0 {
-		var decoded mcp.CallToolResult
-		wire, err := json.Marshal(map[string]any{"content": raws})
-		if err == nil {
-			err = json.Unmarshal(wire, &decoded)
-		}
-		if err != nil || len(decoded.Content) != len(raws) {
-			return nil, fmt.Errorf("tool result content is not valid MCP content: %v", err)
-		}
-		j := 0
-		for i := range out.Content {
-			if out.Content[i] == nil {
-				out.Content[i] = decoded.Content[j]
-				j++
-			}
+	var out *mcp.CallToolResult
+	if len(r.Content) == 1 && len(r.Content[0].Raw) == 0 {
+		one := &oneText{text: mcp.TextContent{Text: r.Content[0].Text}}
+		one.content[0] = &one.text
+		out = &one.res
+		out.Content = one.content[:]
+	} else {
+		var err error
+		if out, err = convertContent(r.Content); err != nil {
+			return nil, err
 		}
 	}
+	out.IsError = r.IsError
 	if len(r.Structured) > 0 {
 		out.StructuredContent = r.Structured
 	}
 	return out, nil
+}
+
+// convertContent returns a result with parts, in order. The raw parts are decoded together, by
+// the SDK's decoder of a result's content, from JSON put together here.
+func convertContent(parts []catalog.Content) (*mcp.CallToolResult, error) {
+	res := &mcp.CallToolResult{Content: make([]mcp.Content, 0, len(parts))}
+	var wire []byte // {"content":[raw,...]}, the raw parts only
+	texts := 0
+	for _, c := range parts {
+		if len(c.Raw) == 0 {
+			texts++
+			continue
+		}
+		// Each part one value: spliced, two parts could make up other values.
+		if !json.Valid(c.Raw) {
+			return nil, fmt.Errorf("tool result content is not valid MCP content: a part is not JSON")
+		}
+		if wire == nil {
+			wire = []byte(`{"content":[`)
+		} else {
+			wire = append(wire, ',')
+		}
+		wire = append(wire, c.Raw...)
+	}
+	var decoded mcp.CallToolResult
+	if wire != nil {
+		wire = append(wire, "]}"...)
+		err := json.Unmarshal(wire, &decoded)
+		if err != nil || len(decoded.Content) != len(parts)-texts {
+			return nil, fmt.Errorf("tool result content is not valid MCP content: %v", err)
+		}
+	}
+	textParts := make([]mcp.TextContent, texts) // one allocation for all of them
+	for _, c := range parts {
+		if len(c.Raw) == 0 {
+			t := &textParts[0]
+			textParts = textParts[1:]
+			t.Text = c.Text
+			res.Content = append(res.Content, t)
+			continue
+		}
+		res.Content = append(res.Content, decoded.Content[0])
+		decoded.Content = decoded.Content[1:]
+	}
+	return res, nil
 }

@@ -338,3 +338,64 @@ func TestToCallResult(t *testing.T) {
 		t.Errorf("nil result = %+v, %v", r, err)
 	}
 }
+
+// Every form of a catalog result reads on the wire as its parts, in order.
+func TestToCallResultWire(t *testing.T) {
+	image := json.RawMessage(`{"type":"image","data":"AA==","mimeType":"image/png"}`)
+	tests := []struct {
+		name string
+		in   *catalog.Result
+		want string // "" for an error
+	}{
+		{"one text", &catalog.Result{Content: []catalog.Content{{Type: "text", Text: "Echo: x"}}},
+			`{"content":[{"type":"text","text":"Echo: x"}]}`},
+		{"one text, failed, structured", &catalog.Result{Content: []catalog.Content{{Type: "text", Text: "no"}}, IsError: true, Structured: json.RawMessage(`{"a":1}`)},
+			`{"content":[{"type":"text","text":"no"}],"structuredContent":{"a":1},"isError":true}`},
+		{"no parts", &catalog.Result{},
+			`{"content":[]}`},
+		{"one raw part", &catalog.Result{Content: []catalog.Content{{Type: "image", Raw: image}}},
+			`{"content":[{"type":"image","mimeType":"image/png","data":"AA=="}]}`},
+		{"raw between texts", &catalog.Result{Content: []catalog.Content{{Type: "text", Text: "a"}, {Type: "image", Raw: image}, {Type: "text", Text: "b"}, {Type: "image", Raw: image}}},
+			`{"content":[{"type":"text","text":"a"},{"type":"image","mimeType":"image/png","data":"AA=="},{"type":"text","text":"b"},{"type":"image","mimeType":"image/png","data":"AA=="}]}`},
+		{"a part that is two", &catalog.Result{Content: []catalog.Content{{Type: "text", Raw: json.RawMessage(`{"type":"text","text":"a"},{"type":"text","text":"b"}`)}, {Type: "text", Text: "c"}}},
+			""},
+		{"parts that splice into others", &catalog.Result{Content: []catalog.Content{{Type: "text", Raw: json.RawMessage(`{"type":"text","text":"a"},{"type":"text"`)}, {Type: "text", Raw: json.RawMessage(`"text":"b"}`)}}},
+			""},
+		{"a part that is not JSON", &catalog.Result{Content: []catalog.Content{{Type: "text", Raw: json.RawMessage(`{`)}}},
+			""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := toCallResult(tt.in)
+			if tt.want == "" {
+				if err == nil {
+					t.Fatalf("toCallResult = %+v, want an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, string(wire)); diff != "" {
+				t.Errorf("wire form (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A result of one text part, what most tools answer, is converted in one allocation.
+func TestToCallResultAllocations(t *testing.T) {
+	in := &catalog.Result{Content: []catalog.Content{{Type: "text", Text: "Echo: x"}}}
+	n := testing.AllocsPerRun(100, func() {
+		if _, err := toCallResult(in); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 1 {
+		t.Errorf("toCallResult of one text part allocates %v objects, want at most 1", n)
+	}
+}

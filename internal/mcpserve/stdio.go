@@ -105,7 +105,8 @@ type lineConn struct {
 	out  io.Writer
 	max  int
 
-	wmu sync.Mutex // one message per write, whole
+	wmu sync.Mutex      // one message per write, whole
+	enc mcpwire.Encoder // under wmu
 
 	// Reads are serialized (the SDK reads on one goroutine), so these need no lock; once the
 	// read goroutine runs, they are its own.
@@ -265,15 +266,22 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 		coded.Error = withCode(resp.Error)
 		msg = &coded
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return fmt.Errorf("encoding message: %w", err)
-	}
-	err = c.writeLine(data)
+	err := c.writeMessage(msg)
 	if isResp {
 		c.answered(resp.ID)
 	}
 	return err
+}
+
+// writeMessage encodes msg and writes it and a newline in one write.
+func (c *lineConn) writeMessage(msg jsonrpc.Message) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	data, err := c.enc.Encode(msg)
+	if err != nil {
+		return fmt.Errorf("encoding message: %w", err)
+	}
+	return c.writeLocked(data)
 }
 
 // answered takes the call id off the calls waiting for an answer.
@@ -295,12 +303,17 @@ func (c *lineConn) answered(id jsonrpc.ID) {
 func (c *lineConn) writeLine(data []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	return c.writeLocked(append(data, '\n'))
+}
+
+// writeLocked writes data, a whole line, with wmu held.
+func (c *lineConn) writeLocked(data []byte) error {
 	select {
 	case <-c.closed:
 		return io.ErrClosedPipe
 	default:
 	}
-	_, err := c.out.Write(append(data, '\n'))
+	_, err := c.out.Write(data)
 	return err
 }
 
