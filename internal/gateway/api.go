@@ -260,7 +260,7 @@ func turnStatus(err error) (int, string, string) {
 	case errors.Is(err, agent.ErrMaxSteps):
 		return http.StatusInternalServerError, "server_error", "max_steps"
 	case errors.As(err, &pe):
-		if pe.Status == http.StatusTooManyRequests {
+		if pe.RateLimited() {
 			return http.StatusTooManyRequests, "rate_limit_error", "provider_rate_limited"
 		}
 		if errors.Is(pe, provider.ErrIdle) {

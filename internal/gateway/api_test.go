@@ -216,6 +216,8 @@ func TestTurnErrorsMapToStatuses(t *testing.T) {
 		{fmt.Errorf("s: %w", agent.ErrBusy), 409, "session_busy"},
 		{&provider.Error{Provider: "openai", Status: 401, Message: "bad key"}, 502, "provider_error"},
 		{&provider.Error{Provider: "openai", Status: 429}, 429, "provider_rate_limited"},
+		{&provider.Error{Provider: "mm", Err: &llm.StreamError{Type: "status_code 1002", Message: "rate limit", Status: 429}}, 429, "provider_rate_limited"},
+		{&provider.Error{Provider: "mm", Err: &llm.StreamError{Type: "status_code 1004", Message: "login fail", Status: 401}}, 502, "provider_error"},
 		{fmt.Errorf("turn: %w", &provider.Error{Provider: "openai", Message: "no answer for 10m0s", Err: provider.ErrIdle}), 504, "provider_timeout"},
 	}
 	for _, c := range cases {

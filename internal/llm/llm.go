@@ -205,6 +205,10 @@ var (
 type StreamError struct {
 	Type    string // the provider's error type or code, when it gave one
 	Message string
+	// Status is the HTTP status the provider's code stands for, when the dialect knows one
+	// (MiniMax reports a rate limit or a bad key as a code inside a 200); 0 when it does not.
+	// It gives the error the same hint and gateway status as the HTTP error would have.
+	Status int
 }
 
 func (e *StreamError) Error() string {

@@ -205,12 +205,14 @@ func AddMissing(doc []byte, extra map[string]json.RawMessage) ([]byte, error) {
 
 // ErrorMessage extracts a human message from a provider's error body, whatever its dialect:
 // {"error":{"message"}} (OpenAI, Gemini, Anthropic inside "error"), {"error":"…"} (Ollama),
-// {"message":"…"}, {"detail":"…"}. It returns "" when it finds none; callers then show the status.
+// {"message":"…"}, {"detail":"…"}, MiniMax's {"base_resp":{"status_msg":"…"}}. It returns ""
+// when it finds none; callers then show the status.
 func ErrorMessage(body []byte) string {
 	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
+		Error    json.RawMessage `json:"error"`
+		Message  string          `json:"message"`
+		Detail   json.RawMessage `json:"detail"`
+		BaseResp json.RawMessage `json:"base_resp"` // raw: an odd one must not hide the rest
 	}
 	if json.Unmarshal(body, &v) != nil {
 		return ""
@@ -231,10 +233,14 @@ func ErrorMessage(body []byte) string {
 		return v.Message
 	}
 	var s string
-	if json.Unmarshal(v.Detail, &s) == nil {
+	if json.Unmarshal(v.Detail, &s) == nil && s != "" {
 		return s
 	}
-	return ""
+	var br struct {
+		StatusMsg string `json:"status_msg"`
+	}
+	_ = json.Unmarshal(v.BaseResp, &br) // absent or odd: no message
+	return br.StatusMsg
 }
 
 // ErrorDocument is a whole response body's error member as a StreamError, for a body a dialect

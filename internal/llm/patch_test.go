@@ -166,6 +166,11 @@ func TestErrorMessage(t *testing.T) {
 		{`{"error":"","message":"m"}`, "m"},
 		{`{"detail":[{"loc":["body"],"msg":"field required"}]}`, ""},
 		{`{"error":{"type":"x"}}`, ""},
+		// MiniMax's envelope, under an HTTP error status as in a 200.
+		{`{"id":"","choices":null,"base_resp":{"status_code":1002,"status_msg":"rate limit exceeded"}}`, "rate limit exceeded"},
+		{`{"error":{"message":"first"},"base_resp":{"status_code":1002,"status_msg":"second"}}`, "first"},
+		{`{"error":{"message":"kept"},"base_resp":"odd"}`, "kept"},
+		{`{"base_resp":{"status_msg":7}}`, ""},
 		{`{}`, ""},
 		{`[]`, ""},
 		{`<html>502 Bad Gateway</html>`, ""},

@@ -104,6 +104,13 @@ type Error struct {
 	Err      error // the underlying error, if any
 }
 
+// RateLimited reports whether the provider refused the call for its rate limit: an HTTP 429,
+// or a 200 whose error code stands for one (llm.StreamError.Status).
+func (e *Error) RateLimited() bool {
+	var se *llm.StreamError
+	return e.Status == http.StatusTooManyRequests || errors.As(e.Err, &se) && se.Status == http.StatusTooManyRequests
+}
+
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "provider %q", e.Provider)
@@ -342,20 +349,28 @@ func retryWait(h http.Header, attempt int) (time.Duration, bool) {
 
 func (p *Provider) statusError(status int, body []byte, retries int, pr *Prepared) *Error {
 	e := &Error{Provider: p.ID, Status: status, Message: p.scrub(llm.ErrorMessage(body), pr), Retries: retries}
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		e.Hint = "check the API key: " + p.KeyHint()
-	case status == http.StatusNotFound:
-		e.Hint = "check the model id and models.providers." + p.ID + ".baseUrl"
-	case status == http.StatusTooManyRequests:
-		e.Hint = "rate limited: wait and try again, or use another model"
-	case status >= 500:
-		e.Hint = "the provider is failing: try again later"
-	case status == http.StatusBadRequest:
-		e.Hint = "the provider refused the request"
-	}
+	e.Hint = p.statusHint(status)
 	e.Message = cut(e.Message)
 	return e
+}
+
+// statusHint is what a person can do about an HTTP status, "" when there is nothing to say.
+func (p *Provider) statusHint(status int) string {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return "check the API key: " + p.KeyHint()
+	case status == http.StatusPaymentRequired:
+		return "the account is out of credit: check its balance with the provider"
+	case status == http.StatusNotFound:
+		return "check the model id and models.providers." + p.ID + ".baseUrl"
+	case status == http.StatusTooManyRequests:
+		return "rate limited: wait and try again, or use another model"
+	case status >= 500:
+		return "the provider is failing: try again later"
+	case status == http.StatusBadRequest:
+		return "the provider refused the request"
+	}
+	return ""
 }
 
 // maxMessage bounds the provider's words in an error: a provider may put a whole request (or
@@ -415,9 +430,12 @@ func (p *Provider) streamError(ctx context.Context, w *idleWatch, err error, pr 
 		e.Hint = "try again"
 	case errors.As(err, &se):
 		// The chain keeps a scrubbed copy: callers may look for the StreamError.
-		se = &llm.StreamError{Type: cut(p.scrub(se.Type, pr)), Message: cut(p.scrub(se.Message, pr))}
+		se = &llm.StreamError{Type: cut(p.scrub(se.Type, pr)), Message: cut(p.scrub(se.Message, pr)), Status: se.Status}
 		e.Message, e.Err = se.Error(), se
-		if strings.Contains(se.Type, "overloaded") || strings.Contains(se.Type, "rate") {
+		switch {
+		case se.Status != 0:
+			e.Hint = p.statusHint(se.Status)
+		case strings.Contains(se.Type, "overloaded") || strings.Contains(se.Type, "rate"):
 			e.Hint = "the provider is busy: try again later"
 		}
 	default:

@@ -184,6 +184,11 @@ func TestStatusErrors(t *testing.T) {
 		{"retry-after-ms", []int{529, 200}, map[string]string{"Retry-After-Ms": "250"}, "", "", []time.Duration{250 * time.Millisecond}, 2},
 		{"control characters read as spaces", []int{400}, nil, `{"error":{"message":"bad\u001b]52;c;aGk=\u0007 field\r\nnext\u009b2J\u007f"}}`,
 			`provider "p": 400 Bad Request: bad ]52;c;aGk=  field  next 2J  — the provider refused the request`, nil, 1},
+		// OpenRouter's documented 402 body (https://openrouter.ai/docs/api-reference/errors).
+		{"402 says what to do", []int{402}, nil, `{"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits"}}`,
+			`provider "p": 402 Payment Required: Insufficient credits. Add more using https://openrouter.ai/settings/credits — the account is out of credit: check its balance with the provider`, nil, 1},
+		{"a MiniMax status under an HTTP error", []int{500}, nil, `{"base_resp":{"status_code":1033,"status_msg":"system error"}}`,
+			`provider "p": 500 Internal Server Error: system error (after 2 retries) — the provider is failing: try again later`, []time.Duration{time.Second, 2 * time.Second}, 3},
 		{"400 is not retried", []int{400, 200}, nil, `{"error":{"message":"bad field"}}`, `provider "p": 400 Bad Request: bad field — the provider refused the request`, nil, 1},
 	}
 	for _, c := range cases {

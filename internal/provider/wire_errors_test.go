@@ -2,11 +2,14 @@ package provider_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/nodmix/nodmix/internal/provider"
 )
 
 // TestDocumentedErrorBodies sends each provider's documented error bodies, as an HTTP error and
@@ -92,10 +95,13 @@ func TestMiniMaxStatusIn200(t *testing.T) {
 		body   string
 		want   string
 	}{
-		{"document", false, status(1004, login), "provider error (status_code 1004): " + login},
-		{"document echoing the key", false, status(1004, "invalid api key "+key), "provider error (status_code 1004): invalid api key ********"},
-		{"stream event", true, miniMaxChunk("Hel", "") + "data: " + status(1027, "output new_sensitive") + "\n\ndata: [DONE]\n\n", "provider error (status_code 1027): output new_sensitive"},
-		{"stream, first event", true, "data: " + status(1008, "insufficient balance") + "\n\n", "provider error (status_code 1008): insufficient balance"},
+		{"document", false, status(1004, login), "provider error (status_code 1004): " + login + " — check the API key: "},
+		{"document echoing the key", false, status(1004, "invalid api key "+key), "provider error (status_code 1004): invalid api key ******** — check the API key"},
+		{"stream event", true, miniMaxChunk("Hel", "") + "data: " + status(1027, "output new_sensitive") + "\n\ndata: [DONE]\n\n", "provider error (status_code 1027): output new_sensitive — the provider refused the request"},
+		{"stream, first event", true, "data: " + status(1008, "insufficient balance") + "\n\n", "provider error (status_code 1008): insufficient balance — the account is out of credit"},
+		{"rate limit", false, status(1002, "rate limit exceeded"), "provider error (status_code 1002): rate limit exceeded — rate limited: wait and try again"},
+		{"rate limit in a stream", true, "data: " + status(1002, "rate limit exceeded") + "\n\n", "provider error (status_code 1002): rate limit exceeded — rate limited: wait and try again"},
+		{"undocumented code, no hint", false, status(4321, "odd"), "provider error (status_code 4321): odd"},
 	} {
 		h := func(w http.ResponseWriter, r *http.Request) {
 			if c.stream {
@@ -115,6 +121,13 @@ func TestMiniMaxStatusIn200(t *testing.T) {
 			rq.Stream = c.stream
 			_, err = collect(p, rq)
 			checkStatusError(t, err, `provider "p"`, c.want)
+			var pe *provider.Error
+			if errors.As(err, &pe) && pe.RateLimited() != strings.Contains(c.name, "rate limit") {
+				t.Errorf("RateLimited() = %v for %s", pe.RateLimited(), err)
+			}
+			if strings.Contains(c.name, "no hint") && strings.Contains(err.Error(), " — ") {
+				t.Errorf("err = %s: a hint for an undocumented code", err)
+			}
 		})
 		t.Run(c.name+", minimax host", func(t *testing.T) {
 			p := miniMaxAt(t, "http://api.minimax.io/v1", h)

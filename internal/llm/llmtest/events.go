@@ -53,7 +53,7 @@ type view struct {
 }
 
 // ErrView names a decode error by what callers test: the sentinels, a *llm.StreamError with
-// its fields, else the message.
+// its fields (the status only when it has one), else the message.
 func ErrView(err error) string {
 	var se *llm.StreamError
 	switch {
@@ -61,6 +61,8 @@ func ErrView(err error) string {
 		return "ErrTruncated"
 	case errors.Is(err, llm.ErrLineTooLong):
 		return "ErrLineTooLong"
+	case errors.As(err, &se) && se.Status != 0:
+		return fmt.Sprintf("StreamError type=%q message=%q status=%d", se.Type, se.Message, se.Status)
 	case errors.As(err, &se):
 		return fmt.Sprintf("StreamError type=%q message=%q", se.Type, se.Message)
 	}

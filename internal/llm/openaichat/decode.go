@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -179,7 +180,27 @@ func (r *baseResp) err() error {
 	if msg == "" {
 		msg = "the request failed"
 	}
-	return &llm.StreamError{Type: "status_code " + strconv.FormatInt(code, 10), Message: msg}
+	return &llm.StreamError{Type: "status_code " + strconv.FormatInt(code, 10), Message: msg, Status: miniMaxStatus(code)}
+}
+
+// miniMaxStatus is the HTTP status a MiniMax error code stands for, after the remedies its
+// error-code page gives (https://platform.minimax.io/docs/api-reference/errorcode): "retry
+// later" is a 503 (a 429 for the rate limit), "check your API key" a 401, "check your balance"
+// a 402, and a refused input a 400. An undocumented code stands for none.
+func miniMaxStatus(code int64) int {
+	switch code {
+	case 1002: // rate limit
+		return http.StatusTooManyRequests
+	case 1000, 1001, 1024, 1033: // unknown, timeout, internal, downstream
+		return http.StatusServiceUnavailable
+	case 1004: // not authorized
+		return http.StatusUnauthorized
+	case 1008: // insufficient balance
+		return http.StatusPaymentRequired
+	case 1026, 1027, 2013: // sensitive input, sensitive output, invalid parameters
+		return http.StatusBadRequest
+	}
+	return 0
 }
 
 // assembler builds the response message from chunks (or one whole completion).

@@ -99,13 +99,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"line past the cap", strings.NewReader("data: " + strings.Repeat("x", llm.MaxLine+1)), true, "ErrLineTooLong"},
 		{"whole read error", iotest.ErrReader(errors.New("connection reset")), false, "error: read response: connection reset"},
 		// MiniMax's status envelope in a 200: any code but 0 is the error, a string of digits too.
-		{"minimax status", strings.NewReader(`{"choices":null,"base_resp":{"status_code":2013,"status_msg":"invalid params"}}`), false, `StreamError type="status_code 2013" message="invalid params"`},
-		{"minimax status as a string", strings.NewReader(`{"base_resp":{"status_code":"1004","status_msg":"login fail"}}`), false, `StreamError type="status_code 1004" message="login fail"`},
-		{"minimax status without a message", strings.NewReader(`{"base_resp":{"status_code":1000}}`), false, `StreamError type="status_code 1000" message="the request failed"`},
-		{"minimax status beside choices", strings.NewReader(`{"choices":[{"index":0,"message":{"content":"a"}}],"base_resp":{"status_code":1027,"status_msg":"output new_sensitive"}}`), false, `StreamError type="status_code 1027" message="output new_sensitive"`},
+		{"minimax status", strings.NewReader(`{"choices":null,"base_resp":{"status_code":2013,"status_msg":"invalid params"}}`), false, `StreamError type="status_code 2013" message="invalid params" status=400`},
+		{"minimax status as a string", strings.NewReader(`{"base_resp":{"status_code":"1004","status_msg":"login fail"}}`), false, `StreamError type="status_code 1004" message="login fail" status=401`},
+		{"minimax status without a message", strings.NewReader(`{"base_resp":{"status_code":1000}}`), false, `StreamError type="status_code 1000" message="the request failed" status=503`},
+		{"minimax status beside choices", strings.NewReader(`{"choices":[{"index":0,"message":{"content":"a"}}],"base_resp":{"status_code":1027,"status_msg":"output new_sensitive"}}`), false, `StreamError type="status_code 1027" message="output new_sensitive" status=400`},
+		{"minimax status undocumented", strings.NewReader(`{"base_resp":{"status_code":1234,"status_msg":"odd"}}`), false, `StreamError type="status_code 1234" message="odd"`},
 		{"minimax success, no choices", strings.NewReader(`{"choices":null,"base_resp":{"status_code":0,"status_msg":""}}`), false, "error: decode response: no choices"},
 		{"no status code", strings.NewReader(`{"choices":null,"base_resp":{"status_code":{},"status_msg":"x"}}`), false, "error: decode response: no choices"},
-		{"minimax status in a stream", strings.NewReader("data: {\"choices\":null,\"base_resp\":{\"status_code\":1002,\"status_msg\":\"rate limit\"}}\n\ndata: [DONE]\n\n"), true, `StreamError type="status_code 1002" message="rate limit"`},
+		{"minimax status in a stream", strings.NewReader("data: {\"choices\":null,\"base_resp\":{\"status_code\":1002,\"status_msg\":\"rate limit\"}}\n\ndata: [DONE]\n\n"), true, `StreamError type="status_code 1002" message="rate limit" status=429`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
