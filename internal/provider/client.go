@@ -167,47 +167,84 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, patch llm.Patch
 		}
 		w := newIdleWatch(ctx, p.idle)
 		defer w.stop()
-		resp, err := p.send(ctx, w, pr)
-		if err != nil {
-			yield(llm.Event{}, err)
-			return
-		}
-		defer resp.Body.Close()
-		content, err := decodedBody(resp)
-		if err != nil {
-			if ctx.Err() != nil {
-				err = ctx.Err()
-			} else if w.fired() {
-				err = p.idleError(true, 0)
-			} else {
-				err = &Error{Provider: p.ID, Message: cut(err.Error()), Hint: "remove Accept-Encoding from models.providers." + p.ID + ".headers", Err: err}
-			}
-			yield(llm.Event{}, err)
-			return
-		}
-		body := bufio.NewReader(&boundedBody{r: content, left: p.maxResp})
-		stream := req.Stream
-		switch bodyKind(body) {
-		case '<':
-			yield(llm.Event{}, &Error{Provider: p.ID, Message: "answered with an HTML page, not the API's response", Hint: "check models.providers." + p.ID + ".baseUrl"})
-			return
-		case '{':
-			// One JSON document where events were asked for: an error, or the answer of a
-			// server that does not stream. Read as a stream, it would look cut short.
-			stream = stream && p.dialect.Name() == ollama.Name // whose stream is JSON lines
-		}
-		// The whole body is bounded above (maxResp); its lines and documents by the dialects
-		// (llm.MaxLine, llm.MaxDocument).
-		for ev, err := range p.dialect.Decode(body, stream) {
+		for attempt := 1; ; attempt++ {
+			resp, sent, err := p.send(ctx, w, pr, attempt)
 			if err != nil {
-				yield(llm.Event{}, p.streamError(ctx, w, err, pr))
+				yield(llm.Event{}, err)
 				return
 			}
-			if !yield(ev, nil) {
+			attempt = sent
+			if !p.answer(ctx, w, pr, resp, req.Stream, attempt, yield) {
 				return
 			}
 		}
 	}
+}
+
+// answer yields the decoded events of resp, and closes its body. It reports true when the
+// provider refused the call for now inside a 200 (MiniMax's rate limit as a code) before any
+// event, and another attempt may follow: the caller has waited for it by then.
+func (p *Provider) answer(ctx context.Context, w *idleWatch, pr *Prepared, resp *http.Response, stream bool, attempt int, yield func(llm.Event, error) bool) bool {
+	defer resp.Body.Close()
+	content, err := decodedBody(resp)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		} else if w.fired() {
+			err = p.idleError(true, 0)
+		} else {
+			err = &Error{Provider: p.ID, Message: cut(err.Error()), Hint: "remove Accept-Encoding from models.providers." + p.ID + ".headers", Err: err}
+		}
+		yield(llm.Event{}, err)
+		return false
+	}
+	body := bufio.NewReader(&boundedBody{r: content, left: p.maxResp})
+	switch bodyKind(body) {
+	case '<':
+		yield(llm.Event{}, &Error{Provider: p.ID, Message: "answered with an HTML page, not the API's response", Hint: "check models.providers." + p.ID + ".baseUrl"})
+		return false
+	case '{':
+		// One JSON document where events were asked for: an error, or the answer of a
+		// server that does not stream. Read as a stream, it would look cut short.
+		stream = stream && p.dialect.Name() == ollama.Name // whose stream is JSON lines
+	}
+	// The whole body is bounded above (maxResp); its lines and documents by the dialects
+	// (llm.MaxLine, llm.MaxDocument).
+	first := true
+	for ev, err := range p.dialect.Decode(body, stream) {
+		if err != nil {
+			if first && p.again(ctx, w, resp.Header, err, attempt) {
+				return true
+			}
+			e := p.streamError(ctx, w, err, pr)
+			if pe, ok := e.(*Error); ok {
+				pe.Retries = attempt - 1
+			}
+			yield(llm.Event{}, e)
+			return false
+		}
+		first = false
+		if !yield(ev, nil) {
+			return false
+		}
+	}
+	return false
+}
+
+// again reports whether a call whose 200 carried err before any event is tried once more, and
+// waits for it: err must stand for a status worth retrying (llm.StreamError.Status), as an
+// HTTP status is in send. Nothing was yielded, so nothing is lost or doubled.
+func (p *Provider) again(ctx context.Context, w *idleWatch, h http.Header, err error, attempt int) bool {
+	var se *llm.StreamError
+	if !errors.As(err, &se) || !retryable(se.Status) || attempt >= maxAttempts || w.fired() || ctx.Err() != nil {
+		return false
+	}
+	wait, ok := retryWait(h, attempt)
+	if !ok {
+		return false
+	}
+	p.log.Info("provider call retried", "provider", p.ID, "code", se.Type, "wait", wait)
+	return p.sleep(ctx, wait) == nil
 }
 
 // decodedBody is resp's body as the provider meant it: net/http undoes the gzip it asked for
@@ -266,17 +303,18 @@ func bodyKind(r *bufio.Reader) byte {
 	return b[0]
 }
 
-// send posts pr, retrying rate limits and server errors. The request runs under w's context,
-// and the response's body is bounded by w; ctx is the caller's.
+// send posts pr, retrying rate limits and server errors, from attempt first on; it returns the
+// attempt that got the 2xx response. The request runs under w's context, and the response's
+// body is bounded by w; ctx is the caller's.
 //
 // A provider that sends no headers within the idle bound is not asked again, as a network
 // failure is not: it may be working on the request still (and charging for it), and another
 // attempt would hold the turn for another whole bound.
-func (p *Provider) send(ctx context.Context, w *idleWatch, pr *Prepared) (*http.Response, error) {
-	for attempt := 1; ; attempt++ {
+func (p *Provider) send(ctx context.Context, w *idleWatch, pr *Prepared, first int) (*http.Response, int, error) {
+	for attempt := first; ; attempt++ {
 		hreq, err := http.NewRequestWithContext(w.ctx, pr.Method, pr.target, bytes.NewReader(pr.Body))
 		if err != nil {
-			return nil, &Error{Provider: p.ID, Message: "bad base URL " + redactURL(p.BaseURL), Hint: "check models.providers." + p.ID + ".baseUrl"}
+			return nil, 0, &Error{Provider: p.ID, Message: "bad base URL " + redactURL(p.BaseURL), Hint: "check models.providers." + p.ID + ".baseUrl"}
 		}
 		hreq.Header = pr.Header.Clone()
 		w.arm()
@@ -284,25 +322,25 @@ func (p *Provider) send(ctx context.Context, w *idleWatch, pr *Prepared) (*http.
 		w.disarm()
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, 0, ctx.Err()
 			}
 			if w.fired() {
-				return nil, p.idleError(false, attempt-1)
+				return nil, 0, p.idleError(false, attempt-1)
 			}
 			var re *redirectError
 			if errors.As(err, &re) {
-				return nil, &Error{Provider: p.ID, Message: "redirected to " + re.to, Hint: "nodmix sends the key only to models.providers." + p.ID + ".baseUrl: set it to the new address if it is the provider's"}
+				return nil, 0, &Error{Provider: p.ID, Message: "redirected to " + re.to, Hint: "nodmix sends the key only to models.providers." + p.ID + ".baseUrl: set it to the new address if it is the provider's"}
 			}
 			var ue *url.Error
 			if errors.As(err, &ue) {
 				// It quotes the URL with its query; whoever prints the chain must not see it.
 				err = &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: ue.Err}
 			}
-			return nil, &Error{Provider: p.ID, Message: "cannot reach " + redactURL(p.BaseURL) + ": " + netReason(err), Hint: "check the network and models.providers." + p.ID + ".baseUrl", Retries: attempt - 1, Err: err}
+			return nil, 0, &Error{Provider: p.ID, Message: "cannot reach " + redactURL(p.BaseURL) + ": " + netReason(err), Hint: "check the network and models.providers." + p.ID + ".baseUrl", Retries: attempt - 1, Err: err}
 		}
 		resp.Body = w.body(resp.Body)
 		if resp.StatusCode/100 == 2 {
-			return resp, nil
+			return resp, attempt, nil
 		}
 		var raw []byte
 		if content, err := decodedBody(resp); err == nil {
@@ -314,11 +352,11 @@ func (p *Provider) send(ctx context.Context, w *idleWatch, pr *Prepared) (*http.
 		if retryable(resp.StatusCode) && attempt < maxAttempts && ok && !w.fired() {
 			p.log.Info("provider call retried", "provider", p.ID, "status", resp.StatusCode, "wait", wait)
 			if err := p.sleep(ctx, wait); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			continue
 		}
-		return nil, p.statusError(resp.StatusCode, raw, attempt-1, pr)
+		return nil, 0, p.statusError(resp.StatusCode, raw, attempt-1, pr)
 	}
 }
 

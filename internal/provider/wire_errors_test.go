@@ -7,7 +7,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodmix/nodmix/internal/provider"
 )
@@ -99,8 +103,6 @@ func TestMiniMaxStatusIn200(t *testing.T) {
 		{"document echoing the key", false, status(1004, "invalid api key "+key), "provider error (status_code 1004): invalid api key ******** — check the API key"},
 		{"stream event", true, miniMaxChunk("Hel", "") + "data: " + status(1027, "output new_sensitive") + "\n\ndata: [DONE]\n\n", "provider error (status_code 1027): output new_sensitive — the provider refused the request"},
 		{"stream, first event", true, "data: " + status(1008, "insufficient balance") + "\n\n", "provider error (status_code 1008): insufficient balance — the account is out of credit"},
-		{"rate limit", false, status(1002, "rate limit exceeded"), "provider error (status_code 1002): rate limit exceeded — rate limited: wait and try again"},
-		{"rate limit in a stream", true, "data: " + status(1002, "rate limit exceeded") + "\n\n", "provider error (status_code 1002): rate limit exceeded — rate limited: wait and try again"},
 		{"undocumented code, no hint", false, status(4321, "odd"), "provider error (status_code 4321): odd"},
 	} {
 		h := func(w http.ResponseWriter, r *http.Request) {
@@ -121,10 +123,6 @@ func TestMiniMaxStatusIn200(t *testing.T) {
 			rq.Stream = c.stream
 			_, err = collect(p, rq)
 			checkStatusError(t, err, `provider "p"`, c.want)
-			var pe *provider.Error
-			if errors.As(err, &pe) && pe.RateLimited() != strings.Contains(c.name, "rate limit") {
-				t.Errorf("RateLimited() = %v for %s", pe.RateLimited(), err)
-			}
 			if strings.Contains(c.name, "no hint") && strings.Contains(err.Error(), " — ") {
 				t.Errorf("err = %s: a hint for an undocumented code", err)
 			}
@@ -150,5 +148,78 @@ func checkStatusError(t *testing.T, err error, provider, want string) {
 	}
 	if strings.Contains(msg, key) || strings.Contains(msg, "no choices") {
 		t.Errorf("err = %s: the key, or no choices", msg)
+	}
+}
+
+// TestMiniMaxRefusalIn200IsRetried: a 200 whose first word is a code that stands for a status
+// worth retrying (MiniMax's 1002 rate limit, 1000 unknown error: "please retry your requests
+// later") is tried again as that HTTP status would be, sharing its count of attempts and its
+// waits. A refusal that is not for now (1004, the key), or one after events were yielded, is
+// reported at once: another attempt would yield those events twice.
+func TestMiniMaxRefusalIn200IsRetried(t *testing.T) {
+	refusal := func(code int, msg string) string {
+		return fmt.Sprintf(`{"id":"","choices":null,"base_resp":{"status_code":%d,"status_msg":%q}}`, code, msg)
+	}
+	streamed := miniMaxChunk("hello", "") + miniMaxChunk("", "stop") + "data: [DONE]\n\n"
+	type answer struct {
+		status int
+		body   string
+	}
+	for _, c := range []struct {
+		name     string
+		stream   bool
+		answers  []answer // the last one repeats
+		wantErr  string   // "" for the text "hello"
+		sleeps   []time.Duration
+		attempts int
+	}{
+		{"whole, then ok", false, []answer{{200, refusal(1002, "rate limit")}, {200, okBody}}, "", []time.Duration{time.Second}, 2},
+		{"stream, then ok", true, []answer{{200, "data: " + refusal(1002, "rate limit") + "\n\n"}, {200, streamed}}, "", []time.Duration{time.Second}, 2},
+		{"unknown error, then ok", false, []answer{{200, refusal(1000, "unknown error")}, {200, okBody}}, "", []time.Duration{time.Second}, 2},
+		{"an HTTP 429, a refused 200, then ok", false, []answer{{429, `{"error":{"message":"slow"}}`}, {200, refusal(1002, "rate limit")}, {200, okBody}}, "", []time.Duration{time.Second, 2 * time.Second}, 3},
+		{"refused every time", false, []answer{{200, refusal(1002, "rate limit")}},
+			`provider "p": provider error (status_code 1002): rate limit (after 2 retries) — rate limited: wait and try again, or use another model`,
+			[]time.Duration{time.Second, 2 * time.Second}, 3},
+		{"the key is not retried", false, []answer{{200, refusal(1004, "login fail")}, {200, okBody}},
+			`provider "p": provider error (status_code 1004): login fail — check the API key: set models.providers.p.apiKey`, nil, 1},
+		{"not after events", true, []answer{{200, miniMaxChunk("hel", "") + "data: " + refusal(1002, "rate limit") + "\n\n"}, {200, streamed}},
+			`provider "p": provider error (status_code 1002): rate limit — rate limited: wait and try again, or use another model`, nil, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			n := 0
+			url := server(t, func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				a := c.answers[min(n, len(c.answers)-1)]
+				n++
+				mu.Unlock()
+				w.WriteHeader(a.status)
+				io.WriteString(w, a.body)
+			})
+			var sleeps []time.Duration
+			p, _, err := registry(t, custom(url), map[string]string{"P_KEY": key}, &sleeps).Resolve("p/MiniMax-M2.7")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rq := req()
+			rq.Stream = c.stream
+			text, err := collect(p, rq)
+			switch {
+			case c.wantErr == "" && (err != nil || text != "hello"):
+				t.Errorf("text %q, err %v; want hello", text, err)
+			case c.wantErr != "" && (err == nil || err.Error() != c.wantErr):
+				t.Errorf("err = %v\nwant %s", err, c.wantErr)
+			}
+			if diff := cmp.Diff(c.sleeps, sleeps); diff != "" {
+				t.Errorf("waits (-want +got):\n%s", diff)
+			}
+			if n != c.attempts {
+				t.Errorf("attempts = %d, want %d", n, c.attempts)
+			}
+			var pe *provider.Error
+			if limited := strings.Contains(c.wantErr, "status_code 1002"); err != nil && (!errors.As(err, &pe) || pe.RateLimited() != limited) {
+				t.Errorf("err %v: RateLimited() is not %v", err, limited)
+			}
+		})
 	}
 }
