@@ -44,8 +44,9 @@ var chatQuirks = map[string]openaichat.Quirks{
 	"zai":        {MaxTokensField: "max_tokens", ReasoningContent: true, ReasoningKept: true, ToolStream: true},
 	// MiniMax's OpenAI-compatible API (a custom entry at its hosts, see thinkTagHosts): with
 	// reasoning_split on, the reasoning comes as OpenRouter's reasoning_details instead of
-	// <think> tags in content, and goes back the same way in a tool loop.
-	"minimax": {MaxTokensField: "max_tokens", ReasoningDetails: true},
+	// <think> tags in content, and goes back the same way in a tool loop. Its streaming example
+	// reads each piece's text as the whole text so far; pieces of either form merge.
+	"minimax": {MaxTokensField: "max_tokens", ReasoningDetails: true, DetailsCumulative: true},
 }
 
 func quirksFor(provider string) openaichat.Quirks {

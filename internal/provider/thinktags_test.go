@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -188,6 +189,8 @@ func TestMiniMaxReasoningDetails(t *testing.T) {
 		chunk(`{"content":"Checking."}`) +
 		chunk(`{"tool_calls":[{"index":0,"id":"call_function_1","type":"function","function":{"name":"clock","arguments":"{}"}}]}`) +
 		miniMaxChunk("", "tool_calls") + "data: [DONE]\n\n"
+	// The form MiniMax's streaming example reads: each piece holds the whole text so far.
+	cumulativeBody := strings.Replace(streamBody, `"index":0,"text":" the time."`, `"index":0,"text":"The user wants the time."`, 1)
 	type got struct {
 		Reasoning string // the reasoning deltas, concatenated
 		Parts     []llm.Part
@@ -203,6 +206,14 @@ func TestMiniMaxReasoningDetails(t *testing.T) {
 		want    got
 	}{
 		{"stream", "http://api.minimax.io/v1", true, got{
+			Reasoning: "The user wants the time.",
+			Parts: []llm.Part{
+				{Kind: llm.KindReasoning, Text: "The user wants the time.", Raw: json.RawMessage(streamDetails), Dialect: "openai-completions"},
+				{Kind: llm.KindText, Text: "Checking."}, call,
+			},
+			Split: true, Sent: json.RawMessage(streamDetails),
+		}},
+		{"stream, each piece the whole text so far", "http://api.minimax.io/v1", true, got{
 			Reasoning: "The user wants the time.",
 			Parts: []llm.Part{
 				{Kind: llm.KindReasoning, Text: "The user wants the time.", Raw: json.RawMessage(streamDetails), Dialect: "openai-completions"},
@@ -247,7 +258,11 @@ func TestMiniMaxReasoningDetails(t *testing.T) {
 				}
 				if c.stream {
 					w.Header().Set("Content-Type", "text/event-stream")
-					io.WriteString(w, streamBody)
+					if strings.Contains(c.name, "whole text so far") {
+						io.WriteString(w, cumulativeBody)
+					} else {
+						io.WriteString(w, streamBody)
+					}
 					return
 				}
 				io.WriteString(w, wholeBody)

@@ -52,6 +52,11 @@ type Quirks struct {
 	// and encrypted reasoning across a tool loop. MiniMax sends the same array when asked for
 	// reasoning_split.
 	ReasoningDetails bool
+	// DetailsCumulative, with ReasoningDetails, reads a streamed detail's text that begins
+	// with all the text of that detail so far as the whole text so far, not a further piece:
+	// MiniMax's own streaming example prints text[len(seen):] of each piece. Any other piece
+	// is appended as OpenRouter's are, so either form merges into the same array.
+	DetailsCumulative bool
 	// AutoToolChoiceWhenThinking turns a tool_choice other than "auto" or "none" into "auto"
 	// when the final body leaves thinking on (it has no `thinking.type` of "disabled"): Moonshot
 	// refuses a forced tool choice while thinking.

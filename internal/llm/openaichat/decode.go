@@ -30,7 +30,7 @@ func (d *dialect) Decode(r io.Reader, stream bool) iter.Seq2[llm.Event, error] {
 		}
 	}
 	return func(yield func(llm.Event, error) bool) {
-		a := assembler{q: &d.q}
+		a := assembler{q: &d.q, details: details{cumulative: d.q.DetailsCumulative}}
 		// A chunk that does not parse is an error only once another event follows it: the
 		// last event of a cut stream is delivered unterminated, and that is a truncation.
 		var bad error

@@ -13,7 +13,8 @@ import (
 // pieces' text, summary and data concatenate, any other field takes its last non-null value,
 // and keys keep the order they first came in. Details without an index stay as they came.
 type details struct {
-	items []*detail
+	cumulative bool // Quirks.DetailsCumulative
+	items      []*detail
 	// byIndex finds a detail by its index (compacted JSON): a stream may send many details,
 	// and a search through them per piece would be quadratic.
 	byIndex map[string]*detail
@@ -71,6 +72,9 @@ func (d *details) add(raw json.RawMessage) (string, error) {
 					b = &strings.Builder{}
 					det.concat[f.key] = b
 					delete(det.vals, f.key)
+				}
+				if d.cumulative && b.Len() > 0 && len(s) >= b.Len() && strings.HasPrefix(s, b.String()) {
+					s = s[b.Len():]
 				}
 				b.WriteString(s)
 				if typ == "reasoning.text" && f.key == "text" || typ == "reasoning.summary" && f.key == "summary" {
