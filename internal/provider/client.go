@@ -243,7 +243,7 @@ func (p *Provider) again(ctx context.Context, w *idleWatch, h http.Header, err e
 	if !ok {
 		return false
 	}
-	p.log.Info("provider call retried", "provider", p.ID, "code", se.Type, "wait", wait)
+	p.log.Info("provider call retried", "provider", p.ID, "status", se.Status, "wait", wait) // the status its code stands for
 	return p.sleep(ctx, wait) == nil
 }
 
