@@ -26,7 +26,7 @@ func (s *Store) Lease(ctx context.Context, key string, h session.Holder, ttl tim
 		now := time.Now()
 		var held session.Holder
 		var expires int64
-		err := tx.QueryRowContext(ctx, `SELECT token, host, pid, start, expires FROM leases WHERE session = ?`, key).
+		err := tx.StmtContext(ctx, s.st.leaseGet).QueryRowContext(ctx, key).
 			Scan(&held.Token, &held.Host, &held.PID, &held.Start, &expires)
 		switch {
 		case err == nil:
@@ -38,13 +38,10 @@ func (s *Store) Lease(ctx context.Context, key string, h session.Holder, ttl tim
 		}
 		// The leases of holders that never let go (killed) go once expired: rows of sessions
 		// never leased again must not pile up.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE expires <= ? AND session != ?`, now.UnixMicro(), key); err != nil {
+		if _, err := tx.StmtContext(ctx, s.st.leaseExpire).ExecContext(ctx, now.UnixMicro(), key); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO leases(session, token, host, pid, start, expires) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT(session) DO UPDATE SET token = excluded.token, host = excluded.host, pid = excluded.pid,
-				start = excluded.start, expires = excluded.expires`,
-			key, h.Token, h.Host, h.PID, h.Start, now.Add(ttl).UnixMicro())
+		_, err = tx.StmtContext(ctx, s.st.leaseUpsert).ExecContext(ctx, key, h.Token, h.Host, h.PID, h.Start, now.Add(ttl).UnixMicro())
 		return err
 	})
 	if errors.Is(err, session.ErrLeased) {
@@ -62,7 +59,7 @@ func (s *Store) Unlease(ctx context.Context, key, token string) error {
 		return err
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE session = ? AND token = ?`, key, token)
+		_, err := tx.StmtContext(ctx, s.st.leaseRelease).ExecContext(ctx, key, token)
 		return err
 	})
 	if err != nil {

@@ -61,7 +61,7 @@ func (s *Store) Session(ctx context.Context, key string) (*session.Info, error) 
 	if err := session.CheckKey(key); err != nil {
 		return nil, err
 	}
-	in, err := scanInfo(s.db.QueryRowContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE session = ? AND created IS NOT NULL`, key))
+	in, err := scanInfo(s.st.infoLive.QueryRowContext(ctx, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, session.ErrNotFound
 	}
@@ -133,7 +133,7 @@ func (s *Store) Transcript(ctx context.Context, key string) (msgs []llm.Message,
 	}
 	defer tx.Rollback() //nolint:errcheck // read only: nothing to keep
 	var n int
-	err = tx.QueryRowContext(ctx, `SELECT length FROM sessions WHERE session = ? AND created IS NOT NULL`, key).Scan(&n)
+	err = tx.StmtContext(ctx, s.st.length).QueryRowContext(ctx, key).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, session.ErrNotFound
 	}
@@ -143,7 +143,7 @@ func (s *Store) Transcript(ctx context.Context, key string) (msgs []llm.Message,
 	if n == 0 {
 		return nil, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT seq, role, parts FROM messages WHERE session = ? ORDER BY seq`, key)
+	rows, err := tx.StmtContext(ctx, s.st.messages).QueryContext(ctx, key)
 	if err != nil {
 		return nil, s.fail("transcript", err)
 	}
@@ -190,7 +190,7 @@ func (s *Store) Append(ctx context.Context, key string, base int, msgs []llm.Mes
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var n int
 		var created sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT length, created FROM sessions WHERE session = ?`, key).Scan(&n, &created)
+		err := tx.StmtContext(ctx, s.st.head).QueryRowContext(ctx, key).Scan(&n, &created)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -198,15 +198,11 @@ func (s *Store) Append(ctx context.Context, key string, base int, msgs []llm.Mes
 			return session.ConflictError(created.Valid)
 		}
 		if created.Valid && len(msgs) == 0 {
-			out, err = scanInfo(tx.QueryRowContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE session = ?`, key))
+			out, err = scanInfo(tx.StmtContext(ctx, s.st.info).QueryRowContext(ctx, key))
 			return err
 		}
 		if len(msgs) > 0 {
-			ins, err := tx.PrepareContext(ctx, `INSERT INTO messages(session, seq, role, parts) VALUES (?, ?, ?, ?)`)
-			if err != nil {
-				return err
-			}
-			defer ins.Close()
+			ins := tx.StmtContext(ctx, s.st.insertMessage)
 			var buf []byte
 			for i := range msgs {
 				buf = session.EncodeParts(buf[:0], msgs[i].Parts)
@@ -219,11 +215,7 @@ func (s *Store) Append(ctx context.Context, key string, base int, msgs []llm.Mes
 		if err != nil {
 			return err
 		}
-		out, err = scanInfo(tx.QueryRowContext(ctx, `INSERT INTO sessions(session, touched, length, created, updated)
-			VALUES (?, unixepoch(), ?, ?, ?)
-			ON CONFLICT(session) DO UPDATE SET touched = excluded.touched, length = excluded.length,
-				created = COALESCE(sessions.created, excluded.created), updated = excluded.updated
-			RETURNING `+infoCols, key, base+len(msgs), stamp, stamp))
+		out, err = scanInfo(tx.StmtContext(ctx, s.st.appendSession).QueryRowContext(ctx, key, base+len(msgs), stamp, stamp))
 		return err
 	})
 	if errors.Is(err, session.ErrConflict) {
@@ -243,7 +235,7 @@ func (s *Store) Update(ctx context.Context, key string, fn func(*session.Info) e
 	}
 	var fnErr error
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		in, err := scanInfo(tx.QueryRowContext(ctx, `SELECT `+infoCols+` FROM sessions WHERE session = ? AND created IS NOT NULL`, key))
+		in, err := scanInfo(tx.StmtContext(ctx, s.st.infoLive).QueryRowContext(ctx, key))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			in = &session.Info{Key: key}
@@ -271,12 +263,7 @@ func (s *Store) Update(ctx context.Context, key string, fn func(*session.Info) e
 		if err != nil {
 			return err
 		}
-		out, err = scanInfo(tx.QueryRowContext(ctx, `INSERT INTO sessions(session, touched, model, agent, overrides, counters, created, updated)
-			VALUES (?, unixepoch(), ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(session) DO UPDATE SET touched = excluded.touched, model = excluded.model,
-				agent = excluded.agent, overrides = excluded.overrides, counters = excluded.counters,
-				created = COALESCE(sessions.created, excluded.created), updated = excluded.updated
-			RETURNING `+infoCols, key, in.Model, in.Agent, overrides, counters, stamp, stamp))
+		out, err = scanInfo(tx.StmtContext(ctx, s.st.updateSession).QueryRowContext(ctx, key, in.Model, in.Agent, overrides, counters, stamp, stamp))
 		return err
 	})
 	if fnErr != nil {
@@ -341,7 +328,7 @@ func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
 // far (session.Stamp). The caller's transaction holds the write lock.
 func (s *Store) stamp(ctx context.Context, tx *sql.Tx) (int64, error) {
 	var last int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(updated), 0) FROM sessions`).Scan(&last); err != nil {
+	if err := tx.StmtContext(ctx, s.st.stamp).QueryRowContext(ctx).Scan(&last); err != nil {
 		return 0, err
 	}
 	return session.Stamp(time.Now(), time.UnixMicro(last)).UnixMicro(), nil

@@ -204,6 +204,7 @@ type Store struct {
 	path     string        // the file, named in errors about it
 	maxBlobs int           // MaxBlobBytes; tests lower it
 	writeSem chan struct{} // one in-process writer at a time: see beginWrite
+	st       stmts
 }
 
 var _ session.Store = (*Store)(nil)
@@ -239,12 +240,27 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
+	// Connections are kept for concurrent turns' reads, with the statements prepared on them:
+	// database/sql keeps two idle by default, and opening one runs the DSN's pragmas again.
+	db.SetMaxIdleConns(maxIdleConns)
+	db.SetConnMaxIdleTime(time.Minute)
 	return s, nil
 }
 
-// prepare readies a newly opened file: refuses a newer nodmix's, puts it in WAL mode and brings
-// an older one up to date.
+// maxIdleConns bounds the connections kept between uses: each holds its page cache.
+const maxIdleConns = 8
+
+// prepare readies a newly opened file: refuses a newer nodmix's, puts it in WAL mode, brings
+// an older one up to date and prepares the statements of a turn.
 func (s *Store) prepare(ctx context.Context) error {
+	if err := s.upgrade(ctx); err != nil {
+		return err
+	}
+	return s.prepareStmts(ctx)
+}
+
+// upgrade refuses a newer nodmix's file, puts it in WAL mode and brings an older one up to date.
+func (s *Store) upgrade(ctx context.Context) error {
 	// A newer nodmix's file is refused before the journal mode switch, which writes the file.
 	v, err := schemaVersion(ctx, s.db)
 	if err != nil {
@@ -467,4 +483,4 @@ func (s *Store) Blob(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Close implements session.Store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return errors.Join(s.st.close(), s.db.Close()) }
