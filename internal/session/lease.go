@@ -33,9 +33,21 @@ type Holder struct {
 // while it runs, and every turn's claim and every check of a lease asks for them.
 var thisHost = sync.OnceValue(hostID)
 
+// thisStart is this process's start, read once: every turn claims its session, and reading
+// /proc for it was a file open per turn.
+var thisStart = sync.OnceValue(func() string { return processStart(os.Getpid()) })
+
+// startOf is processStart(pid), this process's read once.
+func startOf(pid int) string {
+	if pid == os.Getpid() {
+		return thisStart()
+	}
+	return processStart(pid)
+}
+
 // NewHolder returns the holder of a new claim of the process pid (os.Getpid() for this one).
 func NewHolder(pid int) Holder {
-	return Holder{Token: rand.Text(), Host: thisHost(), PID: pid, Start: processStart(pid)}
+	return Holder{Token: rand.Text(), Host: thisHost(), PID: pid, Start: startOf(pid)}
 }
 
 // Gone reports whether h is a process of this host that no longer runs. It is false for a holder
@@ -46,7 +58,7 @@ func (h Holder) Gone() bool {
 	}
 	if h.PID == os.Getpid() {
 		// This process holds it, unless the one that did had the pid before it.
-		return h.Start != "" && h.Start != processStart(h.PID)
+		return h.Start != "" && h.Start != thisStart()
 	}
 	return processGone(h.PID, h.Start)
 }
