@@ -77,7 +77,19 @@ type storedPart struct {
 }
 
 // DecodeParts reads what EncodeParts wrote. An empty array gives nil.
+//
+// Every turn reads the whole transcript, so the form EncodeParts writes is read by a decoder
+// of its own (decodePartsFast); anything else, damaged rows included, goes to encoding/json,
+// which alone decides what such bytes mean and what error they give.
 func DecodeParts(data []byte) ([]llm.Part, error) {
+	if parts, ok := decodePartsFast(data); ok {
+		return parts, nil
+	}
+	return decodePartsReference(data)
+}
+
+// decodePartsReference is DecodeParts by encoding/json: the meaning of the stored form.
+func decodePartsReference(data []byte) ([]llm.Part, error) {
 	var sp []storedPart
 	if err := json.Unmarshal(data, &sp); err != nil {
 		return nil, fmt.Errorf("stored message parts: %w", err)
@@ -87,22 +99,26 @@ func DecodeParts(data []byte) ([]llm.Part, error) {
 	}
 	out := make([]llm.Part, len(sp))
 	for i := range sp {
-		s := &sp[i]
-		out[i] = llm.Part{
-			Kind:     llm.Kind(orB64(s.Kind, s.KindB64)),
-			Text:     orB64(s.Text, s.TextB64),
-			ImageURL: orB64(s.ImageURL, s.ImageURLB64),
-			CallID:   orB64(s.CallID, s.CallIDB64),
-			Name:     orB64(s.Name, s.NameB64),
-			Args:     rawOrB64(s.Args, s.ArgsB64),
-			IsError:  s.IsError,
-			Dialect:  orB64(s.Dialect, s.DialectB64),
-			Provider: orB64(s.Provider, s.ProviderB64),
-			Raw:      rawOrB64(s.Raw, s.RawB64),
-			Meta:     rawOrB64(s.Meta, s.MetaB64),
-		}
+		out[i] = sp[i].part()
 	}
 	return out, nil
+}
+
+// part resolves the _b64 fallbacks; both decoders end here, so they cannot differ in it.
+func (s *storedPart) part() llm.Part {
+	return llm.Part{
+		Kind:     llm.Kind(orB64(s.Kind, s.KindB64)),
+		Text:     orB64(s.Text, s.TextB64),
+		ImageURL: orB64(s.ImageURL, s.ImageURLB64),
+		CallID:   orB64(s.CallID, s.CallIDB64),
+		Name:     orB64(s.Name, s.NameB64),
+		Args:     rawOrB64(s.Args, s.ArgsB64),
+		IsError:  s.IsError,
+		Dialect:  orB64(s.Dialect, s.DialectB64),
+		Provider: orB64(s.Provider, s.ProviderB64),
+		Raw:      rawOrB64(s.Raw, s.RawB64),
+		Meta:     rawOrB64(s.Meta, s.MetaB64),
+	}
 }
 
 func orB64(s string, b []byte) string {

@@ -133,3 +133,29 @@ func FuzzDecodeParts(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeParts decodes the rows of the transcript a turn reads at 100 messages.
+func BenchmarkDecodeParts(b *testing.B) {
+	var rows [][]byte
+	for _, m := range sessiontest.Long(100) {
+		rows = append(rows, session.EncodeParts(nil, m.Parts))
+	}
+	for _, bc := range []struct {
+		name   string
+		decode func([]byte) ([]llm.Part, error)
+	}{
+		{"reference", session.DecodePartsReference},
+		{"fast", session.DecodeParts},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, row := range rows {
+					if _, err := bc.decode(row); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
