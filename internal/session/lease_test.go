@@ -16,7 +16,8 @@ func TestNewHolderOfThisProcess(t *testing.T) {
 	if h.Gone() {
 		t.Error("this process's holder is gone")
 	}
-	if n := testing.AllocsPerRun(100, func() { NewHolder(os.Getpid()) }); n > 1 {
-		t.Errorf("NewHolder of this process: %v allocations, want 1 (the token)", n)
+	// The token is one allocation (two under the race detector); reading /proc was ten more.
+	if n := testing.AllocsPerRun(100, func() { NewHolder(os.Getpid()) }); n > 3 {
+		t.Errorf("NewHolder of this process: %v allocations, want at most 3", n)
 	}
 }
