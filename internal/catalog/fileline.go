@@ -6,13 +6,15 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nodmix/nodmix/internal/jsonscan"
 )
 
 // decodeLine is the fast path of ReadFile: it fills ft from a line made of the fields a catalog
 // line has, each spelled exactly, with string values (or null) and any valid input_schema, which
 // stays raw (a slice of b: the caller copies it). It reports false for anything else, which the
 // standard decoder then reads and reports on, so that both paths accept the same lines with the
-// same result. The line is checked as it is read (jsonscan.go): one pass over its bytes, where
+// same result. The line is checked as it is read (package jsonscan): one pass over its bytes, where
 // json.Valid and then a search for each value's end took two. A catalog of 10,000 lines is read
 // in a fraction of what reflection costs.
 func decodeLine(b []byte, ft *fileTool) bool {
@@ -25,23 +27,23 @@ func (a *arena) decodeLine(b []byte, ft *fileTool) bool {
 	if len(b) == 0 || b[0] != '{' {
 		return false
 	}
-	i := skipSpace(b, 1)
+	i := jsonscan.Space(b, 1)
 	if i < len(b) && b[i] == '}' {
 		return i+1 == len(b)
 	}
 	for i < len(b) && b[i] == '"' {
-		kEnd, _ := scanString(b, i)
+		kEnd, _ := jsonscan.String(b, i)
 		if kEnd < 0 {
 			return false
 		}
 		key := b[i+1 : kEnd-1]
-		i = skipSpace(b, kEnd)
+		i = jsonscan.Space(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return false
 		}
-		i = skipSpace(b, i+1)
+		i = jsonscan.Space(b, i+1)
 		if string(key) == "input_schema" {
-			vEnd := scanValue(b, i, 1)
+			vEnd := jsonscan.Value(b, i, 1)
 			if vEnd < 0 {
 				return false
 			}
@@ -54,11 +56,11 @@ func (a *arena) decodeLine(b []byte, ft *fileTool) bool {
 			}
 			switch b[i] {
 			case 'n': // null leaves a string field as it is
-				if i = scanLiteral(b, i, "null"); i < 0 {
+				if i = jsonscan.Literal(b, i, "null"); i < 0 {
 					return false
 				}
 			case '"':
-				vEnd, flags := scanString(b, i)
+				vEnd, flags := jsonscan.String(b, i)
 				if vEnd < 0 {
 					return false
 				}
@@ -68,9 +70,9 @@ func (a *arena) decodeLine(b []byte, ft *fileTool) bool {
 				return false
 			}
 		}
-		i = skipSpace(b, i)
+		i = jsonscan.Space(b, i)
 		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
+			i = jsonscan.Space(b, i+1)
 			continue
 		}
 		return i+1 == len(b) && b[i] == '}'
@@ -100,7 +102,7 @@ func (ft *fileTool) stringField(key []byte) *string {
 	return nil
 }
 
-// unquote decodes a valid JSON string as encoding/json does; flags are scanString's.
+// unquote decodes a valid JSON string as encoding/json does; flags are jsonscan.String's.
 func unquote(v []byte, flags uint8) string {
 	return unquoteWith(v, flags, func(b []byte) string { return string(b) })
 }
@@ -108,7 +110,7 @@ func unquote(v []byte, flags uint8) string {
 // unquoteWith is unquote, with str making the string of a body that needs no decoding.
 func unquoteWith(v []byte, flags uint8, str func([]byte) string) string {
 	body := v[1 : len(v)-1]
-	if flags&strEscaped == 0 && (flags&strNonASCII == 0 || utf8.Valid(body)) {
+	if flags&jsonscan.Escaped == 0 && (flags&jsonscan.NonASCII == 0 || utf8.Valid(body)) {
 		return str(body)
 	}
 	var s string
@@ -121,14 +123,14 @@ func unquoteWith(v []byte, flags uint8, str func([]byte) string) string {
 // pass. ok is false for a schema with a key that differs from "properties" only in case or by
 // non-ASCII letters, which the decoder's case-insensitive field matching decides.
 func rawSchemaKeys(b []byte) (keys []string, ok bool) {
-	i := skipSpace(b, 0)
+	i := jsonscan.Space(b, 0)
 	if i == len(b) || b[i] != '{' {
 		return nil, true // invalid, null or not an object: no keys
 	}
 	var small [16]memberName
 	props := small[:0]
 	valid, ambiguous := true, false
-	i = skipSpace(b, i+1)
+	i = jsonscan.Space(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		i++
 	} else {
@@ -136,7 +138,7 @@ func rawSchemaKeys(b []byte) (keys []string, ok bool) {
 			if i >= len(b) || b[i] != '"' {
 				return nil, true
 			}
-			kEnd, kFlags := scanString(b, i)
+			kEnd, kFlags := jsonscan.String(b, i)
 			if kEnd < 0 {
 				return nil, true
 			}
@@ -149,30 +151,30 @@ func rawSchemaKeys(b []byte) (keys []string, ok bool) {
 				isProps = k == "properties"
 				ambiguous = ambiguous || !isProps && (strings.EqualFold(k, "properties") || !isASCII(k))
 			}
-			i = skipSpace(b, kEnd)
+			i = jsonscan.Space(b, kEnd)
 			if i >= len(b) || b[i] != ':' {
 				return nil, true
 			}
-			i = skipSpace(b, i+1)
+			i = jsonscan.Space(b, i+1)
 			switch {
 			case !isProps || i >= len(b):
-				i = scanValue(b, i, 1)
+				i = jsonscan.Value(b, i, 1)
 			case b[i] == 'n':
 				props = props[:0]
-				i = scanValue(b, i, 1)
+				i = jsonscan.Value(b, i, 1)
 			case b[i] == '{':
 				// Members of several "properties" objects add up, as the decoder's map does.
 				props, i = appendMemberNames(props, b, i)
 			default:
 				valid = false // the decoder fails the whole schema
-				i = scanValue(b, i, 1)
+				i = jsonscan.Value(b, i, 1)
 			}
 			if i < 0 {
 				return nil, true
 			}
-			i = skipSpace(b, i)
+			i = jsonscan.Space(b, i)
 			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
+				i = jsonscan.Space(b, i+1)
 				continue
 			}
 			if i >= len(b) || b[i] != '}' {
@@ -182,7 +184,7 @@ func rawSchemaKeys(b []byte) (keys []string, ok bool) {
 			break
 		}
 	}
-	if skipSpace(b, i) != len(b) {
+	if jsonscan.Space(b, i) != len(b) {
 		return nil, true // text after the object: not valid JSON
 	}
 	if ambiguous {
@@ -202,7 +204,7 @@ func rawSchemaKeys(b []byte) (keys []string, ok bool) {
 	keys = make([]string, len(props))
 	for k, p := range props {
 		body := p.quoted[1 : len(p.quoted)-1]
-		if p.flags&strEscaped == 0 && (p.flags&strNonASCII == 0 || utf8.Valid(body)) {
+		if p.flags&jsonscan.Escaped == 0 && (p.flags&jsonscan.NonASCII == 0 || utf8.Valid(body)) {
 			start := sb.Len()
 			sb.Write(body)
 			keys[k] = sb.String()[start:]
@@ -214,7 +216,7 @@ func rawSchemaKeys(b []byte) (keys []string, ok bool) {
 	return slices.Compact(keys), true
 }
 
-// memberName is a member name as it is in the text, quoted, with scanString's flags.
+// memberName is a member name as it is in the text, quoted, with jsonscan.String's flags.
 type memberName struct {
 	quoted []byte
 	flags  uint8
@@ -223,7 +225,7 @@ type memberName struct {
 // appendMemberNames appends the member names of the object at b[i], a schema's "properties" (at
 // depth 2), checking it; it returns the index after the object, or -1.
 func appendMemberNames(names []memberName, b []byte, i int) ([]memberName, int) {
-	i = skipSpace(b, i+1)
+	i = jsonscan.Space(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return names, i + 1
 	}
@@ -231,25 +233,25 @@ func appendMemberNames(names []memberName, b []byte, i int) ([]memberName, int) 
 		if i >= len(b) || b[i] != '"' {
 			return names, -1
 		}
-		kEnd, kFlags := scanString(b, i)
+		kEnd, kFlags := jsonscan.String(b, i)
 		if kEnd < 0 {
 			return names, -1
 		}
 		names = append(names, memberName{b[i:kEnd], kFlags})
-		i = skipSpace(b, kEnd)
+		i = jsonscan.Space(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return names, -1
 		}
-		if i = scanValue(b, skipSpace(b, i+1), 2); i < 0 {
+		if i = jsonscan.Value(b, jsonscan.Space(b, i+1), 2); i < 0 {
 			return names, -1
 		}
-		i = skipSpace(b, i)
+		i = jsonscan.Space(b, i)
 		if i >= len(b) {
 			return names, -1
 		}
 		switch b[i] {
 		case ',':
-			i = skipSpace(b, i+1)
+			i = jsonscan.Space(b, i+1)
 		case '}':
 			return names, i + 1
 		default:

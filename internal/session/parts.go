@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/nodmix/nodmix/internal/jsonscan"
 	"github.com/nodmix/nodmix/internal/llm"
 )
 
@@ -190,7 +191,7 @@ func verbatim(v []byte) bool {
 	if isSpace(v[0]) || isSpace(v[len(v)-1]) {
 		return false
 	}
-	return utf8.Valid(v) && json.Valid(v)
+	return utf8.Valid(v) && jsonscan.Valid(v)
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

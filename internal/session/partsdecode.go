@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/nodmix/nodmix/internal/jsonscan"
 	"github.com/nodmix/nodmix/internal/llm"
 )
 
@@ -208,8 +209,9 @@ func (r *partsReader) boolean(dst *bool) bool {
 // raw reads a json.RawMessage field: a copy of the value's exact bytes, null included (it is
 // json.RawMessage's UnmarshalJSON, not encoding/json, that sees the null).
 func (r *partsReader) raw(dst *json.RawMessage) bool {
-	end, ok := skipValue(r.data, r.pos, 0)
-	if !ok {
+	// The value is inside the array and its object: two levels of encoding/json's nesting limit.
+	end := jsonscan.Value(r.data, r.pos, 2)
+	if end < 0 {
 		return false
 	}
 	*dst = append(json.RawMessage(nil), r.data[r.pos:end]...)
@@ -373,154 +375,4 @@ func hexRune(s []byte) rune {
 		r = r*16 + rune(c)
 	}
 	return r
-}
-
-// maxRawDepth bounds skipValue's recursion. encoding/json allows 10000 levels; a deeper value
-// than this goes to it rather than deep into the stack here.
-const maxRawDepth = 500
-
-// skipValue gives the end of the JSON value at d[i], checked by JSON's grammar as strictly as
-// encoding/json's scanner checks it: the reference would take no other extent, and a value
-// the scanner refuses must not get through here.
-func skipValue(d []byte, i, depth int) (int, bool) {
-	if i >= len(d) {
-		return 0, false
-	}
-	switch c := d[i]; {
-	case c == '{':
-		return skipContainer(d, i, depth, '}', true)
-	case c == '[':
-		return skipContainer(d, i, depth, ']', false)
-	case c == '"':
-		return skipString(d, i)
-	case c == '-' || '0' <= c && c <= '9':
-		return skipNumber(d, i)
-	}
-	for _, lit := range [...]string{"true", "false", "null"} {
-		if len(d)-i >= len(lit) && string(d[i:i+len(lit)]) == lit {
-			return i + len(lit), true
-		}
-	}
-	return 0, false
-}
-
-// skipContainer skips an object (keyed) or an array from its opening bracket at d[i].
-func skipContainer(d []byte, i, depth int, closing byte, keyed bool) (int, bool) {
-	if depth >= maxRawDepth {
-		return 0, false
-	}
-	i = skipSpace(d, i+1)
-	if i < len(d) && d[i] == closing {
-		return i + 1, true
-	}
-	for {
-		ok := true
-		if keyed {
-			if i >= len(d) || d[i] != '"' {
-				return 0, false
-			}
-			if i, ok = skipString(d, i); !ok {
-				return 0, false
-			}
-			i = skipSpace(d, i)
-			if i >= len(d) || d[i] != ':' {
-				return 0, false
-			}
-			i = skipSpace(d, i+1)
-		}
-		if i, ok = skipValue(d, i, depth+1); !ok {
-			return 0, false
-		}
-		i = skipSpace(d, i)
-		switch {
-		case i >= len(d):
-			return 0, false
-		case d[i] == closing:
-			return i + 1, true
-		case d[i] != ',':
-			return 0, false
-		}
-		i = skipSpace(d, i+1)
-	}
-}
-
-func skipSpace(d []byte, i int) int {
-	for i < len(d) && isSpace(d[i]) {
-		i++
-	}
-	return i
-}
-
-// skipString skips a string from its quote at d[i]. Bytes that are not UTF-8 are valid JSON to
-// encoding/json's scanner, and a raw value keeps them.
-func skipString(d []byte, i int) (int, bool) {
-	for i++; i < len(d); {
-		switch c := d[i]; {
-		case c == '"':
-			return i + 1, true
-		case c == '\\':
-			if i+1 >= len(d) {
-				return 0, false
-			}
-			switch d[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if hexRune(d[i:]) < 0 {
-					return 0, false
-				}
-				i += 6
-			default:
-				return 0, false
-			}
-		case c < ' ':
-			return 0, false
-		default:
-			i++
-		}
-	}
-	return 0, false
-}
-
-// skipNumber skips -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? from d[i].
-func skipNumber(d []byte, i int) (int, bool) {
-	if d[i] == '-' {
-		i++
-	}
-	switch {
-	case i >= len(d):
-		return 0, false
-	case d[i] == '0':
-		i++
-	case '1' <= d[i] && d[i] <= '9':
-		i = skipDigits(d, i+1)
-	default:
-		return 0, false
-	}
-	if i < len(d) && d[i] == '.' {
-		j := skipDigits(d, i+1)
-		if j == i+1 {
-			return 0, false
-		}
-		i = j
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		j := skipDigits(d, i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-func skipDigits(d []byte, i int) int {
-	for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-		i++
-	}
-	return i
 }

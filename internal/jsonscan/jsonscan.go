@@ -1,49 +1,50 @@
-package catalog
+// Package jsonscan checks JSON as it finds the end of a value, in one pass: for readers that
+// take a value's bytes or fields without decoding it, where json.Valid first would walk it twice.
+package jsonscan
 
 import "math/bits"
 
-// A validating JSON scanner that walks a value once. encoding/json's Valid costs as much as the
-// rest of reading a catalog line, and reading a line's fields or a schema's keys after it walks
-// the same bytes again; these functions check the grammar while they find the value's end, so
-// one pass does both. They accept exactly what json.Valid accepts (FuzzScanValue compares them),
-// including its limit on nesting.
+// These functions accept exactly what json.Valid accepts (FuzzScanValue compares them),
+// including its limit on nesting. encoding/json's Valid costs as much as the rest of reading a
+// catalog line, and reading a line's fields or a schema's keys after it walks the same bytes
+// again.
 
 // maxDepth is encoding/json's limit on nested arrays and objects: a deeper value is invalid.
 const maxDepth = 10000
 
-// Flags of a scanned string, so that reading it can skip work it does not need.
+// Flags of a scanned string (String), so that reading it can skip work it does not need.
 const (
-	strEscaped  = 1 << iota // has a backslash escape
-	strNonASCII             // has a byte outside ASCII (possibly not valid UTF-8)
+	Escaped  = 1 << iota // has a backslash escape
+	NonASCII             // has a byte outside ASCII (possibly not valid UTF-8)
 )
 
-// validJSON is json.Valid in one pass.
-func validJSON(b []byte) bool {
-	i := skipSpace(b, 0)
-	end := scanValue(b, i, 0)
-	return end >= 0 && skipSpace(b, end) == len(b)
+// Valid is json.Valid in one pass.
+func Valid(b []byte) bool {
+	i := Space(b, 0)
+	end := Value(b, i, 0)
+	return end >= 0 && Space(b, end) == len(b)
 }
 
-// scanValue returns the index after the valid JSON value starting at b[i], or -1. depth is the
+// Value returns the index after the valid JSON value starting at b[i], or -1. depth is the
 // number of arrays and objects the value is inside.
-func scanValue(b []byte, i, depth int) int {
+func Value(b []byte, i, depth int) int {
 	if i >= len(b) {
 		return -1
 	}
 	switch c := b[i]; c {
 	case '"':
-		end, _ := scanString(b, i)
+		end, _ := String(b, i)
 		return end
 	case '{':
 		return scanObject(b, i, depth+1)
 	case '[':
 		return scanArray(b, i, depth+1)
 	case 't':
-		return scanLiteral(b, i, "true")
+		return Literal(b, i, "true")
 	case 'f':
-		return scanLiteral(b, i, "false")
+		return Literal(b, i, "false")
 	case 'n':
-		return scanLiteral(b, i, "null")
+		return Literal(b, i, "null")
 	default:
 		if c == '-' || ('0' <= c && c <= '9') {
 			return scanNumber(b, i)
@@ -52,7 +53,8 @@ func scanValue(b []byte, i, depth int) int {
 	}
 }
 
-func scanLiteral(b []byte, i int, lit string) int {
+// Literal returns the index after lit (true, false or null) at b[i], or -1.
+func Literal(b []byte, i int, lit string) int {
 	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
 		return -1
 	}
@@ -100,9 +102,9 @@ func skipDigits(b []byte, i int) int {
 	return i
 }
 
-// scanString returns the index after the valid JSON string starting at b[i] (a quote), or -1,
+// String returns the index after the valid JSON string starting at b[i] (a quote), or -1,
 // and what reading it needs.
-func scanString(b []byte, i int) (end int, flags uint8) {
+func String(b []byte, i int) (end int, flags uint8) {
 	j := i + 1
 	for {
 		// Most bytes of a catalog are plain text: they are passed over eight at a time, and
@@ -141,7 +143,7 @@ func scanString(b []byte, i int) (end int, flags uint8) {
 		case c == '"':
 			return j + 1, flags
 		case c == '\\':
-			flags |= strEscaped
+			flags |= Escaped
 			if j+1 >= len(b) {
 				return -1, flags
 			}
@@ -159,7 +161,7 @@ func scanString(b []byte, i int) (end int, flags uint8) {
 		case c < 0x20:
 			return -1, flags // a control character must be escaped
 		case c >= 0x80:
-			flags |= strNonASCII
+			flags |= NonASCII
 			j++
 		default:
 			j++
@@ -195,7 +197,7 @@ func scanObject(b []byte, i, depth int) int {
 	if depth > maxDepth {
 		return -1
 	}
-	i = skipSpace(b, i+1)
+	i = Space(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1
 	}
@@ -203,24 +205,24 @@ func scanObject(b []byte, i, depth int) int {
 		if i >= len(b) || b[i] != '"' {
 			return -1
 		}
-		end, _ := scanString(b, i)
+		end, _ := String(b, i)
 		if end < 0 {
 			return -1
 		}
-		i = skipSpace(b, end)
+		i = Space(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return -1
 		}
-		if i = scanValue(b, skipSpace(b, i+1), depth); i < 0 {
+		if i = Value(b, Space(b, i+1), depth); i < 0 {
 			return -1
 		}
-		i = skipSpace(b, i)
+		i = Space(b, i)
 		if i >= len(b) {
 			return -1
 		}
 		switch b[i] {
 		case ',':
-			i = skipSpace(b, i+1)
+			i = Space(b, i+1)
 		case '}':
 			return i + 1
 		default:
@@ -234,21 +236,21 @@ func scanArray(b []byte, i, depth int) int {
 	if depth > maxDepth {
 		return -1
 	}
-	i = skipSpace(b, i+1)
+	i = Space(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1
 	}
 	for {
-		if i = scanValue(b, i, depth); i < 0 {
+		if i = Value(b, i, depth); i < 0 {
 			return -1
 		}
-		i = skipSpace(b, i)
+		i = Space(b, i)
 		if i >= len(b) {
 			return -1
 		}
 		switch b[i] {
 		case ',':
-			i = skipSpace(b, i+1)
+			i = Space(b, i+1)
 		case ']':
 			return i + 1
 		default:
@@ -257,7 +259,8 @@ func scanArray(b []byte, i, depth int) int {
 	}
 }
 
-func skipSpace(b []byte, i int) int {
+// Space returns the index of the first byte at or after b[i] that is not JSON white space.
+func Space(b []byte, i int) int {
 	// One comparison passes over a byte that is not space, as most are.
 	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++

@@ -1,4 +1,4 @@
-package catalog
+package jsonscan
 
 import (
 	"encoding/binary"
@@ -11,8 +11,8 @@ import (
 // checkValid: the one-pass scanner accepts exactly what encoding/json does.
 func checkValid(t *testing.T, b []byte) {
 	t.Helper()
-	if got, want := validJSON(b), json.Valid(b); got != want {
-		t.Fatalf("validJSON(%q) = %v, json.Valid says %v", b, got, want)
+	if got, want := Valid(b), json.Valid(b); got != want {
+		t.Fatalf("Valid(%q) = %v, json.Valid says %v", b, got, want)
 	}
 }
 
