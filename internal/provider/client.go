@@ -213,8 +213,13 @@ func (p *Provider) answer(ctx context.Context, w *idleWatch, pr *Prepared, resp 
 	first := true
 	for ev, err := range p.dialect.Decode(body, stream) {
 		if err != nil {
-			if first && p.again(ctx, w, resp.Header, err, attempt) {
-				return true
+			// A 200 refused before any event (llm.StreamError.Status) is retried as its
+			// status would be: nothing was yielded, so nothing is lost or doubled.
+			var se *llm.StreamError
+			if first && errors.As(err, &se) {
+				if again, _ := p.retry(ctx, w, resp.Header, se.Status, attempt); again {
+					return true
+				}
 			}
 			e := p.streamError(ctx, w, err, pr)
 			if pe, ok := e.(*Error); ok {
@@ -231,20 +236,20 @@ func (p *Provider) answer(ctx context.Context, w *idleWatch, pr *Prepared, resp 
 	return false
 }
 
-// again reports whether a call whose 200 carried err before any event is tried once more, and
-// waits for it: err must stand for a status worth retrying (llm.StreamError.Status), as an
-// HTTP status is in send. Nothing was yielded, so nothing is lost or doubled.
-func (p *Provider) again(ctx context.Context, w *idleWatch, h http.Header, err error, attempt int) bool {
-	var se *llm.StreamError
-	if !errors.As(err, &se) || !retryable(se.Status) || attempt >= maxAttempts || w.fired() || ctx.Err() != nil {
-		return false
-	}
+// retry reports whether a call refused with status at attempt is asked again, having waited
+// for it: the status is worth retrying, attempts are left, the provider asks for no longer a
+// wait than nodmix waits, and the response did not stall (an error body that stalled ended the
+// request's context). err is the caller's context ending during the wait.
+func (p *Provider) retry(ctx context.Context, w *idleWatch, h http.Header, status, attempt int) (bool, error) {
 	wait, ok := retryWait(h, attempt)
-	if !ok {
-		return false
+	if !retryable(status) || attempt >= maxAttempts || !ok || w.fired() {
+		return false, nil
 	}
-	p.log.Info("provider call retried", "provider", p.ID, "status", se.Status, "wait", wait) // the status its code stands for
-	return p.sleep(ctx, wait) == nil
+	p.log.Info("provider call retried", "provider", p.ID, "status", status, "wait", wait)
+	if err := p.sleep(ctx, wait); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // decodedBody is resp's body as the provider meant it: net/http undoes the gzip it asked for
@@ -347,13 +352,11 @@ func (p *Provider) send(ctx context.Context, w *idleWatch, pr *Prepared, first i
 			raw, _ = io.ReadAll(io.LimitReader(content, maxErrorBody))
 		}
 		resp.Body.Close()
-		wait, ok := retryWait(resp.Header, attempt)
-		// An error body that stalled ended the request's context: there is no next attempt.
-		if retryable(resp.StatusCode) && attempt < maxAttempts && ok && !w.fired() {
-			p.log.Info("provider call retried", "provider", p.ID, "status", resp.StatusCode, "wait", wait)
-			if err := p.sleep(ctx, wait); err != nil {
-				return nil, 0, err
-			}
+		again, err := p.retry(ctx, w, resp.Header, resp.StatusCode, attempt)
+		if err != nil {
+			return nil, 0, err
+		}
+		if again {
 			continue
 		}
 		return nil, 0, p.statusError(resp.StatusCode, raw, attempt-1, pr)
