@@ -43,18 +43,26 @@ type stmts struct {
 	leaseGet, leaseExpire, leaseUpsert, leaseRelease *sql.Stmt
 }
 
+// stmtQuery is a statement of stmts and its query.
+type stmtQuery struct {
+	dst   **sql.Stmt
+	query string
+}
+
+// list pairs each statement with its query: the one list prepare and close go through.
+func (st *stmts) list() []stmtQuery {
+	return []stmtQuery{
+		{&st.info, qInfo}, {&st.infoLive, qInfoLive}, {&st.length, qLength},
+		{&st.messages, qMessages}, {&st.head, qHead}, {&st.insertMessage, qInsertMessage},
+		{&st.stamp, qStamp}, {&st.appendSession, qAppendSession}, {&st.updateSession, qUpdateSession},
+		{&st.leaseGet, qLeaseGet}, {&st.leaseExpire, qLeaseExpire}, {&st.leaseUpsert, qLeaseUpsert},
+		{&st.leaseRelease, qLeaseRelease},
+	}
+}
+
 // prepareStmts prepares s.st; on an error none stays open.
 func (s *Store) prepareStmts(ctx context.Context) error {
-	for _, p := range []struct {
-		dst   **sql.Stmt
-		query string
-	}{
-		{&s.st.info, qInfo}, {&s.st.infoLive, qInfoLive}, {&s.st.length, qLength},
-		{&s.st.messages, qMessages}, {&s.st.head, qHead}, {&s.st.insertMessage, qInsertMessage},
-		{&s.st.stamp, qStamp}, {&s.st.appendSession, qAppendSession}, {&s.st.updateSession, qUpdateSession},
-		{&s.st.leaseGet, qLeaseGet}, {&s.st.leaseExpire, qLeaseExpire}, {&s.st.leaseUpsert, qLeaseUpsert},
-		{&s.st.leaseRelease, qLeaseRelease},
-	} {
+	for _, p := range s.st.list() {
 		st, err := s.db.PrepareContext(ctx, p.query)
 		if err != nil {
 			return errors.Join(err, s.st.close())
@@ -67,12 +75,10 @@ func (s *Store) prepareStmts(ctx context.Context) error {
 // close closes the statements that are open.
 func (st *stmts) close() error {
 	var errs []error
-	for _, p := range []**sql.Stmt{&st.info, &st.infoLive, &st.length, &st.messages, &st.head,
-		&st.insertMessage, &st.stamp, &st.appendSession, &st.updateSession, &st.leaseGet,
-		&st.leaseExpire, &st.leaseUpsert, &st.leaseRelease} {
-		if *p != nil {
-			errs = append(errs, (*p).Close())
-			*p = nil
+	for _, p := range st.list() {
+		if *p.dst != nil {
+			errs = append(errs, (*p.dst).Close())
+			*p.dst = nil
 		}
 	}
 	return errors.Join(errs...)
