@@ -55,7 +55,8 @@ func FuzzDocTermIDs(f *testing.F) {
 	for _, s := range []string{"", "Create a GitHub issue", "web_search x86-64 web_search", "café au lait CAFÉ",
 		"a\xffb", "日本 語 ab日c", "  x  ", "HTTPServer URLs getWeatherForecastDaily12345", "policies cookies the of",
 		"averyveryverylongwordthatgoespastfifteen and_a_long_snake_case_identifier_name", "0123456789abcdef",
-		"ABCDEFGHIJKLMNOP qrstuvwxyz_0", "x\ny\tz-w.v,u"} {
+		"ABCDEFGHIJKLMNOP qrstuvwxyz_0", "x\ny\tz-w.v,u",
+		"weather the forecasts get_weather_forecasts GetTheWeather cities get_cities"} { // parts met alone first
 		f.Add(s, "query limit")
 	}
 	f.Fuzz(func(t *testing.T, desc, params string) {
