@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/nodmix
 E2E     := testdata/e2e
 
-.PHONY: build run demo test e2e-deps vet bench bench-compare lint fuzz clean
+.PHONY: build run demo test e2e-deps vet bench bench-compare bench-instructions lint fuzz clean
 
 # A static binary: nothing of nodmix needs cgo (SQLite is pure Go), and without the C runtime every
 # process starts sooner, the code-mode sandbox children included (about 0.7 ms each).
@@ -81,6 +81,29 @@ bench-compare: build
 		function size(b) { if (b == "") return ""; if (b >= 1e6) return sprintf("%.1f MB", b / 1e6); return sprintf("%.1f kB", b / 1e3) } \
 		function fmt(ns) { if (ns == "") return ""; if (ns >= 1e6) return sprintf("%.2f ms", ns / 1e6); return sprintf("%.1f µs", ns / 1e3) } \
 		BEGIN { print "| benchmark | wall/op | CPU/op | bytes/op | allocs/op | other |"; print "|---|---:|---:|---:|---:|---|" }'
+
+# Instructions per operation of the CPU-bound builds, counted by valgrind's cachegrind with the
+# collector off, on one CPU: unlike wall and CPU time, the count does not move with the machine's
+# load, so two commits compare across hours. Each is the difference of a run of 6 operations and
+# a run of 1, over 5 (a b.Loop benchmark given Nx runs N). Needs valgrind (apt-get install valgrind).
+INSTR_BENCHES ?= toolsearch:Index10000 toolsearch:IndexUpdate10000 search:BM25Build/10000 discovery:Index10000
+
+bench-instructions:
+	@command -v valgrind >/dev/null || { echo "bench-instructions needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	echo "| benchmark | instructions/op |"; echo "|---|---:|"; \
+	for b in $(INSTR_BENCHES); do \
+		pkg=$${b%%:*}; name=$${b#*:}; top=$${name%%/*}; re="^Benchmark$$top\$$"; \
+		case $$name in */*) re="$$re/^$${name#*/}\$$";; esac; \
+		$(GO) test -c -o "$$tmp/t" ./internal/$$pkg || exit 1; \
+		for n in 1 6; do \
+			(cd internal/$$pkg && GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=cachegrind \
+				--cache-sim=no --cachegrind-out-file="$$tmp/out$$n" "$$tmp/t" -test.run='^$$' -test.bench="$$re" \
+				-test.benchtime=$${n}x >/dev/null 2>&1) || { echo "$$b: the run failed" >&2; exit 1; }; \
+		done; \
+		awk -v b="$$b" '/^summary:/ { ir[FILENAME] = $$2 } END { for (f in ir) if (f ~ /out1$$/) one = ir[f]; else six = ir[f]; \
+			printf "| %s | %.1f M |\n", b, (six - one) / 5 / 1e6 }' "$$tmp/out1" "$$tmp/out6"; \
+	done
 
 lint: vet
 
