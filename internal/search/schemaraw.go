@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -22,7 +21,11 @@ func SchemaFacts(raw []byte) (keys []string, text string, ok bool) {
 type SchemaReader struct {
 	p    rawSchema
 	text textBuf
+	keys []textSpan // while reading: where the root's property names are in text
 }
+
+// textSpan is a part of the text being collected: text.b[at : at+n].
+type textSpan struct{ at, n int }
 
 // Facts is SchemaFacts(raw).
 func (r *SchemaReader) Facts(raw []byte) (keys []string, text string, ok bool) {
@@ -32,34 +35,17 @@ func (r *SchemaReader) Facts(raw []byte) (keys []string, text string, ok bool) {
 	if valid, fit := p.scan(); !valid || !fit {
 		return nil, "", false // decoding into any also fails on a number beyond float64
 	}
-	r.text.b = r.text.b[:0]
-	p.collect(p.value(0), 0, &r.text, &keys) // the root's properties are the keys
-	return keys, string(r.text.b), true
-}
-
-// memberNames returns the names of members, sharing one allocation; nil when there are
-// none.
-func memberNames(members []member) []string {
-	if len(members) == 0 {
-		return nil
+	r.text.b, r.keys = r.text.b[:0], r.keys[:0]
+	p.collect(p.value(0), 0, &r.text, &r.keys) // the root's properties are the keys
+	text = string(r.text.b)
+	// The text has every key's name (see collect): the keys are parts of it, not copies.
+	if len(r.keys) > 0 {
+		keys = make([]string, len(r.keys))
+		for i, k := range r.keys {
+			keys[i] = text[k.at : k.at+k.n]
+		}
 	}
-	n := 0
-	for _, m := range members {
-		n += len(m.name)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	for _, m := range members {
-		b.Write(m.name)
-	}
-	all := b.String()
-	keys := make([]string, len(members))
-	at := 0
-	for i, m := range members {
-		keys[i] = all[at : at+len(m.name)]
-		at += len(m.name)
-	}
-	return keys
+	return keys, text, true
 }
 
 // rawSchema walks valid JSON in place. Where every value ends is found in one scan (see
@@ -189,8 +175,8 @@ func (t *textBuf) add(part []byte) {
 }
 
 // collect is collectSchemaText over raw JSON.
-// With keys, the names of node's properties, sorted, go there.
-func (p *rawSchema) collect(node span, depth int, text *textBuf, keys *[]string) {
+// With keys, where the names of node's properties are in text, sorted, go there.
+func (p *rawSchema) collect(node span, depth int, text *textBuf, keys *[]textSpan) {
 	if depth > maxSchemaTextDepth || node.kind != '{' {
 		return
 	}
@@ -221,12 +207,12 @@ func (p *rawSchema) collect(node span, depth int, text *textBuf, keys *[]string)
 	if has[1] && props.kind == '{' {
 		base := len(p.mbuf)
 		members := p.members(props) // nested walks append to mbuf past them
-		if keys != nil {
-			*keys = memberNames(members)
-		}
 		for _, m := range members {
 			if len(m.name) > 0 {
 				text.add(m.name)
+			}
+			if keys != nil { // an empty name is empty wherever it is
+				*keys = append(*keys, textSpan{at: len(text.b) - len(m.name), n: len(m.name)})
 			}
 			p.collect(m.val, depth+1, text, nil)
 		}

@@ -67,6 +67,24 @@ func TestSchemaFactsRetrievalSets(t *testing.T) {
 	}
 }
 
+// TestSchemaReaderAllocations: a reader's Facts allocates the text and the keys' slice, and
+// nothing more: the keys are parts of the text, which has their names.
+func TestSchemaReaderAllocations(t *testing.T) {
+	raw := []byte(`{"type":"object","description":"d","properties":{"city":{"type":"string",` +
+		`"description":"the city"},"units":{"enum":["c","f"]},"":{}},"required":["city"]}`)
+	var r SchemaReader
+	keys, text, _ := r.Facts(raw) // warms the reader's buffers
+	if diff := cmp.Diff([]string{"", "city", "units"}, keys); diff != "" {
+		t.Fatalf("keys (-want +got):\n%s", diff)
+	}
+	if text != "d city the city units" {
+		t.Fatalf("text = %q", text)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _, _, _ = r.Facts(raw) }); allocs != 2 {
+		t.Errorf("Facts allocates %v times, want 2", allocs)
+	}
+}
+
 func FuzzSchemaFacts(f *testing.F) {
 	f.Add([]byte(`{"description":"d","properties":{"a":{"description":"x","items":[{"description":"i"}]}}}`))
 	f.Add([]byte(`{"properties":{"a":1,"a":{"description":"\u00e9"}},"anyOf":[null]}`))
