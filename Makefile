@@ -84,7 +84,8 @@ bench-compare: build
 
 # Instructions per operation of the CPU-bound builds, counted by valgrind's cachegrind with the
 # collector off, on one CPU: unlike wall and CPU time, the count does not move with the machine's
-# load, so two commits compare across hours. Each is the difference of a run of 6 operations and
+# load, so two commits compare across hours (on two CPUs it would count the scheduler spinning,
+# which valgrind's serialized threads make it do). Each is the difference of a run of 6 operations and
 # a run of 1, over 5 (a b.Loop benchmark given Nx runs N). Needs valgrind (apt-get install valgrind).
 INSTR_BENCHES ?= toolsearch:Index10000 toolsearch:IndexUpdate10000 search:BM25Build/10000 discovery:Index10000
 
