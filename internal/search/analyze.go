@@ -314,7 +314,7 @@ type termSink struct {
 	raws  []string
 	parts []string // a new word's parts, while building
 	stems []string // and their stems
-	ids   []int32  // and the stems' term ids, -1 for one to intern
+	ids   []int32  // and the stems' term ids
 }
 
 func (t *termSink) add(term string, w float64) {

@@ -113,11 +113,11 @@ func (a *nodmixAnalyzer) newWord(raw string, intern func(string) int32) int32 {
 	t.stems, t.ids = t.stems[:0], t.ids[:0]
 	for i, w := range t.parts {
 		if i > 0 {
-			if known := a.partWord(w); known >= 0 {
+			if known := a.partWord(w); known != nil {
 				// A case part that is a word of its own already has its terms: a compound
 				// (get_weather_forecast) mostly joins words the catalog has met alone.
-				h := a.hot[known]
-				t.stems = append(t.stems, a.list[known].terms...)
+				h := a.hot[known.id]
+				t.stems = append(t.stems, known.terms...)
 				t.ids = append(t.ids, a.tids[h.off:h.off+h.n]...)
 				continue
 			}
@@ -125,8 +125,8 @@ func (a *nodmixAnalyzer) newWord(raw string, intern func(string) int32) int32 {
 		if !isNodmixStopWord(w) {
 			n := len(t.stems)
 			t.stems = a.appendStemVariants(t.stems, w)
-			for range len(t.stems) - n {
-				t.ids = append(t.ids, -1)
+			for _, term := range t.stems[n:] {
+				t.ids = append(t.ids, intern(term))
 			}
 		}
 	}
@@ -141,31 +141,20 @@ func (a *nodmixAnalyzer) newWord(raw string, intern func(string) int32) int32 {
 	a.list = append(a.list, info)
 	a.seen = append(a.seen, 0)
 	off := len(a.tids)
-	for k, term := range info.terms {
-		id := t.ids[k]
-		if id < 0 {
-			id = intern(term) // in order: the terms before it are interned already
-		}
-		a.tids = append(a.tids, id)
-	}
+	a.tids = append(a.tids, t.ids...)
 	a.hot = append(a.hot, wordHot{off: int32(off), n: int32(len(info.terms)), stop: stop})
 	a.cache(info)
 	return id
 }
 
-// partWord returns the id of the word that part, a lowercase part of a new word, is when it
-// is a word of its own, with no parts but itself (so its terms are the part's); -1 when the
-// build has not met it alone.
-func (a *nodmixAnalyzer) partWord(part string) int32 {
-	key, short := packWord(part)
-	if !short {
-		return -1
+// partWord returns the word that part, a lowercase part of a new word, is when the build has
+// met it as a word of its own with no parts but itself (so its terms are the part's); nil
+// otherwise.
+func (a *nodmixAnalyzer) partWord(part string) *wordInfo {
+	if info := a.cached(part); info != nil && len(info.parts) == 1 {
+		return info
 	}
-	id := a.short.find(key)
-	if id < 0 || len(a.list[id].parts) != 1 {
-		return -1
-	}
-	return id
+	return nil
 }
 
 // splitWord is splitWords of one raw word, lowercasing an ASCII word into the arena.
