@@ -442,8 +442,11 @@ func (a *App) rowFor(info *session.Info) SessionRow {
 		row.ThinkingOptions = append(row.ThinkingOptions, o.Label)
 	}
 	if len(l.Profile.Levels) == 0 {
-		// ThinkingMenu lists the profile's levels; a zero profile accepts every level.
+		// ThinkingMenu lists the profile's levels; a zero profile accepts every level. Its
+		// default stays what the zero profile resolves to (off), or the first entry would read
+		// "Inherited: default" while the row's thinkingDefault says off.
 		l.Profile.Levels = levels
+		l.Profile.Default = row.ThinkingDefault
 		row.ThinkingMenu = directive.ThinkingMenu(l)
 	}
 	row.Notice, _ = directive.RemapNotice(l)

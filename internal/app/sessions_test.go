@@ -210,6 +210,10 @@ func TestSessionRowWithoutAModel(t *testing.T) {
 	if len(row.ThinkingLevels) != len(thinking.All()) || len(row.ThinkingMenu) != len(thinking.All())+1 {
 		t.Errorf("without a model every level is offered: %v / %v", row.ThinkingLevels, row.ThinkingMenu)
 	}
+	// The picker's first entry names the level the row inherits, as the page's label does.
+	if row.ThinkingDefault != thinking.Off || len(row.ThinkingMenu) == 0 || row.ThinkingMenu[0].Label != "Off" {
+		t.Errorf("without a model: thinkingDefault %q, first entry %+v, want off and \"Off\"", row.ThinkingDefault, row.ThinkingMenu)
+	}
 	// An override still applies: nothing validates it against a model.
 	r, err := a.PatchSession(context.Background(), "s", SessionPatch{"thinking": str("max")})
 	if err != nil || r.Levels.Thinking != thinking.Max {
