@@ -295,7 +295,15 @@ func TestNormalizePublished(t *testing.T) {
 		{"yesterday", "", false},
 		{"2025-13-45", "", false},
 		{"0001-01-01", "", false},
-		{"Tue, 12 Aug 2025 16:00:00 EST", "2025-08-12T16:00:00Z", true}, // ambiguous zone read as UTC
+		// RFC 5322's zone names have fixed offsets; Go alone would read them as UTC.
+		{"Tue, 12 Aug 2025 16:00:00 EST", "2025-08-12T21:00:00Z", true},
+		{"Tue, 12 Aug 2025 16:00:00 PDT", "2025-08-12T23:00:00Z", true},
+		{"Tue, 12 Aug 2025 22:30:00 CST", "2025-08-13T04:30:00Z", true},
+		{"Tue, 12 Aug 2025 16:00:00 UTC", "2025-08-12T16:00:00Z", true},
+		{"12 Aug 2025 16:00:00 MDT", "2025-08-12T22:00:00Z", true},
+		// Any other name leaves the instant unknown: the date as written is kept.
+		{"Tue, 12 Aug 2025 23:30:00 CET", "2025-08-12", true},
+		{"Tue, 12 Aug 2025 16:00:00 IST", "2025-08-12", true},
 	}
 	for _, tt := range tests {
 		got, ok := normalizePublished(tt.in)

@@ -201,6 +201,9 @@ var dateTimeLayouts = []string{
 	"January 2, 2006 15:04:05",
 }
 
+// rfc5322Zones are the zone names of RFC 5322 §4.3 (from RFC 822) with their offsets in hours.
+var rfc5322Zones = map[string]int{"EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7}
+
 var dateOnlyLayouts = []string{"2006-01-02", "January 2, 2006", "Jan 2, 2006", "2 January 2006", "2 Jan 2006"}
 
 // normalizePublished turns a published date into ISO 8601: a time becomes RFC 3339 in UTC
@@ -214,9 +217,22 @@ func normalizePublished(s string) (string, bool) {
 		return "", false
 	}
 	for _, l := range dateTimeLayouts {
-		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil && plausible(t) {
-			return t.UTC().Format(time.RFC3339), true
+		t, err := time.ParseInLocation(l, s, time.UTC)
+		if err != nil || !plausible(t) {
+			continue
 		}
+		if name, off := t.Zone(); off == 0 && name != "UTC" && name != "GMT" {
+			// Go gives a zone name it does not know the offset of zero, which would put an "EST"
+			// time five hours off. RFC 5322's names have fixed offsets; any other name leaves the
+			// instant unknown, and only the date, as written, is kept.
+			known, ok := rfc5322Zones[name]
+			if !ok {
+				return t.Format("2006-01-02"), true
+			}
+			t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(),
+				time.FixedZone(name, known*3600))
+		}
+		return t.UTC().Format(time.RFC3339), true
 	}
 	for _, l := range dateOnlyLayouts {
 		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil && plausible(t) {
