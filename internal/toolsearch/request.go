@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/nodmix/nodmix/internal/catalog"
 )
@@ -164,36 +163,6 @@ func (r *Runtime) parseSearchRequest(p *value, b BatchBudget) (searchRequest, er
 		return req, badRequest("serialized batch query text may use at most %d UTF-8 bytes.", b.MaxQueryBytes)
 	}
 	return req, nil
-}
-
-// graphemes counts user-perceived characters: combining marks, variation selectors, emoji
-// modifiers, tag characters and what a zero-width joiner joins belong to the character before
-// them, and a pair of regional indicators is one flag. (An approximation of Unicode text
-// segmentation that is exact for the scripts and emoji queries use.)
-func graphemes(s string) int {
-	n := 0
-	joined := false
-	prevRI := false
-	for _, r := range s {
-		switch {
-		case r == 0x200D:
-			joined = true
-			continue
-		case unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc),
-			r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF,
-			r >= 0x1F3FB && r <= 0x1F3FF, r >= 0xE0020 && r <= 0xE007F:
-			continue
-		}
-		ri := r >= 0x1F1E6 && r <= 0x1F1FF
-		if joined || (ri && prevRI) {
-			joined = false
-			prevRI = false
-			continue
-		}
-		prevRI = ri
-		n++
-	}
-	return n
 }
 
 // candidate trims a descriptor for a batch result (reference §2.6.4): the description is cut to a

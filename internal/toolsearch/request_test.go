@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,11 +115,53 @@ func TestGraphemes(t *testing.T) {
 		want int
 	}{
 		{"", 0}, {"abc", 3}, {"é", 1}, {"e\u0301", 1}, {"👍🏽", 1}, {"👨‍👩‍👧", 1}, {"🇫🇷🇩🇪", 2}, {"❤️", 1}, {"価格", 2},
+		// UAX #29's own examples (Table 1a): each is one cluster.
+		{"g\u0308", 1}, {"\uAC01", 1}, {"\u1100\u1161\u11A8", 1}, {"\u0E01\u0E33", 1}, {"\u0BA8\u0BBF", 1}, {"\u0937\u093F", 1},
+		{"\r\n", 1}, {"\n\u0301", 2}, {"a\u200Db", 2}, {"🇫🇷🇩", 2},
 	}
 	for _, tt := range tests {
 		if got := graphemes(tt.s); got != tt.want {
 			t.Errorf("graphemes(%q) = %d, want %d", tt.s, got, tt.want)
 		}
+	}
+}
+
+// TestGraphemeBreakConformance runs Unicode's grapheme break test cases (testdata, Unicode 15.0):
+// graphemes must count the clusters each case marks.
+func TestGraphemeBreakConformance(t *testing.T) {
+	data, err := os.ReadFile("testdata/GraphemeBreakTest-15.0.0.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var text strings.Builder
+		want := 0
+		for _, f := range strings.Fields(line) {
+			switch f {
+			case "÷":
+				want++
+			case "×":
+			default:
+				cp, err := strconv.ParseUint(f, 16, 32)
+				if err != nil {
+					t.Fatalf("line %d: %q: %v", i+1, f, err)
+				}
+				text.WriteRune(rune(cp))
+			}
+		}
+		want-- // the last ÷ ends the text and starts no cluster
+		cases++
+		if got := graphemes(text.String()); got != want {
+			t.Errorf("line %d: graphemes(%+q) = %d, want %d", i+1, text.String(), got, want)
+		}
+	}
+	if cases < 600 {
+		t.Fatalf("read %d cases, want the file's 602", cases)
 	}
 }
 
