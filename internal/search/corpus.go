@@ -18,6 +18,10 @@ type Corpus struct {
 	start []int32
 	terms []docTerm
 	lens  []uint32
+	// tokenized is how many documents the build that made the corpus tokenized rather
+	// than reused, so that a test can tell an update that reuses from one that only
+	// gives the same answers.
+	tokenized int
 }
 
 // NewCorpus tokenizes docs. The corpus keeps docs (for Update): the caller must not
@@ -139,6 +143,9 @@ func (c *Corpus) update(docs []Doc, procs int) *Corpus {
 	}
 	chunk(0)
 	wg.Wait()
+	for _, b := range parts {
+		nc.tokenized += len(b.lens)
+	}
 	if fresh && nc.assembleFresh(parts, all) {
 		return nc
 	}

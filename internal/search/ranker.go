@@ -69,6 +69,10 @@ type Ranker struct {
 	lens      []float64
 	deadTerms int
 	opts      RankerOptions
+	// analyzed is how many documents the build analyzed rather than carried from the
+	// ranker it updated, so that a test can tell an update that reuses from one that
+	// only gives the same answers.
+	analyzed int
 }
 
 // analyzer turns documents and queries into terms; the reference and nodmix's ranker
@@ -354,6 +358,7 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32, worke
 	var counts [][]int32
 	if len(parts) > 1 {
 		r.terms, counts = analyzeParallel(docs, an, parts, cells, lens, nf)
+		r.analyzed = len(docs)
 	} else {
 		if prev != nil {
 			r.terms = prev.terms.clone()
@@ -366,6 +371,7 @@ func buildRanker(docs []RankDoc, an analyzer, prev *Ranker, reuse []int32, worke
 				fresh--
 			}
 		}
+		r.analyzed = fresh
 		an.prepare(docs, fresh)
 		analyzeRange(docs, 0, len(docs), an, &r.terms, prev, reuse, cells, lens, nf)
 	}
