@@ -1,6 +1,7 @@
-package websearch
+package untrusted
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -26,6 +27,12 @@ func TestWrapWithID(t *testing.T) {
 			text: "# Title\n\nbody",
 			o:    OriginWebFetch,
 			want: "<<<EXTERNAL_UNTRUSTED_CONTENT id=\"0123456789abcdef\">>>\nSource: Web Fetch\n---\n# Title\n\nbody\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\"0123456789abcdef\">>>",
+		},
+		{
+			name: "api",
+			text: `{"name":"issue_tracker"}`,
+			o:    OriginAPI,
+			want: "<<<EXTERNAL_UNTRUSTED_CONTENT id=\"0123456789abcdef\">>>\nSource: API\n---\n{\"name\":\"issue_tracker\"}\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\"0123456789abcdef\">>>",
 		},
 		{
 			name: "unknown origin",
@@ -129,27 +136,6 @@ func FuzzSanitize(f *testing.F) {
 	})
 }
 
-func FuzzParseArgs(f *testing.F) {
-	for _, s := range []string{`{"query":"go"}`, `{"query":"go","count":5}`, `{"count":21}`, `null`, `{"query":1e400}`, `[]`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		q, err := ParseArgs(raw)
-		if err != nil {
-			if q != (Query{}) {
-				t.Fatalf("error with a non-zero query: %+v", q)
-			}
-			return
-		}
-		if q.Query == "" || strings.TrimSpace(q.Query) != q.Query {
-			t.Fatalf("query %q is blank or untrimmed", q.Query)
-		}
-		if q.Count < 0 || q.Count > MaxCount {
-			t.Fatalf("count %d out of range", q.Count)
-		}
-	})
-}
-
 func BenchmarkSanitizePlain(b *testing.B) {
 	text := strings.Repeat("Go 1.25 adds a new experimental garbage collector and container-aware GOMAXPROCS. ", 40)
 	b.SetBytes(int64(len(text)))
@@ -183,5 +169,21 @@ func TestSanitizeOrdinaryMarkupIsFree(t *testing.T) {
 		if n := testing.AllocsPerRun(10, func() { _ = Sanitize(text) }); n != 0 {
 			t.Errorf("Sanitize allocated %.0f times on text without a marker: %.40q", n, text)
 		}
+	}
+}
+
+var hexID = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+func TestNewMarkerID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100 {
+		id := NewMarkerID()
+		if !hexID.MatchString(id) {
+			t.Fatalf("id %q is not 16 hex digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("id %q repeated", id)
+		}
+		seen[id] = true
 	}
 }

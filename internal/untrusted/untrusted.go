@@ -1,4 +1,6 @@
-package websearch
+// Package untrusted wraps text from outside nodmix (web pages, MCP and client results) for a model,
+// and defuses marker look-alikes inside it so that the text cannot close the wrapper it sits in.
+package untrusted
 
 import (
 	"crypto/rand"
@@ -12,10 +14,11 @@ import (
 // Origin says where wrapped content came from; it picks the Source line inside the wrapper.
 type Origin string
 
-// Origins of web content.
+// Origins of external content. The values are what responses report as their source.
 const (
 	OriginWebSearch Origin = "web_search"
 	OriginWebFetch  Origin = "web_fetch"
+	OriginAPI       Origin = "api" // MCP and client tool metadata and results, as Tool Search shows them
 )
 
 func (o Origin) label() string {
@@ -24,12 +27,14 @@ func (o Origin) label() string {
 		return "Web Search"
 	case OriginWebFetch:
 		return "Web Fetch"
+	case OriginAPI:
+		return "API"
 	default:
 		return "External"
 	}
 }
 
-// Marker replacements: what a look-alike marker inside web content becomes.
+// Marker replacements: what a look-alike marker inside external content becomes.
 const (
 	SanitizedStart = "[[MARKER_SANITIZED]]"
 	SanitizedEnd   = "[[END_MARKER_SANITIZED]]"
@@ -43,7 +48,7 @@ func NewMarkerID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Wrap encloses web content in untrusted-content markers with a fresh random id:
+// Wrap encloses external content in untrusted-content markers with a fresh random id:
 //
 //	<<<EXTERNAL_UNTRUSTED_CONTENT id="<id>">>>
 //	Source: Web Search
