@@ -275,7 +275,7 @@ func TestExternalContentWrapped(t *testing.T) {
 	if n := strings.Count(text, "EXTERNAL_UNTRUSTED_CONTENT"); n != 2 {
 		t.Errorf("marker appears %d times; look-alikes in the content must be defused:\n%s", n, text)
 	}
-	if !strings.Contains(text, "<<<END_MARKER_SANITIZED>>>") {
+	if !strings.Contains(text, "[[END_MARKER_SANITIZED]]") {
 		t.Errorf("forged end marker not defused:\n%s", text)
 	}
 	for _, name := range []string{ToolDescribe, ToolCall} {

@@ -31,7 +31,7 @@ type Query struct {
 	Count int    // 1..MaxCount, or 0 for the provider's default
 }
 
-// Result is one hit. Title and Snippet are web content, already wrapped by the provider (see Wrap);
+// Result is one hit. Title and Snippet are web content, already wrapped by the provider (see untrusted.Wrap);
 // URL is protocol metadata and stays plain so that it can be passed on to other tools.
 type Result struct {
 	Title     string   `json:"title"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -206,18 +205,23 @@ func TestJSONResult(t *testing.T) {
 	}
 }
 
-var hexID = regexp.MustCompile(`^[0-9a-f]{16}$`)
-
-func TestNewMarkerID(t *testing.T) {
-	seen := map[string]bool{}
-	for range 100 {
-		id := NewMarkerID()
-		if !hexID.MatchString(id) {
-			t.Fatalf("id %q is not 16 hex digits", id)
-		}
-		if seen[id] {
-			t.Fatalf("id %q repeated", id)
-		}
-		seen[id] = true
+func FuzzParseArgs(f *testing.F) {
+	for _, s := range []string{`{"query":"go"}`, `{"query":"go","count":5}`, `{"count":21}`, `null`, `{"query":1e400}`, `[]`} {
+		f.Add([]byte(s))
 	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		q, err := ParseArgs(raw)
+		if err != nil {
+			if q != (Query{}) {
+				t.Fatalf("error with a non-zero query: %+v", q)
+			}
+			return
+		}
+		if q.Query == "" || strings.TrimSpace(q.Query) != q.Query {
+			t.Fatalf("query %q is blank or untrimmed", q.Query)
+		}
+		if q.Count < 0 || q.Count > MaxCount {
+			t.Fatalf("count %d out of range", q.Count)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nodmix/nodmix/internal/builtin/websearch"
+	"github.com/nodmix/nodmix/internal/untrusted"
 )
 
 // ExtractResponse is tavily_extract's result, structured for a model. Text fields are web content,
@@ -47,17 +48,17 @@ func (p *Plugin) searchResponse(query string, payload map[string]json.RawMessage
 		Provider: ID,
 		TookMs:   took.Milliseconds(),
 		ExternalContent: websearch.ExternalContent{
-			Untrusted: true, Source: string(websearch.OriginWebSearch), Provider: ID, Wrapped: true,
+			Untrusted: true, Source: string(untrusted.OriginWebSearch), Provider: ID, Wrapped: true,
 		},
 		Results: []websearch.Result{},
 	}
 	for _, r := range objects(payload["results"], maxResults) {
 		res := websearch.Result{URL: str(r["url"])}
 		if t := str(r["title"]); t != "" {
-			res.Title = p.wrap(t, websearch.OriginWebSearch)
+			res.Title = p.wrap(t, untrusted.OriginWebSearch)
 		}
 		if c := str(r["content"]); c != "" {
-			res.Snippet = p.wrap(c, websearch.OriginWebSearch)
+			res.Snippet = p.wrap(c, untrusted.OriginWebSearch)
 		}
 		var score float64
 		if v := r["score"]; len(v) > 0 && !isNull(v) && json.Unmarshal(v, &score) == nil {
@@ -70,7 +71,7 @@ func (p *Plugin) searchResponse(query string, payload map[string]json.RawMessage
 	}
 	resp.Count = len(resp.Results)
 	if a := str(payload["answer"]); a != "" {
-		resp.Answer = p.wrap(a, websearch.OriginWebSearch)
+		resp.Answer = p.wrap(a, untrusted.OriginWebSearch)
 	}
 	return resp
 }
@@ -82,17 +83,17 @@ func (p *Plugin) extractResponse(payload map[string]json.RawMessage, urls int, t
 		Provider: ID,
 		TookMs:   took.Milliseconds(),
 		ExternalContent: websearch.ExternalContent{
-			Untrusted: true, Source: string(websearch.OriginWebFetch), Provider: ID, Wrapped: true,
+			Untrusted: true, Source: string(untrusted.OriginWebFetch), Provider: ID, Wrapped: true,
 		},
 		Results: []ExtractResult{},
 	}
 	for _, r := range objects(payload["results"], urls) {
 		res := ExtractResult{URL: str(r["url"])}
 		if c, ok := strOK(r["raw_content"]); ok {
-			res.RawContent = p.wrap(c, websearch.OriginWebFetch)
+			res.RawContent = p.wrap(c, untrusted.OriginWebFetch)
 		}
 		if c, ok := strOK(r["content"]); ok {
-			res.Content = p.wrap(c, websearch.OriginWebFetch)
+			res.Content = p.wrap(c, untrusted.OriginWebFetch)
 		}
 		var images []json.RawMessage
 		if json.Unmarshal(r["images"], &images) == nil {
@@ -107,7 +108,7 @@ func (p *Plugin) extractResponse(payload map[string]json.RawMessage, urls int, t
 					}
 				}
 				if u != "" {
-					res.Images = append(res.Images, p.wrap(u, websearch.OriginWebFetch))
+					res.Images = append(res.Images, p.wrap(u, untrusted.OriginWebFetch))
 				}
 				if len(res.Images) == maxImages {
 					break
@@ -147,8 +148,8 @@ func extractSize(r *ExtractResponse) int {
 	return n
 }
 
-func (p *Plugin) wrap(text string, o websearch.Origin) string {
-	return websearch.WrapWithID(text, o, p.markerID())
+func (p *Plugin) wrap(text string, o untrusted.Origin) string {
+	return untrusted.WrapWithID(text, o, p.markerID())
 }
 
 // objects decodes a JSON array and keeps its first limit object elements.

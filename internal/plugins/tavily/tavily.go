@@ -17,6 +17,7 @@ import (
 	"github.com/nodmix/nodmix/internal/builtin/websearch"
 	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/plugin"
+	"github.com/nodmix/nodmix/internal/untrusted"
 )
 
 // ID is the plugin id (plugins.entries.tavily) and, as for every bundled provider, the name of its
@@ -80,7 +81,7 @@ var (
 func New() *Plugin {
 	return &Plugin{
 		now:      time.Now,
-		markerID: websearch.NewMarkerID,
+		markerID: untrusted.NewMarkerID,
 		client:   apiClient{sleep: sleepCtx, retry: defaultRetry()},
 	}
 }

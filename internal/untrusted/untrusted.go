@@ -1,4 +1,6 @@
-package websearch
+// Package untrusted wraps text from outside nodmix (web pages, MCP and client results) for a model,
+// and defuses marker look-alikes inside it so that the text cannot close the wrapper it sits in.
+package untrusted
 
 import (
 	"crypto/rand"
@@ -12,10 +14,11 @@ import (
 // Origin says where wrapped content came from; it picks the Source line inside the wrapper.
 type Origin string
 
-// Origins of web content.
+// Origins of external content. The values are what responses report as their source.
 const (
 	OriginWebSearch Origin = "web_search"
 	OriginWebFetch  Origin = "web_fetch"
+	OriginAPI       Origin = "api" // MCP and client tool metadata and results, as Tool Search shows them
 )
 
 func (o Origin) label() string {
@@ -24,12 +27,14 @@ func (o Origin) label() string {
 		return "Web Search"
 	case OriginWebFetch:
 		return "Web Fetch"
+	case OriginAPI:
+		return "API"
 	default:
 		return "External"
 	}
 }
 
-// Marker replacements: what a look-alike marker inside web content becomes.
+// Marker replacements: what a look-alike marker inside external content becomes.
 const (
 	SanitizedStart = "[[MARKER_SANITIZED]]"
 	SanitizedEnd   = "[[END_MARKER_SANITIZED]]"
@@ -43,7 +48,7 @@ func NewMarkerID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Wrap encloses web content in untrusted-content markers with a fresh random id:
+// Wrap encloses external content in untrusted-content markers with a fresh random id:
 //
 //	<<<EXTERNAL_UNTRUSTED_CONTENT id="<id>">>>
 //	Source: Web Search
@@ -69,10 +74,11 @@ func WrapWithID(text string, o Origin, id string) string {
 	return b.String()
 }
 
-// markerPattern matches the head of a marker look-alike in folded text: any case, spaces or
-// underscores between the words. markerTail extends a match over an id and the closing brackets.
+// markerPattern matches the head of a marker look-alike in folded text: any case, spaces,
+// underscores or hyphens between the words. markerTail extends a match over an id and the closing
+// brackets.
 var markerPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)<<<\s*(END[\s_]*)?EXTERNAL[\s_]*UNTRUSTED[\s_]*CONTENT`)
+	return regexp.MustCompile(`(?i)<<<[\s_-]*(END[\s_-]*)?EXTERNAL[\s_-]*UNTRUSTED[\s_-]*CONTENT`)
 })
 
 // maxMarkerTail bounds how far past the head a marker's closing ">>>" is looked for.
@@ -100,7 +106,8 @@ func markerTail(folded string, i int) int {
 }
 
 // Sanitize replaces everything in text that a model could take for a wrapper marker, including
-// look-alikes spelt with full-width letters, Unicode angle brackets or invisible characters.
+// look-alikes spelt with full-width, Cyrillic or Greek letters, dashes, Unicode spaces, Unicode
+// angle brackets or invisible characters.
 // Text without such a look-alike is returned unchanged.
 func Sanitize(text string) string {
 	if !mayHoldMarker(text) {
@@ -134,23 +141,28 @@ func Sanitize(text string) string {
 // nine times its size.
 func mayHoldMarker(text string) bool {
 	run := 0 // opening brackets in a row in the folded text
-	for _, r := range text {
-		switch {
-		case r == '<':
-			run++
-		case r < 0x80:
-			run = 0
-		default:
-			f, ok := foldRune(r)
-			switch {
-			case !ok:
+	for i := 0; i < len(text); {
+		// ASCII, nearly all of most text, is told apart byte by byte without decoding.
+		if c := text[i]; c < utf8.RuneSelf {
+			if c != '<' {
 				run = 0
-			case f == "": // invisible: folded away, the run goes on
-			case strings.Trim(f, "<") == "":
-				run += len(f)
-			default:
-				run = 0
+			} else if run++; run >= 3 {
+				return true
 			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(text[i:])
+		i += w
+		f, ok := foldRune(r)
+		switch {
+		case !ok:
+			run = 0
+		case f == "": // invisible: folded away, the run goes on
+		case strings.Trim(f, "<") == "":
+			run += len(f)
+		default:
+			run = 0
 		}
 		if run >= 3 {
 			return true
@@ -187,17 +199,27 @@ func fold(text string) (string, []int) {
 }
 
 // foldRune returns the ASCII a look-alike stands for ("" for invisible characters), and false for
-// characters that stand for themselves.
+// characters that stand for themselves. Case does not matter: the marker pattern ignores it.
 func foldRune(r rune) (string, bool) {
 	switch {
 	case r < 0x80:
 		return "", false
+	case r >= lookalikeFirst && r < lookalikeFirst+rune(len(lookalikes)):
+		if c := lookalikes[r-lookalikeFirst]; c != 0 {
+			return ascii(c), true
+		}
+		return "", false
 	case r >= 0xFF21 && r <= 0xFF3A, r >= 0xFF41 && r <= 0xFF5A: // full-width letters
-		return string(r - 0xFEE0), true
+		return ascii(byte(r - 0xFEE0)), true
 	}
 	switch r {
 	case 0xFF3F: // full-width low line
 		return "_", true
+	case 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2043, 0x2212, 0x2E3A, 0x2E3B, 0xFE58, 0xFE63, 0xFF0D:
+		return "-", true
+	case 0x00A0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A,
+		0x202F, 0x205F, 0x3000:
+		return " ", true
 	case 0xFF1C, 0x2329, 0x3008, 0x2039, 0x27E8, 0xFE64, 0x276C, 0x276E, 0x02C2:
 		return "<", true
 	case 0xFF1E, 0x232A, 0x3009, 0x203A, 0x27E9, 0xFE65, 0x276D, 0x276F, 0x02C3:
@@ -211,3 +233,33 @@ func foldRune(r rune) (string, bool) {
 	}
 	return "", false
 }
+
+// printable holds the printable ASCII characters, so that a folded letter is a slice of a constant
+// and folding a character never allocates.
+const printable = " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"
+
+func ascii(c byte) string { return printable[c-' ' : c-' '+1] }
+
+// lookalikeFirst is the first character of the Greek and Cyrillic blocks, which lookalikes covers.
+const lookalikeFirst = 0x0370
+
+// lookalikes maps a Greek or Cyrillic letter that a reader takes for a Latin one to that letter
+// (0 for the others): with them a marker can be spelt that neither a regexp nor a glance tells
+// from the real one. Letters outside the marker's words are kept so that the table reads as the
+// look-alike list it is, and costs nothing.
+var lookalikes = func() (t [0x0530 - lookalikeFirst]byte) {
+	for _, l := range []struct {
+		latin byte
+		runes string
+	}{
+		{'a', "АаΑα"}, {'b', "ВвΒ"}, {'c', "СсϹϲ"}, {'d', "ԁ"}, {'e', "ЕеΕε"}, {'h', "НнΗһ"},
+		{'i', "ІіΙι"}, {'j', "Јј"}, {'k', "КкΚκ"}, {'l', "Ӏӏ"}, {'m', "МмΜ"}, {'n', "Νη"},
+		{'o', "ОоΟο"}, {'p', "РрΡρ"}, {'r', "г"}, {'s', "Ѕѕ"}, {'t', "ТтΤτ"}, {'u', "υ"},
+		{'v', "ν"}, {'x', "ХхΧχ"}, {'y', "УуΥҮү"}, {'z', "Ζ"},
+	} {
+		for _, r := range l.runes {
+			t[r-lookalikeFirst] = l.latin
+		}
+	}
+	return t
+}()
