@@ -428,3 +428,38 @@ func TestCallArgsManyKeys(t *testing.T) {
 		t.Errorf("result (error %v, %d bytes) %.300s, want one starting %s and holding %s", res.IsError, len(res.Text()), res.Text(), want, more)
 	}
 }
+
+// The tool_search definition states the default budget in words and in its schema, which are
+// constants (every request pays for them): they must say what DefaultBatchBudget enforces.
+func TestSearchDefinitionStatesTheBudget(t *testing.T) {
+	b := DefaultBatchBudget()
+	for _, want := range []string{
+		fmt.Sprintf("up to %d searches at once (%d results in total)", b.MaxQueries, b.MaxTotalResults),
+	} {
+		if !strings.Contains(descSearch, want) {
+			t.Errorf("description lacks %q: %s", want, descSearch)
+		}
+	}
+	var schema struct {
+		Properties struct {
+			Queries struct {
+				MaxItems int `json:"maxItems"`
+				Items    struct {
+					Properties struct {
+						Query struct {
+							MaxLength int `json:"maxLength"`
+						} `json:"query"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"queries"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(schemaSearch, &schema); err != nil {
+		t.Fatal(err)
+	}
+	q := schema.Properties.Queries
+	if q.MaxItems != b.MaxQueries || q.Items.Properties.Query.MaxLength != b.MaxQueryChars {
+		t.Errorf("schema says maxItems %d, maxLength %d; the budget %d queries of %d characters",
+			q.MaxItems, q.Items.Properties.Query.MaxLength, b.MaxQueries, b.MaxQueryChars)
+	}
+}

@@ -29,7 +29,9 @@ type Config struct {
 	Session string
 	// Runner runs tool_search_code; nil means code mode is unavailable.
 	Runner Runner
-	// Budget bounds batched searches; the zero value means DefaultBatchBudget.
+	// Budget bounds batched searches; the zero value means DefaultBatchBudget. The tool_search
+	// definition states the default limits, so another budget is for tests and embedders that
+	// describe theirs to the model themselves.
 	Budget BatchBudget
 	Log    *slog.Logger
 }
