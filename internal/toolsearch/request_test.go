@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -462,4 +463,22 @@ func TestSearchDefinitionStatesTheBudget(t *testing.T) {
 		t.Errorf("schema says maxItems %d, maxLength %d; the budget %d queries of %d characters",
 			q.MaxItems, q.Items.Properties.Query.MaxLength, b.MaxQueries, b.MaxQueryChars)
 	}
+}
+
+// FuzzGraphemes: a text has at least one cluster and no more than runes, and joining two texts
+// of valid UTF-8 can merge at most the clusters that meet at the seam.
+func FuzzGraphemes(f *testing.F) {
+	for _, s := range []string{"", "a", "\r\n", "👨\u200d👩", "🇫🇷🇩", "\u0600a", "\uAC00\u11A8", "e\u0301\u0903", "\xff\u200d"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		na, nb, n := graphemes(a), graphemes(b), graphemes(a+b)
+		if runes := utf8.RuneCountInString(a); (a != "") != (na > 0) || na > runes {
+			t.Fatalf("graphemes(%+q) = %d for %d runes", a, na, runes)
+		}
+		// Bytes of an invalid text can join across the seam into a character of their own.
+		if utf8.ValidString(a) && utf8.ValidString(b) && n != na+nb && !(n == na+nb-1 && na > 0 && nb > 0) {
+			t.Fatalf("graphemes(%+q) = %d, graphemes(%+q) = %d, joined %d", a, na, b, nb, n)
+		}
+	})
 }
