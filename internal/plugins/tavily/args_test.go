@@ -259,7 +259,8 @@ func FuzzDecodeConfig(f *testing.F) {
 }
 
 func FuzzNormalizePublished(f *testing.F) {
-	for _, s := range []string{"Tue, 12 Aug 2025 16:00:00 GMT", "2025-08-12", "yesterday", "2025-08-12T16:00:00+02:00"} {
+	for _, s := range []string{"Tue, 12 Aug 2025 16:00:00 GMT", "2025-08-12", "yesterday", "2025-08-12T16:00:00+02:00",
+		"Tue, 12 Aug 2025 16:00:00 EST", "Tue, 12 Aug 2025 23:30:00 CET", "Tue, 31 Dec 2200 23:00:00 PST"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -209,9 +209,9 @@ var dateOnlyLayouts = []string{"2006-01-02", "January 2, 2006", "Jan 2, 2006", "
 
 // normalizePublished turns a published date into ISO 8601: a time becomes RFC 3339 in UTC
 // (2025-09-15T14:30:00Z), a bare date stays a date (2025-09-15). Anything that is not a plausible
-// date is dropped, as the documentation says. Zone abbreviations other than GMT/UTC are read as
-// UTC: their offsets are ambiguous, and reading them in the machine's zone would make the output
-// depend on where nodmix runs.
+// date is dropped, as the documentation says. Of the zone names, GMT, UTC and RFC 5322's
+// (EST ... PDT) have fixed offsets; any other (CET, IST) is ambiguous, and reading it in the
+// machine's zone would make the output depend on where nodmix runs, so only its date is kept.
 func normalizePublished(s string) (string, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > 64 {
@@ -219,7 +219,7 @@ func normalizePublished(s string) (string, bool) {
 	}
 	for _, l := range dateTimeLayouts {
 		t, err := time.ParseInLocation(l, s, time.UTC)
-		if err != nil || !plausible(t) {
+		if err != nil {
 			continue
 		}
 		if name, off := t.Zone(); off == 0 && name != "UTC" && name != "GMT" {
@@ -228,10 +228,16 @@ func normalizePublished(s string) (string, bool) {
 			// instant unknown, and only the date, as written, is kept.
 			known, ok := rfc5322Zones[name]
 			if !ok {
+				if !plausible(t) {
+					continue
+				}
 				return t.Format("2006-01-02"), true
 			}
 			t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(),
 				time.FixedZone(name, known*3600))
+		}
+		if !plausible(t) { // after the offset, which can move the year, so the result reads back
+			continue
 		}
 		return t.UTC().Format(time.RFC3339), true
 	}
