@@ -38,6 +38,21 @@ var reuseChanges = []reuseChange{
 	}, 0},
 }
 
+// apply makes the catalog after c from base (which it leaves as it is): mark changes a
+// document, added makes the k-th new one.
+func apply[T any](c reuseChange, base []T, mark func(d *T, i int), added func(k int) T) []T {
+	docs := slices.Clone(base)
+	order, n := c.change(len(docs), func(i int) { mark(&docs[i], i) })
+	next := make([]T, 0, len(order)+n)
+	for _, i := range order {
+		next = append(next, docs[i])
+	}
+	for k := range n {
+		next = append(next, added(k))
+	}
+	return next
+}
+
 func seq(lo, hi int) []int {
 	out := make([]int, 0, hi-lo)
 	for i := lo; i < hi; i++ {
@@ -59,15 +74,10 @@ func TestCorpusUpdateTokenizesOnlyChanged(t *testing.T) {
 	old := NewCorpus(base)
 	for _, tc := range reuseChanges {
 		t.Run(tc.name, func(t *testing.T) {
-			docs := slices.Clone(base)
-			order, added := tc.change(len(docs), func(i int) { docs[i].Summary += " reuse marker " + strconv.Itoa(i) })
-			var next []Doc
-			for _, i := range order {
-				next = append(next, docs[i])
-			}
-			for k := range added {
-				next = append(next, Doc{Name: "reuse_added_" + strconv.Itoa(k), Summary: "a tool added by the test"})
-			}
+			next := apply(tc, base, func(d *Doc, i int) { d.Summary += " reuse marker " + strconv.Itoa(i) },
+				func(k int) Doc {
+					return Doc{Name: "reuse_added_" + strconv.Itoa(k), Summary: "a tool added by the test"}
+				})
 			got := old.Update(next)
 			if got.tokenized != tc.want {
 				t.Errorf("the update tokenized %d of %d documents, want %d", got.tokenized, len(next), tc.want)
@@ -99,17 +109,12 @@ func rankerReuse(t *testing.T, base []RankDoc, opts RankerOptions) {
 	}
 	for _, tc := range reuseChanges {
 		t.Run(tc.name, func(t *testing.T) {
-			docs := slices.Clone(base)
-			order, added := tc.change(len(docs), func(i int) { docs[i].Description += " reuse marker " + strconv.Itoa(i) })
-			var next []RankDoc
-			for _, i := range order {
-				next = append(next, docs[i])
-			}
-			for k := range added {
-				d := base[k]
-				d.ID, d.Name = "reuse/added/"+strconv.Itoa(k), "reuse_added_"+strconv.Itoa(k)
-				next = append(next, d)
-			}
+			next := apply(tc, base, func(d *RankDoc, i int) { d.Description += " reuse marker " + strconv.Itoa(i) },
+				func(k int) RankDoc {
+					d := base[k]
+					d.ID, d.Name = "reuse/added/"+strconv.Itoa(k), "reuse_added_"+strconv.Itoa(k)
+					return d
+				})
 			got := old.Update(next)
 			if got.analyzed != tc.want {
 				t.Errorf("the update analyzed %d of %d documents, want %d", got.analyzed, len(next), tc.want)
