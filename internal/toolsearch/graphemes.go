@@ -9,13 +9,14 @@ import "unicode"
 func graphemes(s string) int {
 	n := 0
 	prev := gcbNone
-	pict := false // the cluster so far is ExtPict Extend*, for GB11
+	// pict: the text so far ends in ExtPict Extend* (ZWJ), for GB11. No break needs to clear it:
+	// one before a mark or joiner comes only after a control, which has cleared it already.
+	pict := false
 	odd := false  // an odd number of regional indicators ends the text so far, for GB12 and GB13
 	for _, r := range s {
 		c := gcbOf(r)
 		if prev == gcbNone || breaksBefore(prev, c, pict, odd) {
 			n++
-			pict = false
 		}
 		switch {
 		case c == gcbExtPict:

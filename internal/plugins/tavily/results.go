@@ -222,22 +222,23 @@ func normalizePublished(s string) (string, bool) {
 		if err != nil {
 			continue
 		}
+		dateOnly := false
 		if name, off := t.Zone(); off == 0 && name != "UTC" && name != "GMT" {
 			// Go gives a zone name it does not know the offset of zero, which would put an "EST"
 			// time five hours off. RFC 5322's names have fixed offsets; any other name leaves the
 			// instant unknown, and only the date, as written, is kept.
-			known, ok := rfc5322Zones[name]
-			if !ok {
-				if !plausible(t) {
-					continue
-				}
-				return t.Format("2006-01-02"), true
+			if known, ok := rfc5322Zones[name]; ok {
+				t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(),
+					time.FixedZone(name, known*3600))
+			} else {
+				dateOnly = true
 			}
-			t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(),
-				time.FixedZone(name, known*3600))
 		}
-		if !plausible(t) { // after the offset, which can move the year, so the result reads back
+		switch {
+		case !plausible(t): // after the offset, which can move the year, so the result reads back
 			continue
+		case dateOnly:
+			return t.Format("2006-01-02"), true
 		}
 		return t.UTC().Format(time.RFC3339), true
 	}
