@@ -12,7 +12,7 @@ func graphemes(s string) int {
 	// pict: the text so far ends in ExtPict Extend* (ZWJ), for GB11. No break needs to clear it:
 	// one before a mark or joiner comes only after a control, which has cleared it already.
 	pict := false
-	odd := false  // an odd number of regional indicators ends the text so far, for GB12 and GB13
+	odd := false // an odd number of regional indicators ends the text so far, for GB12 and GB13
 	for _, r := range s {
 		c := gcbOf(r)
 		if prev == gcbNone || breaksBefore(prev, c, pict, odd) {
