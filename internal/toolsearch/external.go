@@ -13,11 +13,10 @@ const externalCap = 20000
 // random id, so content cannot forge the closing marker, and marker look-alikes inside the content
 // are defused as well.
 func wrapExternal(text string) string {
-	// Sanitizing before the cut keeps a marker from being defused in part; WrapWithID sanitizes
-	// again, which changes nothing in sanitized text.
+	// Sanitizing before the cut keeps a marker from being defused in part.
 	body := untrusted.Sanitize(text)
 	if utf16Len(body) > externalCap {
 		body = catalog.PrefixUTF16(body, externalCap) + "\n[truncated]"
 	}
-	return untrusted.WrapWithID(body, untrusted.OriginAPI, untrusted.NewMarkerID())
+	return untrusted.Enclose(body, untrusted.OriginAPI, untrusted.NewMarkerID())
 }

@@ -59,15 +59,19 @@ func Wrap(text string, o Origin) string { return WrapWithID(text, o, NewMarkerID
 
 // WrapWithID is Wrap with a given marker id, for deterministic output in tests and golden files.
 // id should come from NewMarkerID in production.
-func WrapWithID(text string, o Origin, id string) string {
+func WrapWithID(text string, o Origin, id string) string { return Enclose(Sanitize(text), o, id) }
+
+// Enclose is WrapWithID for text that Sanitize has already been through, for a caller that cuts
+// the sanitized text to a size before wrapping it.
+func Enclose(sanitized string, o Origin, id string) string {
 	var b strings.Builder
-	b.Grow(len(text) + 2*len(id) + 110)
+	b.Grow(len(sanitized) + 2*len(id) + 110)
 	b.WriteString(`<<<EXTERNAL_UNTRUSTED_CONTENT id="`)
 	b.WriteString(id)
 	b.WriteString("\">>>\nSource: ")
 	b.WriteString(o.label())
 	b.WriteString("\n---\n")
-	b.WriteString(Sanitize(text))
+	b.WriteString(sanitized)
 	b.WriteString("\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\"")
 	b.WriteString(id)
 	b.WriteString(`">>>`)
