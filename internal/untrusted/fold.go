@@ -13,7 +13,7 @@ import (
 // away). One bracket is not enough: HTML and code hold them everywhere, and folding a page costs
 // nine times its size. It must say yes whenever fold's output holds "<<<", which
 // TestFoldAgreesWithMayHoldMarker checks over every character.
-func mayHoldMarker(text string) bool {
+func mayHoldMarker(text string, tags bool) bool {
 	run := 0 // opening brackets in a row in the folded text
 	for i := 0; i < len(text); {
 		// ASCII, nearly all of most text, is told apart byte by byte without decoding.
@@ -28,6 +28,18 @@ func mayHoldMarker(text string) bool {
 		}
 		r, w := utf8.DecodeRuneInString(text[i:])
 		i += w
+		if tags && isTag(r) {
+			r = r - tagBase // read as the ASCII it encodes; below 0x80 openers and vanishes say no
+			if r == '<' {
+				run++
+			} else {
+				run = 0
+			}
+			if run >= 3 {
+				return true
+			}
+			continue
+		}
 		switch n := openers(r); {
 		case n > 0:
 			run += n
@@ -48,14 +60,19 @@ func mayHoldMarker(text string) bool {
 // byte offset in text of the character that produced folded byte i; offsets[len(folded)] is
 // len(text). A match maps back to whole characters: it starts at the one that produced its first
 // byte and ends where the one that produced its last byte ends (see Sanitize).
-func fold(text string) (string, []int) {
+//
+// With tags, Unicode tag characters read as the ASCII they encode rather than vanishing: a model
+// may read a marker spelt in them (ASCII smuggling) though a person sees nothing.
+func fold(text string, tags bool) (string, []int) {
 	var b strings.Builder
 	b.Grow(len(text))
 	offsets := make([]int, 0, len(text)+1)
 	for i := 0; i < len(text); {
 		r, w := utf8.DecodeRuneInString(text[i:])
 		n := b.Len()
-		if !foldInto(&b, r, text[i:i+w]) {
+		if tags && isTag(r) {
+			b.WriteString(ascii(byte(r - tagBase)))
+		} else if !foldInto(&b, r, text[i:i+w]) {
 			b.WriteString(text[i : i+w]) // an invalid byte too, as the single byte it is
 		}
 		for range b.Len() - n {
@@ -187,6 +204,16 @@ func vanishes(r rune) bool {
 	return r >= utf8.RuneSelf &&
 		unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point)
 }
+
+// tagBase is where Unicode's tag characters start: tag c, for printable ASCII c, is tagBase+c.
+const tagBase = 0xE0000
+
+// isTag reports the tag characters that encode printable ASCII (U+E0020–U+E007E).
+func isTag(r rune) bool { return r >= tagBase+' ' && r <= tagBase+'~' }
+
+// mayHoldTags reports whether text may hold a tag character: all of them, and only characters of
+// their plane's first block, begin with these UTF-8 bytes.
+func mayHoldTags(text string) bool { return strings.Contains(text, "\xf3\xa0") }
 
 // printable holds the printable ASCII characters, so that a folded letter is a slice of a constant
 // and folding a character never allocates.

@@ -113,11 +113,21 @@ func markerTail(folded string, i int) int {
 // look-alikes spelt with full-width, mathematical, enclosed, accented, Cyrillic or Greek letters,
 // dashes, Unicode spaces, Unicode angle brackets, combining marks or invisible characters.
 // Text without such a look-alike is returned unchanged, and the text around one byte for byte.
+// Invisible tag characters are read both ways: dropped (inside a marker, to break its match) and
+// as the ASCII they encode (a marker spelt in them).
 func Sanitize(text string) string {
-	if !mayHoldMarker(text) {
+	text = sanitize(text, false)
+	if mayHoldTags(text) {
+		text = sanitize(text, true)
+	}
+	return text
+}
+
+func sanitize(text string, tags bool) string {
+	if !mayHoldMarker(text, tags) {
 		return text
 	}
-	folded, offsets := fold(text)
+	folded, offsets := fold(text, tags)
 	matches := markerPattern().FindAllStringSubmatchIndex(folded, -1)
 	if len(matches) == 0 {
 		return text
