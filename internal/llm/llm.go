@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"strings"
 )
 
 // Role is who speaks a message.
@@ -73,15 +74,34 @@ type Message struct {
 	Parts []Part `json:"parts"`
 }
 
-// Text returns the concatenated text parts of m.
+// Text returns the concatenated text parts of m. It copies once, whatever the number of parts: a
+// client's message may hold a million of them.
 func (m *Message) Text() string {
-	var s string
-	for _, p := range m.Parts {
-		if p.Kind == KindText {
-			s += p.Text
+	n, last := 0, -1
+	for i, p := range m.Parts {
+		if p.Kind == KindText && p.Text != "" {
+			n += len(p.Text)
+			if last < 0 {
+				last = i
+			} else {
+				last = len(m.Parts) // two or more
+			}
 		}
 	}
-	return s
+	switch {
+	case last < 0:
+		return ""
+	case last < len(m.Parts):
+		return m.Parts[last].Text
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range m.Parts {
+		if p.Kind == KindText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }
 
 // ToolCalls returns the tool call parts of m, in order.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/nodmix/nodmix/internal/llm"
 )
@@ -248,12 +249,11 @@ func userContent(parts []llm.Part) any {
 
 func (d *dialect) assistant(m *llm.Message, fill bool) (message, error) {
 	msg := message{Role: "assistant"}
-	var text string
-	var ownContent, otherText string
+	var ownContent string
+	var otherText strings.Builder // a history's messages may hold many parts: no quadratic +=
 	for _, p := range m.Parts {
 		switch p.Kind {
 		case llm.KindText:
-			text += p.Text
 		case llm.KindToolCall:
 			msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: p.CallID, Type: "function", Function: callFunction{Name: p.Name, Arguments: llm.ArgsText(p.Args)}})
 		case llm.KindReasoning:
@@ -266,7 +266,7 @@ func (d *dialect) assistant(m *llm.Message, fill bool) (message, error) {
 			case own && p.Raw[0] == '"':
 				ownContent = string(p.Raw)
 			case !own && p.Text != "":
-				otherText += p.Text
+				otherText.WriteString(p.Text)
 			}
 		}
 	}
@@ -277,8 +277,8 @@ func (d *dialect) assistant(m *llm.Message, fill bool) (message, error) {
 		switch {
 		case ownContent != "":
 			msg.ReasoningContent = json.RawMessage(ownContent)
-		case otherText != "":
-			raw, err := json.Marshal(otherText)
+		case otherText.Len() > 0:
+			raw, err := json.Marshal(otherText.String())
 			if err != nil {
 				return msg, err
 			}
@@ -291,7 +291,7 @@ func (d *dialect) assistant(m *llm.Message, fill bool) (message, error) {
 			msg.ReasoningContent = raw
 		}
 	}
-	if text != "" || len(msg.ToolCalls) == 0 {
+	if text := m.Text(); text != "" || len(msg.ToolCalls) == 0 {
 		msg.Content = text
 	}
 	return msg, nil

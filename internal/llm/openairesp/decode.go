@@ -331,9 +331,12 @@ func (s *slot) part() (llm.Part, bool) {
 	case "message":
 		var text string
 		if s.raw != nil {
+			var b strings.Builder // a provider's item may hold many content parts
 			for _, c := range it.Content {
-				text += c.Text + c.Refusal
+				b.WriteString(c.Text)
+				b.WriteString(c.Refusal)
 			}
+			text = b.String()
 		} else {
 			text = s.text.String()
 		}
