@@ -113,7 +113,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if reply != "" {
-					fmt.Fprintln(c.OutOrStdout(), reply)
+					fmt.Fprintln(c.OutOrStdout(), sanitizeStream(reply))
 					return nil
 				}
 				return writeJSON(c.OutOrStdout(), dr)
@@ -167,7 +167,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 			sh.end()
 			if res.Levels.Trace == "on" || res.Levels.Trace == "raw" {
 				for _, line := range agent.TraceLines(res.Tools) {
-					fmt.Fprintln(out, line)
+					fmt.Fprintln(out, sanitizeStream(line))
 				}
 			}
 			return nil
@@ -260,14 +260,14 @@ func (s *shaper) write(t string) {
 	if t == "" {
 		return
 	}
-	io.WriteString(s.out, t)
+	io.WriteString(s.out, sanitizeStream(t))
 	s.midLine = !strings.HasSuffix(t, "\n")
 }
 
 func (s *shaper) line(t string) {
 	s.breakLine()
 	s.thinking = false
-	io.WriteString(s.out, t+"\n")
+	io.WriteString(s.out, sanitizeStream(t)+"\n")
 }
 
 func (s *shaper) breakLine() {

@@ -76,6 +76,34 @@ func sanitize(s string) string {
 	}, s)
 }
 
+// sanitizeStream is sanitize for text printed as it streams (a model's answer, its reasoning, a
+// tool's output under /verbose full): it keeps line breaks and tabs, drops carriage returns, and
+// blanks every other control character, so that an answer cannot retitle, clear or rewrite the
+// terminal with escape sequences a web page or a tool result talked the model into.
+func sanitizeStream(s string) string {
+	clean := true
+	for _, r := range s {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r == '\r':
+			return -1
+		case unicode.IsControl(r):
+			return ' '
+		}
+		return r
+	}, s)
+}
+
 // sanitizeLines is sanitize for text of several lines, which it keeps.
 func sanitizeLines(s string) string {
 	lines := strings.Split(s, "\n")

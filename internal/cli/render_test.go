@@ -81,3 +81,21 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+func TestSanitizeStream(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text\n\twith a tab\n", "plain text\n\twith a tab\n"},
+		{"A\x1b]0;title\x07B", "A ]0;title B"},
+		{"clear\x1b[2J", "clear [2J"},
+		{"CRLF\r\nline", "CRLF\nline"},
+		{"over\rwrite", "overwrite"},
+		{"C1 \u009b31m and DEL \x7f", "C1  31m and DEL  "},
+		{"NUL\x00", "NUL "},
+		{"émoji 👍 and 中文", "émoji 👍 and 中文"},
+	}
+	for _, tt := range tests {
+		if got := sanitizeStream(tt.in); got != tt.want {
+			t.Errorf("sanitizeStream(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
