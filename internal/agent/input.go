@@ -120,7 +120,9 @@ func closeInput(input []llm.Message) []llm.Message {
 // dropRetried returns input without its leading user messages that repeat the question history
 // ends with, after its last answer: a turn that failed after its question was stored, maybe
 // with some of its tool steps, is retried with that question again (an OpenAI client resends
-// it), which would otherwise be kept twice.
+// it), which would otherwise be kept twice. When several questions in a row went unanswered, a
+// retry may resend only the last of them (a client that kept only what it still wants asked):
+// the longest end of the unanswered questions that input starts with is dropped.
 func dropRetried(history, input []llm.Message) []llm.Message {
 	end := len(history) // the question ends where the turn's tool steps start
 	for end > 0 && (history[end-1].Role == llm.RoleTool || history[end-1].Role == llm.RoleAssistant && len(history[end-1].ToolCalls()) > 0) {
@@ -131,14 +133,22 @@ func dropRetried(history, input []llm.Message) []llm.Message {
 		tail--
 	}
 	asked := history[tail:end]
-	n := 0
-	for n < len(asked) && n < len(input) && sameUserMessage(asked[n], input[n]) {
-		n++
+	for k := min(len(asked), len(input)); k > 0; k-- {
+		if startsWith(input, asked[len(asked)-k:]) {
+			return input[k:]
+		}
 	}
-	if n < len(asked) {
-		return input // not a retry of the whole unanswered question
+	return input // not a retry of the unanswered question
+}
+
+// startsWith reports whether input's first user messages are those of asked.
+func startsWith(input, asked []llm.Message) bool {
+	for i := range asked {
+		if !sameUserMessage(asked[i], input[i]) {
+			return false
+		}
 	}
-	return input[n:]
+	return true
 }
 
 // sameUserMessage reports whether a and b are the same user message: text and images.

@@ -61,6 +61,50 @@ func TestRetriedQuestionIsKeptOnce(t *testing.T) {
 	}
 }
 
+// TestLastOfUnansweredQuestionsRetried: two questions in a row failed, and the client retries
+// only the second; it is kept once, after the first, and nothing else is dropped.
+func TestLastOfUnansweredQuestionsRetried(t *testing.T) {
+	failing := func() *script {
+		return &script{steps: []func(*llm.Request) (*llm.Message, error){func(*llm.Request) (*llm.Message, error) {
+			return nil, errors.New("503 overloaded")
+		}}}
+	}
+	tests := []struct {
+		name  string
+		retry []string
+		want  []string
+	}{
+		{"the last alone", []string{"a"}, []string{"user: x", "user: a", "assistant: ok"}},
+		{"both", []string{"x", "a"}, []string{"user: x", "user: a", "assistant: ok"}},
+		{"the last and a new one", []string{"a", "b"}, []string{"user: x", "user: a", "user: b", "assistant: ok"}},
+		{"the first alone is a new question", []string{"x"}, []string{"user: x", "user: a", "user: x", "assistant: ok"}},
+		{"another question", []string{"c"}, []string{"user: x", "user: a", "user: c", "assistant: ok"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := session.NewMemory()
+			r, _ := newRunner(st, &tools{})
+			for _, q := range []string{"x", "a"} {
+				if _, err := r.Run(ctx, agent.Turn{Session: "s", Model: failing(), Input: []llm.Message{user(q)}}); err == nil {
+					t.Fatal("the failing turn did not fail")
+				}
+			}
+			var in []llm.Message
+			for _, q := range tt.retry {
+				in = append(in, user(q))
+			}
+			m := &script{steps: []func(*llm.Request) (*llm.Message, error){answer("ok")}}
+			if _, err := r.Run(ctx, agent.Turn{Session: "s", Model: m, Input: in}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, transcriptTexts(t, st, "s")); diff != "" {
+				t.Errorf("transcript (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // checking is a model that cannot carry images whose URL is not https, as Anthropic's encoder
 // refuses them, and answers otherwise.
 type checking struct{ *script }
