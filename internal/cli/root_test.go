@@ -39,3 +39,17 @@ func TestBatchHook(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsCallArgsDepth: --args nested past what encoding/json decodes is refused for its depth,
+// not as "not a JSON object", and exits 2 like every usage error.
+func TestToolsCallArgsDepth(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, "NODMIX_HOME": filepath.Join(home, ".nodmix")}
+	deep := `{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`
+	var out, errb bytes.Buffer
+	code := Execute(context.Background(), Env{Args: []string{"tools", "call", "nodmix:core:exec", "--args", deep},
+		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }})
+	if want := "--args: nests arrays and objects deeper than 10000 levels"; code != 2 || !strings.Contains(errb.String(), want) {
+		t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errb.String(), want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/nodmix/nodmix/internal/discovery"
 	"github.com/nodmix/nodmix/internal/dispatch"
 	"github.com/nodmix/nodmix/internal/exposure"
+	"github.com/nodmix/nodmix/internal/jsondepth"
 	"github.com/spf13/cobra"
 )
 
@@ -207,6 +208,9 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+// maxArgsDepth is the deepest nesting encoding/json decodes, and so the deepest --args may be.
+const maxArgsDepth = 10000
+
 func newToolsCallCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	var args, sess string
@@ -215,7 +219,12 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 		Short: "Call a tool through the dispatch pipeline (policy, approvals, hooks, middleware)",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(c *cobra.Command, pos []string) error {
-			if trimmed := strings.TrimSpace(args); !json.Valid([]byte(trimmed)) || !strings.HasPrefix(trimmed, "{") {
+			trimmed := strings.TrimSpace(args)
+			if jsondepth.DeeperString(trimmed, maxArgsDepth) {
+				// encoding/json refuses it as invalid, which would blame the wrong rule.
+				return usagef("--args: nests arrays and objects deeper than %d levels", maxArgsDepth)
+			}
+			if !json.Valid([]byte(trimmed)) || !strings.HasPrefix(trimmed, "{") {
 				return usagef("--args: must be a JSON object")
 			}
 			if err := sessionFlag(sess); err != nil {
