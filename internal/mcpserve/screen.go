@@ -43,6 +43,11 @@ func screenMessage(data []byte) (_ *refusal, ignored bool) {
 			return &refusal{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}, false
 		}
 		if string(h.Method) != "initialize" {
+			// The usual call is let through before callRefusal, whose method would cost the
+			// conversion of h.Method an allocation (it escapes into the refusal's message).
+			if objectParams(h.Params) && servedMethod(string(h.Method)) {
+				return nil, false
+			}
 			if r := callRefusal(string(h.Method), h.Params); r != nil {
 				r.id = json.RawMessage(bytes.Clone(h.ID))
 				return r, false
@@ -108,7 +113,7 @@ func screenRequest(msg jsonrpc.Message) *refusal {
 // quoting Go types). Method not found comes first, as the SDK checks the method first. For a
 // call of a usual method with object params, as calls are, it costs a byte compare.
 func callRefusal(method string, params []byte) *refusal {
-	badParams := len(params) > 0 && params[0] != '{' && string(params) != "null"
+	badParams := !objectParams(params)
 	if !badParams && servedMethod(method) {
 		return nil
 	}
@@ -122,6 +127,12 @@ func callRefusal(method string, params []byte) *refusal {
 	// The method is one the SDK serves, so it is safe to name as it is.
 	return &refusal{code: jsonrpc.CodeInvalidParams, alone: true,
 		message: fmt.Sprintf(`invalid params: "params" of %s must be an object (it is %s)`, method, valueKind(params))}
+}
+
+// objectParams reports whether params, valid JSON or absent, are what a call may have: absent,
+// null or an object.
+func objectParams(params []byte) bool {
+	return len(params) == 0 || params[0] == '{' || string(params) == "null"
 }
 
 // servedMethod reports, without asking the SDK (see sdkReceives, which builds a server to
