@@ -44,6 +44,15 @@ func (d *downstream) callTool(ctx context.Context, name string, args json.RawMes
 	done := c.request(d.h.clock)
 	res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	done(err)
+	if err != nil && cctx.Err() == nil {
+		if why, ok := malformedResult(err); ok {
+			// The server answered, and the connection is fine: what it answered cannot be read.
+			// The model reads that, as it reads a refusal.
+			msg := d.scrub.replace(fmt.Sprintf("mcp server %q: tools/call result: %s", d.cfg.Name, why))
+			d.log.Warn("mcp server answered a tool call with a result that cannot be read", "tool", name, "why", why)
+			return catalog.ErrorResult(msg), nil
+		}
+	}
 	if err != nil {
 		err, refused := d.classify(ctx, cctx, c, "call to tool "+strconv.Quote(name), err)
 		if refused {

@@ -80,6 +80,9 @@ type downstream struct {
 	cached       bool
 	savedTools   []byte // the listing last loaded or saved, as toolsJSON
 	savedThisRun bool
+	// leftOut: the tools of the last listing that could not be read (see screenToolsPage);
+	// pageLeftOut gathers them while a listing is made.
+	leftOut, pageLeftOut []string
 }
 
 func newDownstream(h *Hub, cfg ServerConfig) *downstream {
@@ -408,7 +411,8 @@ func (d *downstream) fail(err error, delay time.Duration) {
 type lists struct {
 	have      kind
 	tools     []*mcp.Tool
-	toolsJSON []byte // tools as toolsJSON encodes them; nil if they could not be encoded
+	toolsJSON []byte   // tools as toolsJSON encodes them; nil if they could not be encoded
+	leftOut   []string // the tools left out of the listing, with why
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
@@ -422,6 +426,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 	l := lists{have: k}
 	var err error
 	if k&kindTools != 0 && caps.Tools != nil {
+		d.takeLeftOut()
 		l.tools, err = paginate(ctx, d.h.listingLimit, &l.toolsJSON, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
@@ -432,6 +437,7 @@ func (d *downstream) list(ctx context.Context, cs *mcp.ClientSession, k kind) (l
 		if err != nil {
 			return l, fmt.Errorf("tools/list: %w", err)
 		}
+		l.leftOut = d.takeLeftOut()
 	}
 	if k&kindPrompts != 0 && caps.Prompts != nil {
 		l.prompts, err = paginate(ctx, d.h.listingLimit, nil, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
@@ -560,7 +566,7 @@ func (d *downstream) apply(l lists, ready *conn) {
 		if !sameEntries(d.tools, entries) {
 			toolsChanged, clashes = true, entries
 		}
-		d.tools = entries
+		d.tools, d.leftOut = entries, l.leftOut
 	}
 	if l.have&kindPrompts != 0 {
 		otherChanged = otherChanged || !sameJSON(d.prompts, l.prompts)
@@ -712,6 +718,7 @@ func (d *downstream) status() ServerStatus {
 		Restarts:  d.restarts,
 	}
 	st.PID = d.pid
+	st.ToolsLeftOut = d.leftOut
 	if d.state == StateDown {
 		st.RetryInMs = max(0, d.retryAt.Sub(d.h.clock.Now())).Milliseconds()
 		st.Stderr = d.stderr

@@ -63,7 +63,7 @@ func (f *fakeNet) dial(ctx context.Context, d *downstream) (mcp.Transport, error
 	}
 	switch {
 	case f.raw[name] != nil:
-		return rawTransport{handle: f.raw[name], wg: &f.rawWG}, nil
+		return rawTransport{handle: f.raw[name], wg: &f.rawWG, leftOut: d.noteLeftOut}, nil
 	case f.silent[name]:
 		pr, _ := io.Pipe()
 		return &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{io.Discard}}, nil

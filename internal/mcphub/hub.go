@@ -91,6 +91,9 @@ type ServerStatus struct {
 	// Stderr holds, while a stdio server is down, the last lines it wrote to stderr (secrets
 	// masked), oldest first.
 	Stderr []string `json:"stderr,omitempty"`
+	// ToolsLeftOut says which tools of a stdio server's last listing could not be read, and
+	// why ("tools[1]: \"name\" must be a string"); the server's other tools are served.
+	ToolsLeftOut []string `json:"toolsLeftOut,omitempty"`
 }
 
 // Hub owns the connections to the downstream servers. It is safe for concurrent use. Every

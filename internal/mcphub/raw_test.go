@@ -44,8 +44,9 @@ func (p *rawPeer) line(s string) error {
 // JSON lines to the hub's own stdio connection (streamConn) through pipes. Its goroutine ends
 // when the hub closes the connection; wg waits for it.
 type rawTransport struct {
-	handle rawHandler
-	wg     *sync.WaitGroup
+	handle  rawHandler
+	wg      *sync.WaitGroup
+	leftOut func([]string) // the downstream's, as dialConfig gives it
 }
 
 func (t rawTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -84,8 +85,10 @@ func (t rawTransport) Connect(context.Context) (mcp.Connection, error) {
 		}
 		_ = toServerR.Close()
 	})
-	return newStreamConn(toClientR, toServerW, closerFunc(func() error {
+	c := newStreamConn(toClientR, toServerW, closerFunc(func() error {
 		_ = toServerW.Close()
 		return toClientR.Close()
-	})), nil
+	}))
+	c.leftOut = t.leftOut
+	return c, nil
 }

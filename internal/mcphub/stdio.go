@@ -30,6 +30,7 @@ type commandTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration // after closing stdin, before SIGTERM; 0: the SDK's 5s
 	conn      atomic.Pointer[streamConn]
+	leftOut   func([]string) // see streamConn.leftOut
 }
 
 // abortWrites ends the writes to the server's stdin, now and later (see streamConn.abortWrites).
@@ -76,6 +77,7 @@ func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 	p := &processCloser{cmd: t.cmd, stdin: stdin, stdout: stdout, terminate: td, exited: make(chan struct{})}
 	c := newStreamConn(stdout, stdin, p)
 	c.exit = p.exitError
+	c.leftOut = t.leftOut
 	// After newStreamConn, which clears stdout's deadline to learn whether it takes one.
 	go p.watch()
 	t.conn.Store(c)
@@ -177,6 +179,14 @@ type streamConn struct {
 
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*msgBatch
+
+	// listings holds the ids of the hub's tools/list calls waiting for their results, which
+	// screenToolsPage reads before the SDK; listingN is its size, so that a message read while
+	// none waits (nearly every one) takes no lock. leftOut, if set, is told what a page left out.
+	listMu   sync.Mutex
+	listings map[jsonrpc.ID]struct{}
+	listingN atomic.Int32
+	leftOut  func([]string)
 
 	// unanswered counts the server's calls read and not yet answered: the SDK holds a goroutine
 	// for each until its answer is written, which blocks while the server does not read.
@@ -442,6 +452,12 @@ func (c *streamConn) read(ctx context.Context) (jsonrpc.Message, error) {
 			_ = c.send(refusal) // a failed write fails the SDK's next one the same way
 		})
 	}
+	if c.listingN.Load() > 0 {
+		c.screenListing(d.msg)
+		for _, m := range d.batch {
+			c.screenListing(m)
+		}
+	}
 	if d.msg != nil {
 		return d.msg, nil
 	}
@@ -450,6 +466,27 @@ func (c *streamConn) read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, err
 	}
 	return d.batch[0], nil
+}
+
+// screenListing screens the result of one of the hub's tools/list calls (see screenToolsPage).
+func (c *streamConn) screenListing(m jsonrpc.Message) {
+	resp, ok := m.(*jsonrpc.Response)
+	if !ok {
+		return
+	}
+	c.listMu.Lock()
+	_, ours := c.listings[resp.ID]
+	delete(c.listings, resp.ID)
+	c.listingN.Store(int32(len(c.listings)))
+	c.listMu.Unlock()
+	if !ours || resp.Error != nil {
+		return
+	}
+	var left []string
+	resp.Result, left = screenToolsPage(resp.Result)
+	if left != nil && c.leftOut != nil {
+		c.leftOut(left)
+	}
 }
 
 // readDirect reads the next value on the caller's goroutine. Once reading has failed, it fails
@@ -544,6 +581,15 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) (err error)
 				err = fmt.Errorf("writing to the server: %w", context.Cause(ctx))
 			}
 		}()
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.ID.IsValid() {
+		c.listMu.Lock()
+		if c.listings == nil {
+			c.listings = map[jsonrpc.ID]struct{}{}
+		}
+		c.listings[req.ID] = struct{}{}
+		c.listingN.Store(int32(len(c.listings)))
+		c.listMu.Unlock()
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()

@@ -82,7 +82,7 @@ func dialConfig(_ context.Context, d *downstream) (mcp.Transport, error) {
 	cmd.WaitDelay = stderrDrain
 	procgroup.Own(cmd) // ended as a group: see conn.close
 	d.attemptCmd = cmd
-	ct := &commandTransport{cmd: cmd, terminate: h.terminateGrace}
+	ct := &commandTransport{cmd: cmd, terminate: h.terminateGrace, leftOut: d.noteLeftOut}
 	// The session's close waits for the answers it owes the server to be written; a server
 	// that does not read its stdin would hold it forever (see conn.close).
 	d.attemptAbort = ct.abortWrites

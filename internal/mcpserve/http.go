@@ -107,6 +107,9 @@ func (h *httpHandler) serveSession(w http.ResponseWriter, r *http.Request, id st
 		case postRefused:
 			writeJSONRPCError(w, http.StatusBadRequest, post.refused.id, post.refused.code, post.refused.message)
 			return
+		case postNotJSON:
+			writeJSONRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not one JSON value")
+			return
 		case postIgnored:
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -269,8 +272,13 @@ func screenPost(r *http.Request, maxBytes int) postInfo {
 		return postInfo{}
 	}
 	data, err := readBody(r, maxBytes)
-	if err != nil || len(data) > maxBytes || !json.Valid(data) {
+	if err != nil || len(data) > maxBytes {
 		return postInfo{}
+	}
+	if !json.Valid(data) {
+		// The SDK answers it with a plain-text 400; a JSON-RPC parse error, as over stdio and
+		// before a session, says the same to a client that reads JSON-RPC.
+		return postInfo{kind: postNotJSON}
 	}
 	sc := screenBody(data)
 	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {

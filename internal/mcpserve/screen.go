@@ -21,6 +21,10 @@ type refusal struct {
 	id      any // the request's id, nil when it cannot be given back as sent
 	code    int64
 	message string
+	// alone: the refusal of a call the SDK answers in its own words (Go types) in a batch's
+	// answer: nodmix answers it when it is the body alone, and leaves it to the SDK in a batch,
+	// which one such call must not fail whole.
+	alone bool
 }
 
 // screenMessage returns the refusal of one message, or nil for a message the SDK is to read
@@ -39,6 +43,15 @@ func screenMessage(data []byte) (_ *refusal, ignored bool) {
 			return &refusal{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}, false
 		}
 		if string(h.Method) != "initialize" {
+			// The usual call is let through before callRefusal, whose method would cost the
+			// conversion of h.Method an allocation (it escapes into the refusal's message).
+			if objectParams(h.Params) && servedMethod(string(h.Method)) {
+				return nil, false
+			}
+			if r := callRefusal(string(h.Method), h.Params); r != nil {
+				r.id = json.RawMessage(bytes.Clone(h.ID))
+				return r, false
+			}
 			return nil, false
 		}
 		if why := initializeParamsError(h.Params); why != "" {
@@ -51,7 +64,7 @@ func screenMessage(data []byte) (_ *refusal, ignored bool) {
 		return &refusal{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}, false
 	}
 	if err != nil {
-		return nil, false
+		return shapeRefusal(data), false
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && !req.ID.IsValid() {
 		return nil, !sdkReceives(req.Method)
@@ -78,11 +91,80 @@ func sdkReceives(method string) bool {
 // screenRequest returns the refusal of a decoded message, or nil.
 func screenRequest(msg jsonrpc.Message) *refusal {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || req.Method != "initialize" || !req.ID.IsValid() {
+	if !ok || !req.ID.IsValid() {
+		return nil
+	}
+	if req.Method != "initialize" {
+		if r := callRefusal(req.Method, req.Params); r != nil {
+			r.id = req.ID.Raw()
+			return r
+		}
 		return nil
 	}
 	if why := initializeParamsError(req.Params); why != "" {
 		return &refusal{id: req.ID.Raw(), code: jsonrpc.CodeInvalidParams, message: why}
+	}
+	return nil
+}
+
+// callRefusal returns the refusal (without its id) of a call other than initialize that the SDK
+// would answer in its own words: a method it does not serve (over HTTP a plain-text 400 "JSON
+// RPC not handled"; over stdio it says -32601 itself), or params that are not an object (-32602
+// quoting Go types). Method not found comes first, as the SDK checks the method first. For a
+// call of a usual method with object params, as calls are, it costs a byte compare.
+func callRefusal(method string, params []byte) *refusal {
+	badParams := !objectParams(params)
+	if !badParams && servedMethod(method) {
+		return nil
+	}
+	if !servedMethod(method) && !sdkReceives(method) {
+		// In a batch too: the SDK refuses a batch holding it whole, in a plain-text 400.
+		return &refusal{code: jsonrpc.CodeMethodNotFound, message: fmt.Sprintf("method not found: %q", method)}
+	}
+	if !badParams {
+		return nil
+	}
+	// The method is one the SDK serves, so it is safe to name as it is.
+	return &refusal{code: jsonrpc.CodeInvalidParams, alone: true,
+		message: fmt.Sprintf(`invalid params: "params" of %s must be an object (it is %s)`, method, valueKind(params))}
+}
+
+// objectParams reports whether params, valid JSON or absent, are what a call may have: absent,
+// null or an object.
+func objectParams(params []byte) bool {
+	return len(params) == 0 || params[0] == '{' || string(params) == "null"
+}
+
+// servedMethod reports, without asking the SDK (see sdkReceives, which builds a server to
+// know), whether method is one of the calls clients make most.
+func servedMethod(method string) bool {
+	switch method {
+	case "ping", "tools/call", "tools/list", "prompts/list", "prompts/get", "resources/list",
+		"resources/read", "resources/templates/list", "resources/subscribe", "resources/unsubscribe",
+		"completion/complete", "logging/setLevel":
+		return true
+	}
+	return false
+}
+
+// shapeRefusal returns the refusal of a message the decoder refused because its id or method has
+// the wrong type, which the SDK would refuse quoting Go types ("invalid ID type map[string]
+// interface {}", "cannot unmarshal number into Go value of type string"), over HTTP in a
+// plain-text 400; nil for anything else. data is valid JSON. Keys match exactly, as the
+// decoder's (a repeated key counts as its last value).
+func shapeRefusal(data []byte) *refusal {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(data, &keys) != nil {
+		return nil
+	}
+	id := keys["id"]
+	if len(id) > 0 && id[0] != '"' && id[0] != 'n' && valueKind(id) != "a number" {
+		return &refusal{code: jsonrpc.CodeInvalidRequest,
+			message: fmt.Sprintf(`invalid request: "id" must be a string or a number (it is %s)`, valueKind(id))}
+	}
+	if m, ok := keys["method"]; ok && m[0] != '"' {
+		return &refusal{id: echoID(id), code: jsonrpc.CodeInvalidRequest,
+			message: fmt.Sprintf(`invalid request: "method" must be a string (it is %s)`, valueKind(m))}
 	}
 	return nil
 }
@@ -127,6 +209,9 @@ func screenBody(data []byte) screened {
 	kept := batch[:0:0]
 	for _, raw := range batch {
 		r, ignored := screenMessage(raw)
+		if r != nil && r.alone {
+			r = nil // the SDK answers it, in the batch's answer
+		}
 		if r != nil {
 			r.id = nil
 			return screened{refusal: r}

@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzScreenBody: any JSON body a client posts is screened without a panic, and a refusal is one
-// of the two the face answers itself, Invalid Request or Invalid Params, with a message; a batch
+// of those the face answers itself, Invalid Request, Method Not Found or Invalid Params, with a
+// message; a batch
 // the face trims is still a JSON array.
 func FuzzScreenBody(f *testing.F) {
 	for _, s := range []string{
@@ -17,6 +18,10 @@ func FuzzScreenBody(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"notifications/whatever"}`,
 		`[{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`,
 		`{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"clientInfo":{"icons":[{"src":1}]}}}`,
+		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":5}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"nope"}`,
 		`[]`, `null`, `"x"`,
 	} {
 		f.Add(s)
@@ -27,7 +32,9 @@ func FuzzScreenBody(f *testing.F) {
 		}
 		sc := screenBody([]byte(body))
 		if r := sc.refusal; r != nil {
-			if r.code != jsonrpc.CodeInvalidRequest && r.code != jsonrpc.CodeInvalidParams || r.message == "" {
+			switch {
+			case r.code != jsonrpc.CodeInvalidRequest && r.code != jsonrpc.CodeInvalidParams && r.code != jsonrpc.CodeMethodNotFound,
+				r.message == "":
 				t.Fatalf("screenBody(%q) refused with %d %q", body, r.code, r.message)
 			}
 		}

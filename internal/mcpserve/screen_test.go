@@ -271,3 +271,62 @@ func TestSDKReceives(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedRequestsAreRefusedInJSONRPC: a request whose id, method or params has the wrong
+// type, or whose method the SDK does not serve, is refused with a JSON-RPC error naming the
+// field and the rule, with no Go type in it, alike on both faces (the SDK answered over HTTP
+// with a plain-text 400 quoting Go types, over stdio with Go types in its message); in a batch
+// the SDK still answers a call of an unknown method on its own, and the others are served.
+func TestMalformedRequestsAreRefusedInJSONRPC(t *testing.T) {
+	leaktest.Check(t)
+	for _, tt := range []struct {
+		msg, id string
+		code    int64
+		want    string
+	}{
+		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, "null", jsonrpc.CodeInvalidRequest, `invalid request: "id" must be a string or a number (it is an object)`},
+		{`{"jsonrpc":"2.0","id":[1],"method":"ping"}`, "null", jsonrpc.CodeInvalidRequest, `invalid request: "id" must be a string or a number (it is an array)`},
+		{`{"jsonrpc":"2.0","id":true,"method":"tools/list"}`, "null", jsonrpc.CodeInvalidRequest, `invalid request: "id" must be a string or a number (it is a boolean)`},
+		{`{"jsonrpc":"2.0","id":3,"method":5}`, "3", jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a string (it is a number)`},
+		{`{"jsonrpc":"2.0","id":3,"method":{"a":1}}`, "3", jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a string (it is an object)`},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"x"}`, "3", jsonrpc.CodeInvalidParams, `invalid params: "params" of tools/call must be an object (it is a string)`},
+		{`{"jsonrpc":"2.0","id":"k","method":"tools/list","params":[1]}`, `"k"`, jsonrpc.CodeInvalidParams, `invalid params: "params" of tools/list must be an object (it is an array)`},
+		{`{"jsonrpc":"2.0","id":3,"method":"t\u006fols/call","params":7}`, "3", jsonrpc.CodeInvalidParams, `invalid params: "params" of tools/call must be an object (it is a number)`},
+		{`{"jsonrpc":"2.0","id":3,"method":"nope/nope"}`, "3", jsonrpc.CodeMethodNotFound, `method not found: "nope/nope"`},
+		{`{"jsonrpc":"2.0","id":3,"method":"nope/nope","params":"x"}`, "3", jsonrpc.CodeMethodNotFound, `method not found: "nope/nope"`},
+	} {
+		for face, send := range faces(t, true) {
+			got := readWireReply(t, send(tt.msg))
+			if string(got.ID) != tt.id || got.Error == nil || got.Error.Code != tt.code || got.Error.Message != tt.want {
+				t.Errorf("%s: %s answered id %s %+v, want id %s, %d %q", face, tt.msg, got.ID, got.Error, tt.id, tt.code, tt.want)
+			}
+		}
+	}
+	// Over HTTP, in a session: a body that is not JSON is a JSON-RPC parse error, as before one.
+	srv := New(newFakeSessions(), Options{})
+	t.Cleanup(func() { _ = srv.Close() })
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+	resp, _ := post(t, url, rawInit, nil)
+	session := map[string]string{sessionHeader: resp.Header.Get(sessionHeader), "Mcp-Protocol-Version": "2025-11-25"}
+	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	resp, out := post(t, url, `{"jsonrpc":`, session)
+	if got := readWireReply(t, rpcBody(out)); resp.StatusCode != http.StatusBadRequest || string(got.ID) != "null" ||
+		got.Error == nil || got.Error.Code != jsonrpc.CodeParseError {
+		t.Errorf("a body that is not JSON answered %d %q, want 400 and -32700, id null", resp.StatusCode, out)
+	}
+	// A batch (2025-03-26): a call with params that are not an object does not fail the others
+	// (the SDK answers it in the batch's answer); one of an unknown method fails the batch whole,
+	// as the SDK does, but in JSON-RPC.
+	old := map[string]string{sessionHeader: session[sessionHeader], "Mcp-Protocol-Version": "2025-03-26"}
+	resp, out = post(t, url, `[{"jsonrpc":"2.0","id":4,"method":"ping","params":"x"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`, old)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(out, `"id":5,"result":{}`) || !strings.Contains(out, `-32602`) {
+		t.Errorf("a batch with bad params answered %d %q, want both calls answered", resp.StatusCode, out)
+	}
+	resp, out = post(t, url, `[{"jsonrpc":"2.0","id":4,"method":"nope/nope"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`, old)
+	if got := readWireReply(t, rpcBody(out)); resp.StatusCode != http.StatusBadRequest || string(got.ID) != "null" ||
+		got.Error == nil || got.Error.Code != jsonrpc.CodeMethodNotFound || got.Error.Message != `method not found: "nope/nope"` {
+		t.Errorf("a batch with an unknown method answered %d %q, want 400 and -32601, id null", resp.StatusCode, out)
+	}
+}

@@ -442,6 +442,9 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id any, code int64, why strin
 		// Only a refusal needs the id read on its own; a good message carries it already. The
 		// id of a message without a method is one of nodmix's own requests (a malformed
 		// response): an error with it would read as the answer to the client's call of that id.
+		if r := shapeRefusal(data); r != nil {
+			return nil, r.id, r.code, r.message
+		}
 		var keys map[string]json.RawMessage
 		if json.Unmarshal(data, &keys) == nil && keys["method"] != nil {
 			id = echoID(keys["id"])
