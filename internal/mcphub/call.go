@@ -49,7 +49,7 @@ func (d *downstream) callTool(ctx context.Context, name string, args json.RawMes
 			// The server answered, and the connection is fine: what it answered cannot be read.
 			// The model reads that, as it reads a refusal.
 			msg := d.scrub.replace(fmt.Sprintf("mcp server %q: tools/call result: %s", d.cfg.Name, why))
-			d.log.Warn("mcp server answered a tool call with a result that cannot be read", "tool", name, "why", why)
+			d.log.Warn("mcp server answered a tool call with a result that cannot be read", "tool", name, "why", d.scrub.replace(why))
 			return catalog.ErrorResult(msg), nil
 		}
 	}

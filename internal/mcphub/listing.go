@@ -151,11 +151,12 @@ func malformedResult(err error) (why string, ok bool) {
 // noteLeftOut is told, on the connection's reading goroutine, of the tools a page of the
 // listing under way left out.
 func (d *downstream) noteLeftOut(reasons []string) {
+	reasons = d.scrubAll(reasons) // a tool's name is the server's text, and may echo a secret
 	for _, why := range reasons {
 		d.log.Warn("mcp server listed a tool that cannot be read; leaving it out", "why", why)
 	}
 	d.mu.Lock()
-	d.pageLeftOut = append(d.pageLeftOut, d.scrubAll(reasons)...)
+	d.pageLeftOut = append(d.pageLeftOut, reasons...)
 	d.mu.Unlock()
 }
 
