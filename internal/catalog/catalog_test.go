@@ -197,7 +197,7 @@ func TestReadFile(t *testing.T) {
 		{`{"id":"a","source":"web"}`, "line 1: source: must be one of mcp, builtin, plugin, client"},
 		{"{\"id\":\"a\"}\n{\"id\":\"a\"}", `line 2: id: "a" is already used on line 1`},
 		{`{"id":"a","extra":1}`, `line 1: not a catalog entry: json: unknown field "extra"`},
-		{`[1,2]`, "line 1: not a catalog entry"},
+		{`[1,2]`, "line 1: must be a JSON object"},
 		{`{"id":"a","input_schema":[1]}`, "line 1: input_schema: must be a JSON object"},
 		{`{"id":"a","input_schema":"x"}`, "line 1: input_schema: must be a JSON object"},
 		{`{"id":"a"} trailing`, "line 1: not a catalog entry: text after the object"},

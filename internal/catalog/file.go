@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -37,16 +38,16 @@ func decodeLineSlow(b []byte, ft *fileTool) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(ft); err != nil {
-		return fmt.Errorf("not a catalog entry: %w", err)
+		return lineError(b, err)
 	}
 	if dec.InputOffset() != int64(len(b)) {
 		return fmt.Errorf("not a catalog entry: text after the object")
 	}
-	return nil
+	return repeatedKey(b)
 }
 
 // maxLine is the longest line ReadFile reads, newline excluded: a line of this length or more is
-// refused with bufio.ErrTooLong, as the scanner that reads a stream refuses it.
+// refused with tooLongError (bufio.ErrTooLong, as the scanner that reads a stream refuses it).
 const maxLine = 16 << 20
 
 // ReadFile reads a catalog file: one JSON object a line, blank lines skipped. `source` defaults to
@@ -132,6 +133,9 @@ func ReadFileWith(r io.Reader, opts ReadOptions) ([]Tool, error) {
 		n++
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = tooLongError{}
+		}
 		return nil, &LineError{line + 1, err}
 	}
 	if n == 0 {
@@ -216,8 +220,14 @@ func (a *arena) lineTool(b []byte, ft *fileTool, opts ReadOptions) (t Tool, afte
 		case n > 0:
 			ft.InputSchema = a.bytes(ft.InputSchema)
 		}
-	} else if err := decodeLineSlow(b, ft); err != nil {
-		return Tool{}, false, err
+	} else {
+		// Afresh: a schema the fast path set before giving up is a slice of b, which the decoder
+		// would append into, writing over the line, and the tool would keep the text of a buffer
+		// that the next line is read into.
+		*ft = fileTool{}
+		if err := decodeLineSlow(b, ft); err != nil {
+			return Tool{}, false, err
+		}
 	}
 	if ft.ID == "" {
 		return Tool{}, false, fmt.Errorf("id: is required")

@@ -31,6 +31,7 @@ func (a *arena) decodeLine(b []byte, ft *fileTool) bool {
 	if i < len(b) && b[i] == '}' {
 		return i+1 == len(b)
 	}
+	var seen uint16 // a bit for each field of fileFields: a line that repeats one is the decoder's
 	for i < len(b) && b[i] == '"' {
 		kEnd, _ := jsonscan.String(b, i)
 		if kEnd < 0 {
@@ -43,6 +44,10 @@ func (a *arena) decodeLine(b []byte, ft *fileTool) bool {
 		}
 		i = jsonscan.Space(b, i+1)
 		if string(key) == "input_schema" {
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
 			vEnd := jsonscan.Value(b, i, 1)
 			if vEnd < 0 {
 				return false
@@ -50,10 +55,11 @@ func (a *arena) decodeLine(b []byte, ft *fileTool) bool {
 			ft.InputSchema = b[i:vEnd]
 			i = vEnd
 		} else {
-			dst := ft.stringField(key)
-			if dst == nil || i >= len(b) {
-				return false // an unknown or differently spelled key: the decoder decides
+			dst, bit := ft.stringField(key)
+			if dst == nil || i >= len(b) || seen&bit != 0 {
+				return false // an unknown, differently spelled or repeated key: the decoder decides
 			}
+			seen |= bit
 			switch b[i] {
 			case 'n': // null leaves a string field as it is
 				if i = jsonscan.Literal(b, i, "null"); i < 0 {
@@ -80,26 +86,28 @@ func (a *arena) decodeLine(b []byte, ft *fileTool) bool {
 	return false
 }
 
-func (ft *fileTool) stringField(key []byte) *string {
+// stringField is the string field of a key spelled exactly, and its bit in the set decodeLine
+// keeps of the fields it has read (the index of the key in fileFields).
+func (ft *fileTool) stringField(key []byte) (*string, uint16) {
 	switch string(key) {
 	case "id":
-		return &ft.ID
+		return &ft.ID, 1 << 0
 	case "name":
-		return &ft.Name
+		return &ft.Name, 1 << 1
 	case "label":
-		return &ft.Label
+		return &ft.Label, 1 << 2
 	case "description":
-		return &ft.Description
+		return &ft.Description, 1 << 3
 	case "summary":
-		return &ft.Summary
+		return &ft.Summary, 1 << 4
 	case "source":
-		return &ft.Source
+		return &ft.Source, 1 << 5
 	case "server":
-		return &ft.Server
+		return &ft.Server, 1 << 6
 	case "mcp_tool_name":
-		return &ft.MCPToolName
+		return &ft.MCPToolName, 1 << 7
 	}
-	return nil
+	return nil, 0
 }
 
 // unquote decodes a valid JSON string as encoding/json does; flags are jsonscan.String's.

@@ -40,8 +40,9 @@ func TestDecodeLine(t *testing.T) {
 			taken++
 		}
 	}
-	if taken != 9 {
-		t.Errorf("fast path took %d lines, want 9", taken)
+	// Not {"id":"a","id":null}: a repeated key is the decoder's to refuse.
+	if taken != 8 {
+		t.Errorf("fast path took %d lines, want 8", taken)
 	}
 	for _, path := range []string{"../../testdata/bench/retrieval/sealtools/tools.jsonl", "../../testdata/bench/retrieval/metatool/tools.jsonl"} {
 		f, err := os.Open(path)

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"os"
@@ -182,7 +181,7 @@ func decodePart(part []byte, tools []Tool, first bool, opts ReadOptions) (res pa
 		}
 		line++
 		if len(content) >= maxLine {
-			res.errLine, res.err = line, bufio.ErrTooLong
+			res.errLine, res.err = line, tooLongError{}
 			return res
 		}
 		if first && line == 1 {

@@ -151,12 +151,7 @@ func (d *decoder) provider(p string, n *json5.Node) Provider {
 		field{"api", func(p string, v *json5.Node) { d.enum(p, v, &pr.API, APIs...) }},
 		field{"apiKey", func(p string, v *json5.Node) { d.secret(p, v, &pr.APIKey) }},
 		field{"headers", func(p string, v *json5.Node) {
-			pr.Headers = d.secretMap(p, v, func(key string) string {
-				if isHeaderName(key) {
-					return ""
-				}
-				return "must be an HTTP header name"
-			})
+			pr.Headers = d.headerMap(p, v)
 		}},
 		field{"models", func(p string, v *json5.Node) {
 			if v.Kind != json5.Array {

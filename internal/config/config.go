@@ -211,6 +211,10 @@ func Errors(err error) []*Error {
 	return out
 }
 
+// JoinErrors sorts errs by path and rule and joins them; nil when there are none. A plugin
+// joins the errors of its section with it, so that they read in the order of the file's own.
+func JoinErrors(errs []*Error) error { return joinErrors(errs) }
+
 // joinErrors sorts errs by path and rule and joins them; nil when there are none.
 func joinErrors(errs []*Error) error {
 	if len(errs) == 0 {

@@ -450,12 +450,7 @@ func (d *decoder) server(p string, n *json5.Node) (MCPServer, bool) {
 		}},
 		field{"headers", func(p string, v *json5.Node) {
 			httpOnly = append(httpOnly, p)
-			s.Headers = d.secretMap(p, v, func(key string) string {
-				if isHeaderName(key) {
-					return ""
-				}
-				return "must be an HTTP header name"
-			})
+			s.Headers = d.headerMap(p, v)
 		}},
 		field{"enabled", func(p string, v *json5.Node) { d.boolean(p, v, &s.Enabled) }},
 		field{"timeoutMs", func(p string, v *json5.Node) {
@@ -500,6 +495,42 @@ func (d *decoder) secretMap(p string, n *json5.Node, keyRule func(string) string
 		}
 	})
 	return out
+}
+
+// headerMap decodes an object of HTTP headers: names RFC 9110 tokens, values secrets whose text,
+// when it is in the file, a request can carry. A line break in a value would end the header early
+// (Go's client then refuses the request, and the turn fails with a network hint), so it is refused
+// here, where the path can be named. A reference is resolved only when it is used.
+func (d *decoder) headerMap(p string, n *json5.Node) map[string]Secret {
+	out := d.secretMap(p, n, func(key string) string {
+		if isHeaderName(key) {
+			return ""
+		}
+		return "must be an HTTP header name"
+	})
+	for _, m := range n.Members {
+		if s, ok := out[m.Key]; ok {
+			if rule := headerValueRule(s.literal); rule != "" {
+				d.fail(join(p, m.Key), rule)
+				delete(out, m.Key)
+			}
+		}
+	}
+	return out
+}
+
+// headerValueRule is the rule an HTTP header value breaks, or "": RFC 9110 field values hold no
+// control characters but tab (obs-text, bytes of 0x80 and up, is allowed).
+func headerValueRule(v string) string {
+	if strings.ContainsAny(v, "\r\n") {
+		return "must not hold a line break"
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return "must not hold a control character other than tab"
+		}
+	}
+	return ""
 }
 
 // isHeaderName checks the RFC 9110 token syntax.

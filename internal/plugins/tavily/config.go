@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/nodmix/nodmix/internal/config"
-	"github.com/nodmix/nodmix/internal/plugin"
 )
 
 // Defaults of the plugin configuration.
@@ -55,29 +54,41 @@ func resolveKey(s config.Secret, lookupEnv func(string) (string, bool)) (value, 
 }
 
 // decodeConfig decodes the raw plugin config strictly. Errors are plugin.FieldErrors with paths
-// inside plugins.entries.tavily.config, e.g. "webSearch.apiKye: unknown field".
+// inside plugins.entries.tavily.config, e.g. "webSearch.apiKye: unknown field", every one of the
+// section joined: a value that does not decode leaves its default, and the rest are still read.
 func decodeConfig(raw json.RawMessage) (pluginConfig, error) {
-	var c pluginConfig
-	top, err := objectFields("", raw, "webSearch")
-	if err != nil || top == nil {
-		return c, err
+	c, errs := decodeFields(raw)
+	return c, config.JoinErrors(errs)
+}
+
+// decodeChecked is decodeConfig that, when a value does not decode, adds the errors validate
+// finds in the values that did.
+func decodeChecked(raw json.RawMessage) (pluginConfig, error) {
+	c, errs := decodeFields(raw)
+	if len(errs) > 0 {
+		return c, config.JoinErrors(append(errs, c.check()...))
 	}
+	return c, nil
+}
+
+func decodeFields(raw json.RawMessage) (pluginConfig, []*config.Error) {
+	var c pluginConfig
+	top, errs := objectFields("", raw, "webSearch")
 	ws, ok := top["webSearch"]
 	if !ok {
-		return c, nil
+		return c, errs
 	}
-	fields, err := objectFields("webSearch", ws, "apiKey", "baseUrl", "searchTimeoutSeconds", "extractTimeoutSeconds")
-	if err != nil || fields == nil {
-		return c, err
-	}
+	fields, wsErrs := objectFields("webSearch", ws, "apiKey", "baseUrl", "searchTimeoutSeconds", "extractTimeoutSeconds")
+	errs = append(errs, wsErrs...)
 	if v, ok := fields["apiKey"]; ok {
+		var err *config.Error
 		if c.apiKey, err = decodeSecret("webSearch.apiKey", v); err != nil {
-			return c, err
+			errs = append(errs, err)
 		}
 	}
 	if v, ok := fields["baseUrl"]; ok && !isNull(v) {
-		if err := json.Unmarshal(v, &c.baseURL); err != nil {
-			return c, plugin.FieldError("webSearch.baseUrl", "must be a string")
+		if json.Unmarshal(v, &c.baseURL) != nil {
+			errs = append(errs, fieldError("webSearch.baseUrl", "must be a string"))
 		}
 	}
 	for _, t := range []struct {
@@ -85,18 +96,22 @@ func decodeConfig(raw json.RawMessage) (pluginConfig, error) {
 		dst  *float64
 	}{{"searchTimeoutSeconds", &c.searchTimeout}, {"extractTimeoutSeconds", &c.extractTimeout}} {
 		if v, ok := fields[t.name]; ok && !isNull(v) {
-			if err := json.Unmarshal(v, t.dst); err != nil {
-				return c, plugin.FieldError("webSearch."+t.name, "must be a number of seconds")
+			if json.Unmarshal(v, t.dst) != nil {
+				*t.dst = 0 // the default: a half-decoded value is not checked again
+				errs = append(errs, fieldError("webSearch."+t.name, "must be a number of seconds"))
 			}
 		}
 	}
-	return c, nil
+	return c, errs
 }
 
-func decodeSecret(path string, raw json.RawMessage) (config.Secret, error) {
+// fieldError is plugin.FieldError as the *config.Error it is, to be joined with others.
+func fieldError(path, rule string) *config.Error { return &config.Error{Path: path, Rule: rule} }
+
+func decodeSecret(path string, raw json.RawMessage) (config.Secret, *config.Error) {
 	var s config.Secret
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return s, plugin.FieldError(path, strings.TrimPrefix(err.Error(), "secret: "))
+		return config.Secret{}, fieldError(path, strings.TrimPrefix(err.Error(), "secret: "))
 	}
 	return s, nil
 }
@@ -104,30 +119,34 @@ func decodeSecret(path string, raw json.RawMessage) (config.Secret, error) {
 // envName is the rule for the variable onboarding stores in a {"$env": NAME} reference.
 var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
-// validate checks values the decoder cannot: URLs, names, ranges.
-func (c *pluginConfig) validate() error {
+// validate checks values the decoder cannot: URLs, names, ranges. It reports every value that
+// breaks a rule, joined.
+func (c *pluginConfig) validate() error { return config.JoinErrors(c.check()) }
+
+func (c *pluginConfig) check() []*config.Error {
+	var errs []*config.Error
 	switch kind, target := c.apiKey.Ref(); {
 	case kind == "$file" && !filepath.IsAbs(target) && !strings.HasPrefix(target, "~/"):
 		// The plugin is not told where the config file is, so a relative path would depend on the
 		// gateway's working directory.
-		return plugin.FieldError("webSearch.apiKey.$file", "must be an absolute path (or start with ~/)")
+		errs = append(errs, fieldError("webSearch.apiKey.$file", "must be an absolute path (or start with ~/)"))
 	case kind == "" && c.apiKey.IsSet():
 		if v, _ := c.apiKey.Resolve(func(string) (string, bool) { return "", false }); strings.TrimSpace(v) == "" {
-			return plugin.FieldError("webSearch.apiKey", "must not be blank")
+			errs = append(errs, fieldError("webSearch.apiKey", "must not be blank"))
 		}
 	}
 	if b := strings.TrimSpace(c.baseURL); b != "" && !absHTTPURL(b) {
-		return plugin.FieldError("webSearch.baseUrl", "must be an absolute http(s) URL like "+DefaultBaseURL)
+		errs = append(errs, fieldError("webSearch.baseUrl", "must be an absolute http(s) URL like "+DefaultBaseURL))
 	}
 	for _, t := range []struct {
 		name string
 		v    float64
 	}{{"searchTimeoutSeconds", c.searchTimeout}, {"extractTimeoutSeconds", c.extractTimeout}} {
 		if t.v != 0 && (math.IsNaN(t.v) || t.v < 1 || t.v > maxTimeoutSeconds) {
-			return plugin.FieldError("webSearch."+t.name, fmt.Sprintf("must be from 1 to %d seconds", maxTimeoutSeconds))
+			errs = append(errs, fieldError("webSearch."+t.name, fmt.Sprintf("must be from 1 to %d seconds", maxTimeoutSeconds)))
 		}
 	}
-	return nil
+	return errs
 }
 
 // timeout applies the documented rule: an override must be finite and positive and is floored to
@@ -159,24 +178,27 @@ func endpoint(base, path string) string {
 	return u.String()
 }
 
-// objectFields decodes raw as a JSON object whose keys must be among allowed. It returns nil, nil
-// for null or an empty value.
-func objectFields(path string, raw json.RawMessage, allowed ...string) (map[string]json.RawMessage, error) {
+// objectFields decodes raw as a JSON object whose keys must be among allowed. It returns nil for
+// null or an empty value, and with the unknown keys refused (each its own error) the known ones.
+func objectFields(path string, raw json.RawMessage, allowed ...string) (map[string]json.RawMessage, []*config.Error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || isNull(raw) {
 		return nil, nil
 	}
 	var fields map[string]json.RawMessage
 	if raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
-		return nil, plugin.FieldError(path, "must be an object")
+		return nil, []*config.Error{fieldError(path, "must be an object")}
 	}
-	if unknown := unknownKeys(fields, allowed); len(unknown) > 0 {
+	var errs []*config.Error
+	for _, k := range unknownKeys(fields, allowed) {
+		p := k
 		if path != "" {
-			return nil, plugin.FieldError(path+"."+unknown[0], "unknown field")
+			p = path + "." + k
 		}
-		return nil, plugin.FieldError(unknown[0], "unknown field")
+		errs = append(errs, fieldError(p, "unknown field"))
+		delete(fields, k)
 	}
-	return fields, nil
+	return fields, errs
 }
 
 func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }

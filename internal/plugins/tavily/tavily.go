@@ -86,9 +86,11 @@ func New() *Plugin {
 	}
 }
 
-// Decode reads plugins.entries.tavily.config strictly.
+// Decode reads plugins.entries.tavily.config strictly. When a value does not decode, the rules of
+// Validate are checked on the others too, so that every error of the section is reported at once,
+// as those of the rest of the file are.
 func (p *Plugin) Decode(raw json.RawMessage) error {
-	c, err := decodeConfig(raw)
+	c, err := decodeChecked(raw)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ type config struct {
 }
 
 // Decode reads the config section strictly: unknown fields and wrong types are errors that name
-// the field.
+// the field, every one of the section joined (a field in error keeps its default).
 func (p *Plugin) Decode(raw json.RawMessage) error {
 	p.cfg = config{}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -84,30 +84,39 @@ func (p *Plugin) Decode(raw json.RawMessage) error {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	var errs []error
+	fail := func(path, rule string) { errs = append(errs, plugin.FieldError(path, rule)) }
 	for _, k := range names {
 		v := fields[k]
 		switch k {
 		case "maxRawBytes":
 			var n int64
 			if json.Unmarshal(v, &n) != nil || n <= 0 {
-				return plugin.FieldError("maxRawBytes", "must be a positive integer (bytes)")
+				fail("maxRawBytes", "must be a positive integer (bytes)")
+				continue
 			}
 			p.cfg.MaxRawBytes = &n
 		case "minSavings":
 			var f float64
 			if json.Unmarshal(v, &f) != nil || math.IsNaN(f) || f <= 0 || f >= 1 {
-				return plugin.FieldError("minSavings", "must be a number between 0 and 1 (exclusive)")
+				fail("minSavings", "must be a number between 0 and 1 (exclusive)")
+				continue
 			}
 			p.cfg.MinSavings = &f
 		case "minSavedChars":
 			var n int
 			if json.Unmarshal(v, &n) != nil || n < 0 {
-				return plugin.FieldError("minSavedChars", "must be a non-negative integer")
+				fail("minSavedChars", "must be a non-negative integer")
+				continue
 			}
 			p.cfg.MinSavedChars = &n
 		default:
-			return plugin.FieldError(k, "unknown field (allowed: maxRawBytes, minSavings, minSavedChars)")
+			fail(k, "unknown field (allowed: maxRawBytes, minSavings, minSavedChars)")
 		}
+	}
+	if len(errs) > 0 {
+		p.cfg = config{}
+		return errors.Join(errs...)
 	}
 	return nil
 }
