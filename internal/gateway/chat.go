@@ -248,7 +248,7 @@ func contentText(field string, raw json.RawMessage, images bool) (string, []llm.
 		case "text", "input_text", "output_text":
 			if p.Text == nil {
 				// A part without its text is a client's mistake, not an empty message.
-				return "", nil, bad(at+".text", "is required for a %s part", p.Type)
+				return "", nil, bad(at+".text", "is required in a part of type %s", p.Type)
 			}
 			text.WriteString(*p.Text)
 			if images { // only a user message keeps its parts

@@ -72,9 +72,9 @@ func TestBadFieldsAreNamed(t *testing.T) {
 		{"n 1.5", chat, `{"messages":[` + user + `],"n":1.5}`, "n", "must be an integer"},
 		{"responses: max_output_tokens 1.5", resp, `{"input":"hi","max_output_tokens":1.5}`, "max_output_tokens", "must be an integer"},
 		// 4: a text part without its text.
-		{"text part without text", chat, userParts(`{"type":"text"}`), "messages[0].content[0].text", "is required for a text part"},
-		{"text part, text null", chat, `{"messages":[{"role":"system","content":[{"type":"text","text":null}]},` + user + `]}`, "messages[0].content[0].text", "is required for a text part"},
-		{"responses: input_text without text", resp, inputParts(`{"type":"input_text"}`), "input[0].content[0].text", "is required for a input_text part"},
+		{"text part without text", chat, userParts(`{"type":"text"}`), "messages[0].content[0].text", "is required in a part of type text"},
+		{"text part, text null", chat, `{"messages":[{"role":"system","content":[{"type":"text","text":null}]},` + user + `]}`, "messages[0].content[0].text", "is required in a part of type text"},
+		{"responses: input_text without text", resp, inputParts(`{"type":"input_text"}`), "input[0].content[0].text", "is required in a part of type input_text"},
 		// 5: images.
 		{"bad base64", chat, userParts(`{"type":"image_url","image_url":{"url":"data:image/png;base64,!!!!"}}`), "messages[0].content[0].image_url.url", "is a base64 data URL whose data is not valid base64"},
 		{"base64 of one char too many", chat, userParts(`{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAAA"}}`), "messages[0].content[0].image_url.url", "is a base64 data URL whose data is not valid base64"},
