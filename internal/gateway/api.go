@@ -10,9 +10,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"net"
 	"net/http"
+	"os"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
@@ -284,7 +290,7 @@ func readBody(r *http.Request) ([]byte, error) {
 		if errors.As(err, &mbe) {
 			return nil, &badRequest{Rule: fmt.Sprintf("request body is larger than %d bytes", maxBody), tooLarge: true}
 		}
-		return nil, bad("", "cannot read the request body: %v", err)
+		return nil, bodyError(r, err)
 	}
 	if !json.Valid(b) {
 		if jsondepth.Deeper(b, maxBodyDepth) {
@@ -293,6 +299,27 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, bad("", "request body is not valid JSON")
 	}
 	return b, nil
+}
+
+// readLimitKey marks a request's context with the server's read limit (Limits.Read), for the
+// error that answers a body it cut.
+type readLimitKey struct{}
+
+// bodyError is the request error for a body that could not be read: it says what happened
+// without net's error text, which holds both ends' socket addresses.
+func bodyError(r *http.Request, err error) error {
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		if d, ok := r.Context().Value(readLimitKey{}).(time.Duration); ok {
+			return bad("", "the request body did not arrive within %s, the server's limit for reading a request", d)
+		}
+		return bad("", "the request body did not arrive within the server's limit for reading a request")
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		err = oe.Err
+	}
+	return bad("", "cannot read the request body: %v", err)
 }
 
 // sessionFor picks the session: the header, then the `user` field. ok is false for a fresh
@@ -414,6 +441,9 @@ func strictAt(field string, raw []byte, v any) error {
 		case p != "":
 			field += "." + p
 		}
+		if k := te.Type.Kind(); k >= reflect.Int && k <= reflect.Int64 {
+			return bad(field, "%s", intRule(te.Value, te.Type.Bits()))
+		}
 		return bad(field, "must be %s", jsonKind(te.Type.Kind().String()))
 	}
 	return bad(field, "request body: %v", err)
@@ -501,13 +531,35 @@ func pathAt(raw []byte, off int64) string {
 	}
 }
 
+// intRule is the rule an integer field of the given bits breaks with value, json's
+// description of what it found ("number 1.5", "string"): a number is told whether it is out of
+// range or not whole, for "must be a number" said of 1e300 or 1.5 says nothing.
+func intRule(value string, bits int) string {
+	lit, isNumber := strings.CutPrefix(value, "number ")
+	if !isNumber {
+		return "must be an integer"
+	}
+	// Out of float64's range, f is ±Inf: still out of range. limit is 2^(bits-1), held exactly.
+	f, _ := strconv.ParseFloat(lit, 64)
+	limit, most := math.Ldexp(1, bits-1), int64(1)<<(bits-1)-1
+	switch {
+	case f >= limit:
+		return fmt.Sprintf("must be an integer of at most %d", most)
+	case f < -limit:
+		return fmt.Sprintf("must be an integer of at least %d", -most-1)
+	case f != math.Trunc(f):
+		return "must be an integer"
+	}
+	return "must be an integer, written without a fraction or exponent"
+}
+
 func jsonKind(goKind string) string {
 	switch goKind {
 	case "string":
 		return "a string"
 	case "bool":
 		return "a boolean"
-	case "int", "int64", "float64":
+	case "float64":
 		return "a number"
 	case "slice":
 		return "an array"

@@ -143,7 +143,7 @@ func TestChatRefusesBadBodies(t *testing.T) {
 	cases := []struct{ body, param, msg string }{
 		{`nope`, "", "request body is not valid JSON"},
 		{`{"model":"a/b","messages":[{"role":"user","content":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}]}`, "", "request body nests arrays and objects deeper than 10000 levels"},
-		{`{"model":"a/b","messages":[{"role":"user","content":` + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `}]}`, "messages[0].content", "must be a string or an array of content parts"},
+		{`{"model":"a/b","messages":[{"role":"user","content":` + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `}]}`, "messages[0].content[0]", "messages[0].content[0]: must be an object"},
 		{`{"model":"a/b","messages":[]}`, "messages", "messages: must hold at least one message"},
 		{`{"model":"a/b","messages":"hi"}`, "messages", "messages: must be an array"},
 		{`{"model":"a/b","messages":[{"role":"robot","content":"x"}]}`, "messages[0].role", "messages[0].role: must be one of system, developer, user, assistant, tool"},
@@ -152,7 +152,7 @@ func TestChatRefusesBadBodies(t *testing.T) {
 		{`{"model":"a/b","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"bad name"}}]}`, "tools[0].function.name", "must match"},
 		{`{"model":"a/b","messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"function"}}`, "tool_choice", "must be auto, none or required"},
 		{`{"model":"a/b","messages":[{"role":"user","content":"x"}],"stream":"yes"}`, "stream", "stream: must be a boolean"},
-		{`{"model":"a/b","messages":[{"role":"assistant","tool_calls":[{"id":"1","function":{"name":"f","arguments":"{oops"}}]}]}`, "messages[0].tool_calls[0].function.arguments", "must be a JSON string"},
+		{`{"model":"a/b","messages":[{"role":"assistant","tool_calls":[{"id":"1","function":{"name":"f","arguments":"{oops"}}]}]}`, "messages[0].tool_calls[0].function.arguments", "must be a string holding a JSON object"},
 	}
 	for _, c := range cases {
 		resp, b := post(t, srv.URL+"/v1/chat/completions", c.body)

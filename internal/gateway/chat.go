@@ -71,23 +71,13 @@ type chatTool struct {
 	} `json:"function"`
 }
 
+// contentPart is one part of a content array. Text is a pointer to tell a part without text
+// from an empty one; image_url is read by the part's type: Chat Completions' {"url": "…"}, or
+// the Responses API's bare URL string.
 type contentPart struct {
-	Type     string   `json:"type"`
-	Text     string   `json:"text"`
-	ImageURL imageURL `json:"image_url"`
-}
-
-// imageURL is Chat Completions' {"url": "…"} or the Responses API's bare URL string.
-type imageURL struct {
-	URL string `json:"url"`
-}
-
-func (u *imageURL) UnmarshalJSON(b []byte) error {
-	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &u.URL)
-	}
-	type plain imageURL
-	return json.Unmarshal(b, (*plain)(u))
+	Type     string          `json:"type"`
+	Text     *string         `json:"text"`
+	ImageURL json.RawMessage `json:"image_url"`
 }
 
 // parseChat decodes and checks a Chat Completions body into a turn.
@@ -116,12 +106,13 @@ func parseChat(body []byte) (*chatRequest, app.TurnRequest, error) {
 		return nil, tr, err
 	}
 	tr.ToolChoice = tc
+	names := map[string]int{}
 	for i, t := range cr.Tools {
 		if t.Type != "function" {
 			return nil, tr, bad(fmt.Sprintf("tools[%d].type", i), "must be \"function\"")
 		}
-		if !catalog.ValidName(t.Function.Name) {
-			return nil, tr, bad(fmt.Sprintf("tools[%d].function.name", i), "must match "+catalog.NamePattern)
+		if err := toolName(fmt.Sprintf("tools[%d].function.name", i), t.Function.Name, i, names); err != nil {
+			return nil, tr, err
 		}
 		params, err := toolParams(fmt.Sprintf("tools[%d].function.parameters", i), t.Function.Parameters)
 		if err != nil {
@@ -187,19 +178,27 @@ func chatToCanonical(field string, m chatMessage) (msg llm.Message, system strin
 		if text != "" {
 			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindText, Text: text})
 		}
+		ids := map[string]int{}
 		for j, tc := range m.ToolCalls {
+			at := fmt.Sprintf("%s.tool_calls[%d]", field, j)
 			if tc.ID == "" {
-				return msg, "", bad(fmt.Sprintf("%s.tool_calls[%d].id", field, j), "is required")
+				return msg, "", bad(at+".id", "is required")
 			}
-			if tc.Function.Name == "" {
-				return msg, "", bad(fmt.Sprintf("%s.tool_calls[%d].function.name", field, j), "is required")
+			if k, ok := ids[tc.ID]; ok {
+				// Providers refuse two calls of one id, and a result could answer either.
+				return msg, "", bad(at+".id", "repeats tool_calls[%d]", k)
 			}
-			args := json.RawMessage(tc.Function.Arguments)
-			if tc.Function.Arguments == "" {
-				args = json.RawMessage(`{}`)
+			ids[tc.ID] = j
+			if tc.Type != "" && tc.Type != "function" {
+				// Left out, it is taken for "function": clients that rebuild calls by hand do.
+				return msg, "", bad(at+".type", "must be \"function\"")
 			}
-			if !json.Valid(args) {
-				return msg, "", bad(fmt.Sprintf("%s.tool_calls[%d].function.arguments", field, j), "must be a JSON string")
+			if err := callName(at+".function.name", tc.Function.Name); err != nil {
+				return msg, "", err
+			}
+			args, err := callArgs(at+".function.arguments", tc.Function.Arguments)
+			if err != nil {
+				return msg, "", err
 			}
 			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.KindToolCall, CallID: tc.ID, Name: tc.Function.Name, Args: args})
 		}
@@ -231,38 +230,163 @@ func contentText(field string, raw json.RawMessage, images bool) (string, []llm.
 		}
 		return s, nil, nil
 	}
-	var ps []contentPart
-	if err := json.Unmarshal(raw, &ps); err != nil {
+	if raw[0] != '[' {
 		return "", nil, bad(field, "must be a string or an array of content parts")
+	}
+	var ps []contentPart
+	// Decoded strictly: a wrong type inside a part is named by the part's own field.
+	if err := strictAt(field, raw, &ps); err != nil {
+		return "", nil, err
 	}
 	// A builder, not +=: a body may hold a million parts, and adding each to a copy of the
 	// text before it was quadratic (hours of CPU for one request).
 	var text strings.Builder
 	var parts []llm.Part
 	for j, p := range ps {
+		at := fmt.Sprintf("%s[%d]", field, j)
 		switch p.Type {
 		case "text", "input_text", "output_text":
-			text.WriteString(p.Text)
+			if p.Text == nil {
+				// A part without its text is a client's mistake, not an empty message.
+				return "", nil, bad(at+".text", "is required in a part of type %s", p.Type)
+			}
+			text.WriteString(*p.Text)
 			if images { // only a user message keeps its parts
-				parts = append(parts, llm.Part{Kind: llm.KindText, Text: p.Text})
+				parts = append(parts, llm.Part{Kind: llm.KindText, Text: *p.Text})
 			}
 		case "image_url", "input_image":
 			if !images {
-				return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "images are only accepted in user messages")
+				return "", nil, bad(at+".type", "images are only accepted in user messages")
 			}
-			if p.ImageURL.URL == "" {
-				name := "image_url.url"
-				if p.Type == "input_image" {
-					name = "image_url"
-				}
-				return "", nil, bad(fmt.Sprintf("%s[%d].%s", field, j, name), "is required")
+			url, err := partImage(at, p)
+			if err != nil {
+				return "", nil, err
 			}
-			parts = append(parts, llm.Part{Kind: llm.KindImage, ImageURL: p.ImageURL.URL})
+			parts = append(parts, llm.Part{Kind: llm.KindImage, ImageURL: url})
 		default:
-			return "", nil, bad(fmt.Sprintf("%s[%d].type", field, j), "must be text or image_url (input_text or input_image)")
+			return "", nil, bad(at+".type", "must be text or image_url (input_text or input_image)")
 		}
 	}
 	return text.String(), parts, nil
+}
+
+// partImage is the URL of an image part at field at: an image_url part holds {"url": "…"}, as
+// OpenAI's Chat Completions documents it; an input_image part (Responses API) holds the URL
+// itself, or, as nodmix took before, the object.
+func partImage(at string, p contentPart) (string, error) {
+	raw := bytes.TrimSpace(p.ImageURL)
+	field := at + ".image_url"
+	var url string
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+	case raw[0] == '"' && p.Type == "input_image":
+		if err := strictAt(field, raw, &url); err != nil {
+			return "", err
+		}
+	case raw[0] == '{':
+		var obj struct {
+			URL *string `json:"url"`
+		}
+		if err := strictAt(field, raw, &obj); err != nil {
+			return "", err
+		}
+		if obj.URL != nil {
+			url = *obj.URL
+		}
+		field += ".url"
+	case p.Type == "image_url":
+		// A bare URL string here is not OpenAI's wire format; taken, it would fail later
+		// in a provider's encoder without naming the field.
+		return "", bad(field, `must be an object {"url": "…"}`)
+	default:
+		return "", bad(field, "must be a string")
+	}
+	if url == "" {
+		if p.Type == "image_url" && field == at+".image_url" {
+			field += ".url"
+		}
+		return "", bad(field, "is required")
+	}
+	if !validDataURL(url) {
+		// A provider refuses it, in this turn and every later one of the session it would be
+		// stored in.
+		return "", bad(field, "is a base64 data URL whose data is not valid base64")
+	}
+	return url, nil
+}
+
+// validDataURL reports whether url, when it is a base64 data URL (data:<type>;base64,<data>),
+// holds valid base64 (standard alphabet, padded or not); any other URL is not checked here.
+// It reads the data without decoding it: an image may be most of a 32 MB body.
+func validDataURL(url string) bool {
+	if len(url) < 5 || !strings.EqualFold(url[:5], "data:") {
+		return true
+	}
+	meta, data, ok := strings.Cut(url[5:], ",")
+	if !ok || len(meta) < 7 || !strings.EqualFold(meta[len(meta)-7:], ";base64") {
+		return true // not base64: the provider reads it as it is
+	}
+	n := len(data)
+	if n == 0 {
+		return false
+	}
+	pad := 0
+	for pad < 2 && n > 0 && data[n-1] == '=' {
+		n--
+		pad++
+	}
+	for i := 0; i < n; i++ {
+		switch c := data[i]; {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/':
+		default:
+			return false
+		}
+	}
+	if pad > 0 {
+		return (n+pad)%4 == 0
+	}
+	return n%4 != 1 // unpadded: a last group of one character holds no byte
+}
+
+// toolName checks the name of the client tool at index i, a provider-facing tool name, against
+// the names of the tools before it (names): a provider refuses two tools of one name, and a
+// call could mean either.
+func toolName(field, name string, i int, names map[string]int) error {
+	if !catalog.ValidName(name) {
+		return bad(field, "must match "+catalog.NamePattern)
+	}
+	if k, ok := names[name]; ok {
+		return bad(field, "repeats tools[%d]", k)
+	}
+	names[name] = i
+	return nil
+}
+
+// callName checks the function name of a tool call in the history: it goes back to the
+// provider, which holds it to the rule tool names follow.
+func callName(field, name string) error {
+	if name == "" {
+		return bad(field, "is required")
+	}
+	if !catalog.ValidName(name) {
+		return bad(field, "must match "+catalog.NamePattern)
+	}
+	return nil
+}
+
+// callArgs is a tool call's arguments: a string holding a JSON object, as OpenAI's calls carry
+// them; "" stands for a call without arguments ({}), as nodmix took it before.
+func callArgs(field, s string) (json.RawMessage, error) {
+	if s == "" {
+		return json.RawMessage(`{}`), nil
+	}
+	args := json.RawMessage(s)
+	if t := bytes.TrimSpace(args); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+		// Providers take a call's input as an object; anything else fails the turn and
+		// every later one of the session.
+		return nil, bad(field, "must be a string holding a JSON object")
+	}
+	return args, nil
 }
 
 // toolParams is a declared tool's parameters: a JSON Schema object, or none.

@@ -209,7 +209,10 @@ func ServeListener(ctx context.Context, ln net.Listener, token string, h http.Ha
 		IdleTimeout:       lim.Idle,
 		// No WriteTimeout: it bounds a whole response and would cut every SSE stream; bounded
 		// gives each write its own deadline instead.
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		// The read limit rides in every request's context: the API names it when it cuts a body.
+		BaseContext: func(net.Listener) context.Context {
+			return context.WithValue(context.WithoutCancel(ctx), readLimitKey{}, lim.Read)
+		},
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

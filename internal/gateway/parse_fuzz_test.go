@@ -42,6 +42,8 @@ func FuzzParseChat(f *testing.F) {
 		`{"messages":[],"n":2}`, `{"messages":[{"role":"user","content":1}]}`, `[]`, `{"tools":[{"type":"function","function":{"name":"a b"}}]}`,
 		`{"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"function","function":{"name":"f"}},"max_tokens":-1}`,
 		`{"messages":[{"role":"user","content":"x"}],"stream":true,"extra_field":{"a":1}}`,
+		`{"messages":[{"role":"user","content":[{"type":"text"},{"type":"image_url","image_url":{"url":"data:image/png;base64,!!"}}]}],"max_tokens":1.5}`,
+		`{"messages":[{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"[1]"}},{"id":"a","function":{"name":"f"}}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -64,6 +66,7 @@ func FuzzParseResponses(f *testing.F) {
 		`{"input":"x","previous_response_id":"resp_1"}`, `{"input":3}`, `{}`, `null`,
 		`{"input":"x","instructions":"be brief","max_output_tokens":-5}`,
 		`{"input":"x","tools":[{"type":"web_search"}]}`,
+		`{"input":[{"type":"function_call","call_id":"c","name":"f"},{"type":"reasoning"},{"type":"function_call","call_id":"c","name":"g","arguments":"null"}]}`,
 	} {
 		f.Add([]byte(s))
 	}

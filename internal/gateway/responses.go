@@ -11,7 +11,6 @@ import (
 
 	"github.com/nodmix/nodmix/internal/agent"
 	"github.com/nodmix/nodmix/internal/app"
-	"github.com/nodmix/nodmix/internal/catalog"
 	"github.com/nodmix/nodmix/internal/directive"
 	"github.com/nodmix/nodmix/internal/llm"
 )
@@ -73,12 +72,13 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		return nil, tr, err
 	}
 	tr.ToolChoice = tc
+	names := map[string]int{}
 	for i, t := range rr.Tools {
 		if t.Type != "function" {
 			return nil, tr, bad(fmt.Sprintf("tools[%d].type", i), "must be \"function\" (built-in OpenAI tools run at OpenAI, not here)")
 		}
-		if !catalog.ValidName(t.Name) {
-			return nil, tr, bad(fmt.Sprintf("tools[%d].name", i), "must match "+catalog.NamePattern)
+		if err := toolName(fmt.Sprintf("tools[%d].name", i), t.Name, i, names); err != nil {
+			return nil, tr, err
 		}
 		params, err := toolParams(fmt.Sprintf("tools[%d].parameters", i), t.Parameters)
 		if err != nil {
@@ -108,26 +108,34 @@ func parseResponses(body []byte) (*respRequest, app.TurnRequest, error) {
 		}
 		var calls callIDs
 		empty := "" // an assistant message item with no text, unless calls follow it
+		// The call items of the assistant message being built, by call_id.
+		callAt := map[string]int{}
 		for i, it := range items {
 			field := fmt.Sprintf("input[%d]", i)
 			if empty != "" && it.Type != "function_call" {
 				return nil, tr, emptyAssistant(empty)
 			}
 			empty = ""
+			if it.Type == "function_call_output" || (it.Type == "" || it.Type == "message") && it.Role != "assistant" {
+				clear(callAt) // the assistant message the calls were part of is over
+			}
 			switch {
 			case it.Type == "function_call":
 				if it.CallID == "" {
 					return nil, tr, bad(field+".call_id", "is required")
 				}
-				if it.Name == "" {
-					return nil, tr, bad(field+".name", "is required")
+				if k, ok := callAt[it.CallID]; ok {
+					// The calls become one assistant message, which providers refuse with
+					// two calls of one id.
+					return nil, tr, bad(field+".call_id", "repeats input[%d]", k)
 				}
-				args := json.RawMessage(it.Arguments)
-				if it.Arguments == "" {
-					args = json.RawMessage(`{}`)
+				callAt[it.CallID] = i
+				if err := callName(field+".name", it.Name); err != nil {
+					return nil, tr, err
 				}
-				if !json.Valid(args) {
-					return nil, tr, bad(field+".arguments", "must be a JSON string")
+				args, err := callArgs(field+".arguments", it.Arguments)
+				if err != nil {
+					return nil, tr, err
 				}
 				p := llm.Part{Kind: llm.KindToolCall, CallID: it.CallID, Name: it.Name, Args: args}
 				_ = calls.see(llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{p}}, "", &rr.loose)

@@ -107,7 +107,7 @@ func TestWrongTypesNameTheElement(t *testing.T) {
 		{"/v1/responses", `{"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"f","arguments":{"a":1}}]}`, "input[1].arguments", "must be a string"},
 		{"/v1/responses", `{"input":[{"role":"user","content":"hi"},5]}`, "input[1]", "must be an object"},
 		{"/v1/responses", `{"input":"hi","tools":[{"type":"function","name":5}]}`, "tools[0].name", "must be a string"},
-		{"/v1/chat/completions", `{"messages":[` + user + `],"max_tokens":1e400}`, "max_tokens", "must be a number"},
+		{"/v1/chat/completions", `{"messages":[` + user + `],"max_tokens":1e400}`, "max_tokens", "must be an integer of at most 9223372036854775807"},
 		{"/v1/chat/completions", `{"messages":[` + user + `],"temperature":-1e999}`, "temperature", "must be a number"},
 		{"/v1/chat/completions", `[1]`, "(body)", "must be an object"},
 	}
