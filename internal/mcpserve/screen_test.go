@@ -210,14 +210,7 @@ func TestInitializeFieldsMustHaveTheirTypes(t *testing.T) {
 // answered a plain-text 400), and a batch goes on without it; over stdio nothing is written.
 func TestUnknownNotificationsGetNoAnswer(t *testing.T) {
 	leaktest.Check(t)
-	srv := New(newFakeSessions(), Options{})
-	t.Cleanup(func() { _ = srv.Close() })
-	ts := httpServer(t, srv)
-	t.Cleanup(http.DefaultClient.CloseIdleConnections)
-	url := ts.URL + "/mcp"
-	resp, _ := post(t, url, rawInit, nil)
-	session := map[string]string{sessionHeader: resp.Header.Get(sessionHeader), "Mcp-Protocol-Version": "2025-11-25"}
-	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	srv, url, session := initializedSession(t)
 	unknown := []string{
 		`{"jsonrpc":"2.0","method":"notifications/whatever"}`,
 		`{"jsonrpc":"2.0","method":"x/y","params":{"a":1}}`,
@@ -303,14 +296,7 @@ func TestMalformedRequestsAreRefusedInJSONRPC(t *testing.T) {
 		}
 	}
 	// Over HTTP, in a session: a body that is not JSON is a JSON-RPC parse error, as before one.
-	srv := New(newFakeSessions(), Options{})
-	t.Cleanup(func() { _ = srv.Close() })
-	ts := httpServer(t, srv)
-	t.Cleanup(http.DefaultClient.CloseIdleConnections)
-	url := ts.URL + "/mcp"
-	resp, _ := post(t, url, rawInit, nil)
-	session := map[string]string{sessionHeader: resp.Header.Get(sessionHeader), "Mcp-Protocol-Version": "2025-11-25"}
-	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	_, url, session := initializedSession(t)
 	resp, out := post(t, url, `{"jsonrpc":`, session)
 	if got := readWireReply(t, rpcBody(out)); resp.StatusCode != http.StatusBadRequest || string(got.ID) != "null" ||
 		got.Error == nil || got.Error.Code != jsonrpc.CodeParseError {
@@ -329,4 +315,19 @@ func TestMalformedRequestsAreRefusedInJSONRPC(t *testing.T) {
 		got.Error == nil || got.Error.Code != jsonrpc.CodeMethodNotFound || got.Error.Message != `method not found: "nope/nope"` {
 		t.Errorf("a batch with an unknown method answered %d %q, want 400 and -32601, id null", resp.StatusCode, out)
 	}
+}
+
+// initializedSession starts a server with an HTTP face and an initialized session on it: the
+// server, its /mcp URL and the headers the session's requests carry.
+func initializedSession(t *testing.T) (*Server, string, map[string]string) {
+	t.Helper()
+	srv := New(newFakeSessions(), Options{})
+	t.Cleanup(func() { _ = srv.Close() })
+	ts := httpServer(t, srv)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+	resp, _ := post(t, url, rawInit, nil)
+	session := map[string]string{sessionHeader: resp.Header.Get(sessionHeader), "Mcp-Protocol-Version": "2025-11-25"}
+	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	return srv, url, session
 }
