@@ -91,7 +91,7 @@ func (d *dialect) decodeWhole(r io.Reader) (llm.Event, error) {
 			continue
 		}
 		m := &ch.Message
-		a.text.WriteString(m.Content)
+		a.text.WriteString(m.Content.text)
 		a.text.WriteString(m.Refusal)
 		a.rtext.WriteString(reasoningOf(m))
 		if d.q.ReasoningDetails && len(m.ReasoningDetails) > 0 && string(m.ReasoningDetails) != "null" {
@@ -261,7 +261,7 @@ func (a *assembler) chunk(c *response, yield func(llm.Event, error) bool) bool {
 				}
 			}
 		}
-		if t := dl.Content + dl.Refusal; t != "" {
+		if t := dl.Content.text + dl.Refusal; t != "" {
 			a.text.WriteString(t)
 			if !yield(llm.Event{Kind: llm.EventText, Text: t}, nil) {
 				return false
@@ -285,10 +285,13 @@ func (a *assembler) chunk(c *response, yield func(llm.Event, error) bool) bool {
 // reasoningOf is a delta's (or message's) reasoning text. Servers moving from
 // reasoning_content to reasoning send both with the same text; the first wins.
 func reasoningOf(d *delta) string {
-	if d.ReasoningContent != "" {
+	switch {
+	case d.ReasoningContent != "":
 		return d.ReasoningContent
+	case d.Reasoning != "":
+		return d.Reasoning
 	}
-	return d.Reasoning
+	return d.Content.thinking
 }
 
 // call takes one tool call delta; false means stop: the consumer stopped, or (a.err) the

@@ -80,7 +80,7 @@ type choice struct {
 }
 
 type delta struct {
-	Content          string          `json:"content"`
+	Content          content         `json:"content"`
 	Refusal          string          `json:"refusal"`
 	ReasoningContent string          `json:"reasoning_content"` // DeepSeek, Moonshot, Z.AI
 	Reasoning        string          `json:"reasoning"`         // OpenRouter, vLLM, Ollama
