@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nodmix/nodmix/internal/jsondepth"
 )
 
 // screenToolsPage reads a tools/list result before the SDK does. The SDK decodes a page whole:
@@ -28,13 +29,12 @@ func screenToolsPage(result json.RawMessage) (_ json.RawMessage, leftOut []strin
 	}
 	kept := tools[:0:0]
 	for i, raw := range tools {
-		var t mcp.Tool
-		err := json.Unmarshal(raw, &t)
-		if err == nil {
+		why := toolError(raw)
+		if why == "" {
 			kept = append(kept, raw)
 			continue
 		}
-		leftOut = append(leftOut, fmt.Sprintf("tools[%d]%s: %s", i, toolName(raw), fieldError(err)))
+		leftOut = append(leftOut, fmt.Sprintf("tools[%d]%s: %s", i, toolName(raw), why))
 	}
 	if leftOut == nil {
 		return result, nil
@@ -45,6 +45,59 @@ func screenToolsPage(result json.RawMessage) (_ json.RawMessage, leftOut []strin
 		return result, nil
 	}
 	return out, leftOut
+}
+
+// maxToolDepth is the deepest a listed tool may nest: the SDK refuses a message nested deeper than
+// 1,000 levels, and a tool sits three levels down in its page's message (message, result, tools).
+const maxToolDepth = 1000 - 3
+
+// toolError says why the SDK cannot read the listed tool raw, or "" when it can. The SDK's decoder
+// matches keys exactly, and encoding/json ignores case: a key that differs from a field's only in
+// case ("Title") is one the SDK skips, so it is dropped before the tool is read here.
+func toolError(raw json.RawMessage) string {
+	if jsondepth.Deeper(raw, maxToolDepth) {
+		return fmt.Sprintf("nests deeper than the %d levels a tool may hold", maxToolDepth)
+	}
+	var t mcp.Tool
+	err := json.Unmarshal(raw, &t)
+	if err == nil {
+		return ""
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return fieldError(err)
+	}
+	dropped := false
+	for k := range fields {
+		if known, ok := toolField(k); ok && known != k {
+			delete(fields, k)
+			dropped = true
+		}
+	}
+	if !dropped {
+		return fieldError(err)
+	}
+	b, merr := json.Marshal(fields)
+	if merr != nil {
+		return fieldError(err)
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return fieldError(err)
+	}
+	return ""
+}
+
+// toolField returns the JSON name of mcp.Tool's field that key names, ignoring case as
+// encoding/json does, and whether there is one.
+func toolField(key string) (string, bool) {
+	t := reflect.TypeFor[mcp.Tool]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" && strings.EqualFold(name, key) {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // toolName is ` ("name")` for a tool whose name reads as a string, for the reader to find it.

@@ -118,6 +118,36 @@ func TestMalformedCallResultIsAToolError(t *testing.T) {
 	}
 }
 
+// TestScreenToolsPageReadsAsTheSDK: the screen leaves out only what the SDK cannot read. The
+// SDK's decoder matches keys exactly (a "Title" beside a tool's fields is an extra key, which
+// MCP allows), and refuses a message nested past 1,000 levels, which would fail the whole listing.
+func TestScreenToolsPageReadsAsTheSDK(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 1000) + "1" + strings.Repeat("}", 1000)
+	tests := []struct {
+		name, tool string
+		left       []string
+	}{
+		{"a key differing from a field by case", `{"name":"a","inputSchema":{"type":"object"},"Title":{"en":"x"},"NAME":5}`, nil},
+		{"an extra key", `{"name":"a","inputSchema":{"type":"object"},"x-vendor":[1]}`, nil},
+		{"a wrong type under the exact key", `{"name":"a","inputSchema":{"type":"object"},"Title":"t","title":{"en":"x"}}`,
+			[]string{`tools[0] ("a"): "title" must be a string`}},
+		{"nested past the SDK's limit", `{"name":"a","inputSchema":{"type":"object","x":` + deep + `}}`,
+			[]string{`tools[0] ("a"): nests deeper than the 997 levels a tool may hold`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page := `{"tools":[` + tt.tool + `]}`
+			out, left := screenToolsPage(json.RawMessage(page))
+			if diff := cmp.Diff(tt.left, left); diff != "" {
+				t.Errorf("left out (-want +got):\n%s", diff)
+			}
+			if tt.left == nil && string(out) != page {
+				t.Errorf("a page with nothing left out came back changed: %s", out)
+			}
+		})
+	}
+}
+
 // FuzzScreenToolsPage: any tools/list result is screened without a panic; a page with nothing
 // left out comes back byte for byte, and one with tools left out is JSON whose tools all read.
 func FuzzScreenToolsPage(f *testing.F) {

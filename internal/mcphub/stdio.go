@@ -583,13 +583,25 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) (err error)
 		}()
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.ID.IsValid() {
+		// The hub lists one page at a time, so a listing still waiting when the next starts was
+		// given up (its context ended) and will never be screened: it is dropped, not kept for
+		// the connection's life, and a late answer to it goes to the SDK as it came.
 		c.listMu.Lock()
+		clear(c.listings)
 		if c.listings == nil {
 			c.listings = map[jsonrpc.ID]struct{}{}
 		}
 		c.listings[req.ID] = struct{}{}
 		c.listingN.Store(int32(len(c.listings)))
 		c.listMu.Unlock()
+		defer func() {
+			if err != nil { // never sent: no answer will come
+				c.listMu.Lock()
+				delete(c.listings, req.ID)
+				c.listingN.Store(int32(len(c.listings)))
+				c.listMu.Unlock()
+			}
+		}()
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()

@@ -386,3 +386,32 @@ func FuzzStreamConn(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamConnKeepsOneListing: the hub lists one page at a time, so a tools/list that got no
+// answer (its context ended) is forgotten when the next is written, and one whose write failed
+// at once; before, each stayed for the connection's life, and every message read took a lock.
+func TestStreamConnKeepsOneListing(t *testing.T) {
+	c := newStreamConn(strings.NewReader(""), io.Discard, closerFunc(func() error { return nil }))
+	list := func(id int64) *jsonrpc.Request {
+		rid, err := jsonrpc.MakeID(float64(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &jsonrpc.Request{ID: rid, Method: "tools/list"}
+	}
+	for id := range int64(3) {
+		if err := c.Write(context.Background(), list(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.listingN.Load(); n != 1 {
+		t.Errorf("%d listings waiting after three unanswered ones, want the last", n)
+	}
+	c.abortWrites()
+	if err := c.Write(context.Background(), list(9)); err == nil {
+		t.Fatal("a write after abortWrites succeeded")
+	}
+	if n := c.listingN.Load(); n != 0 {
+		t.Errorf("%d listings waiting after a listing whose write failed, want none", n)
+	}
+}
