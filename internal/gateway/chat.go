@@ -307,7 +307,8 @@ func partImage(at string, p contentPart) (string, error) {
 		}
 		return "", bad(field, "is required")
 	}
-	if !validDataURL(url) {
+	url, ok := cleanDataURL(url)
+	if !ok {
 		// A provider refuses it, in this turn and every later one of the session it would be
 		// stored in.
 		return "", bad(field, "is a base64 data URL whose data is not valid base64")
@@ -315,17 +316,35 @@ func partImage(at string, p contentPart) (string, error) {
 	return url, nil
 }
 
-// validDataURL reports whether url, when it is a base64 data URL (data:<type>;base64,<data>),
-// holds valid base64 (standard alphabet, padded or not); any other URL is not checked here.
-// It reads the data without decoding it: an image may be most of a 32 MB body.
-func validDataURL(url string) bool {
+// cleanDataURL returns url without the ASCII whitespace in its data when it is a base64 data URL
+// (data:<type>;base64,<data>), and whether that data is then valid base64 (standard alphabet,
+// padded or not); any other URL comes back as it is. Browsers read base64 data wrapped in lines
+// (as `base64` writes it), so clients send it; providers' decoders may not, and the session keeps
+// what is stored, so the data is stored unwrapped. It reads the data without decoding it: an
+// image may be most of a 32 MB body.
+func cleanDataURL(url string) (string, bool) {
 	if len(url) < 5 || !strings.EqualFold(url[:5], "data:") {
-		return true
+		return url, true
 	}
 	meta, data, ok := strings.Cut(url[5:], ",")
 	if !ok || len(meta) < 7 || !strings.EqualFold(meta[len(meta)-7:], ";base64") {
-		return true // not base64: the provider reads it as it is
+		return url, true // not base64: the provider reads it as it is
 	}
+	if strings.ContainsAny(data, " \t\n\f\r") {
+		data = strings.Map(func(r rune) rune {
+			switch r {
+			case ' ', '\t', '\n', '\f', '\r':
+				return -1
+			}
+			return r
+		}, data)
+		url = url[:5+len(meta)+1] + data
+	}
+	return url, validBase64(data)
+}
+
+// validBase64 reports whether data is base64 in the standard alphabet, padded or not.
+func validBase64(data string) bool {
 	n := len(data)
 	if n == 0 {
 		return false
@@ -375,9 +394,10 @@ func callName(field, name string) error {
 }
 
 // callArgs is a tool call's arguments: a string holding a JSON object, as OpenAI's calls carry
-// them; "" stands for a call without arguments ({}), as nodmix took it before.
+// them; "" stands for a call without arguments ({}), as nodmix took it before, and so does
+// "null", which models write for a function without parameters.
 func callArgs(field, s string) (json.RawMessage, error) {
-	if s == "" {
+	if t := strings.TrimSpace(s); t == "" || t == "null" {
 		return json.RawMessage(`{}`), nil
 	}
 	args := json.RawMessage(s)

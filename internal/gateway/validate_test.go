@@ -80,13 +80,13 @@ func TestBadFieldsAreNamed(t *testing.T) {
 		{"base64 of one char too many", chat, userParts(`{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAAA"}}`), "messages[0].content[0].image_url.url", "is a base64 data URL whose data is not valid base64"},
 		{"padding inside", chat, userParts(`{"type":"image_url","image_url":{"url":"data:image/png;base64,AA==AAAA"}}`), "messages[0].content[0].image_url.url", "is a base64 data URL whose data is not valid base64"},
 		{"empty base64", chat, userParts(`{"type":"image_url","image_url":{"url":"data:image/png;base64,"}}`), "messages[0].content[0].image_url.url", "is a base64 data URL whose data is not valid base64"},
-		{"responses: bad base64", resp, inputParts(`{"type":"input_image","image_url":"data:image/jpeg;BASE64,a b"}`), "input[0].content[0].image_url", "is a base64 data URL whose data is not valid base64"},
+		{"responses: bad base64", resp, inputParts(`{"type":"input_image","image_url":"data:image/jpeg;BASE64,a!b"}`), "input[0].content[0].image_url", "is a base64 data URL whose data is not valid base64"},
 		{"image_url a bare string", chat, userParts(`{"type":"image_url","image_url":"https://example.com/x.png"}`), "messages[0].content[0].image_url", `must be an object {"url": "…"}`},
 		// 6: tool calls in the history, and tools.
 		{"duplicate call id", chat, calls(call("a", "function", "f", "{}") + "," + call("a", "function", "g", "{}")), "messages[1].tool_calls[1].id", "repeats tool_calls[0]"},
 		{"call type", chat, calls(call("a", "custom", "f", "{}")), "messages[1].tool_calls[0].type", `must be "function"`},
 		{"arguments an array", chat, calls(call("a", "function", "f", "[1]")), "messages[1].tool_calls[0].function.arguments", "must be a string holding a JSON object"},
-		{"arguments null", chat, calls(call("a", "function", "f", "null")), "messages[1].tool_calls[0].function.arguments", "must be a string holding a JSON object"},
+		{"arguments a JSON string", chat, calls(call("a", "function", "f", `"x"`)), "messages[1].tool_calls[0].function.arguments", "must be a string holding a JSON object"},
 		{"arguments two objects", chat, calls(call("a", "function", "f", "{} {}")), "messages[1].tool_calls[0].function.arguments", "must be a string holding a JSON object"},
 		{"call name", chat, calls(call("a", "function", "a.b", "{}")), "messages[1].tool_calls[0].function.name", "must match ^[A-Za-z0-9_-]{1,64}$"},
 		{"tools repeat a name", chat, `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"f"}}]}`, "tools[1].function.name", "repeats tools[0]"},
@@ -137,6 +137,11 @@ func TestLegitimateShapesStillPass(t *testing.T) {
 				{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: "a", Text: "r"}}},
 				{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.KindToolCall, CallID: "a", Name: "f", Args: json.RawMessage(`{}`)}}},
 				{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: "a", Text: "s"}}}}},
+		{"arguments null, base64 in lines", "/v1/chat/completions",
+			`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,R0lG\nOA==\r\n"}}]},{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"null"}}]},{"role":"tool","tool_call_id":"a","content":"r"}]}`,
+			[]llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.KindImage, ImageURL: "data:image/png;base64,R0lGOA=="}}},
+				{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.KindToolCall, CallID: "a", Name: "f", Args: json.RawMessage(`{}`)}}},
+				{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.KindToolResult, CallID: "a", Text: "r"}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
