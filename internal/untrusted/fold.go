@@ -141,7 +141,10 @@ func foldRune(r rune) (string, bool) {
 		// counterpart in older character sets; a reader sees the same letters.
 		return ascii(byte('A' + (r-0x1F150)%0x20)), true
 	}
-	if c, ok := smallCapitals[r]; ok {
+	if r >= 0xAB70 && r <= 0xABBF {
+		r = unicode.ToUpper(r) // Cherokee small letters read as their capitals
+	}
+	if c, ok := latinLookalikes[r]; ok {
 		return ascii(c), true
 	}
 	if n := openers(r); n > 0 {
@@ -245,16 +248,25 @@ var lookalikes = func() (t [0x0530 - lookalikeFirst]byte) {
 	return t
 }()
 
-// smallCapitals maps the Latin small capitals that "fancy text" generators spell words with
-// (ᴇxᴛᴇʀɴᴀʟ) to their letters: they are letters in their own right, so NFKD keeps them.
-var smallCapitals = func() map[rune]byte {
-	const letters = "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ"
-	latin := "abcdefghijklmnopqrstuvwyz" // no small capital x
-	m := make(map[rune]byte, len(latin))
-	i := 0
-	for _, r := range letters {
-		m[r] = latin[i]
-		i++
+// latinLookalikes maps letters that NFKD keeps as letters in their own right, but that a reader
+// takes for Latin ones, to those: the small capitals that "fancy text" generators spell words with
+// (ᴇxᴛᴇʀɴᴀʟ), letters with a stroke or bar (Ł, Đ, Ŧ, ı), and the Cherokee and Lisu letters drawn
+// as Latin capitals (Ꭼ, ꓰ), all among Unicode's confusables of Latin letters.
+var latinLookalikes = func() map[rune]byte {
+	m := map[rune]byte{}
+	for _, l := range []struct {
+		latin byte
+		runes string
+	}{
+		{'a', "ᴀ\u13aaꓮ"}, {'b', "ʙᏴꓐ"}, {'c', "ᴄᏟꓚ"}, {'d', "ᴅĐđᎠꓓ"}, {'e', "ᴇᎬꓰ"}, {'f', "ꜰꓝ"},
+		{'g', "ɢᏀꓖ"}, {'h', "ʜĦħᎻꓧ"}, {'i', "ɪıƗɨᎥꓲ"}, {'j', "ᴊȷᎫꓙ"}, {'k', "ᴋᏦꓗ"},
+		{'l', "ʟŁłᏞꓡ"}, {'m', "ᴍᎷꓟ"}, {'n', "ɴꓠ"}, {'o', "ᴏØøꓳ"}, {'p', "ᴘᏢꓑ"}, {'q', "ꞯ"},
+		{'r', "ʀɌɍᏒꓣ"}, {'s', "ꜱᏚꓢ"}, {'t', "ᴛŦŧᎢꓔ"}, {'u', "ᴜꓴ"}, {'v', "ᴠᏙꓦ"},
+		{'w', "ᴡᎳꓪ"}, {'x', "ꓫ"}, {'y', "ʏꓬ"}, {'z', "ᴢƵƶᏃꓜ"},
+	} {
+		for _, r := range l.runes {
+			m[r] = l.latin
+		}
 	}
 	return m
 }()
