@@ -180,13 +180,14 @@ type streamConn struct {
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*msgBatch
 
-	// listings holds the ids of the hub's tools/list calls waiting for their results, which
-	// screenToolsPage reads before the SDK; listingN is its size, so that a message read while
-	// none waits (nearly every one) takes no lock. leftOut, if set, is told what a page left out.
-	listMu   sync.Mutex
-	listings map[jsonrpc.ID]struct{}
-	listingN atomic.Int32
-	leftOut  func([]string)
+	// listing is the id of the hub's tools/list call waiting for its result, which
+	// screenToolsPage reads before the SDK: the hub lists one page at a time. listed says one
+	// waits, so that a message read while none does (nearly every one) takes no lock. leftOut,
+	// if set, is told what a page left out.
+	listMu  sync.Mutex
+	listing jsonrpc.ID
+	listed  atomic.Bool
+	leftOut func([]string)
 
 	// unanswered counts the server's calls read and not yet answered: the SDK holds a goroutine
 	// for each until its answer is written, which blocks while the server does not read.
@@ -452,7 +453,7 @@ func (c *streamConn) read(ctx context.Context) (jsonrpc.Message, error) {
 			_ = c.send(refusal) // a failed write fails the SDK's next one the same way
 		})
 	}
-	if c.listingN.Load() > 0 {
+	if c.listed.Load() {
 		c.screenListing(d.msg)
 		for _, m := range d.batch {
 			c.screenListing(m)
@@ -475,9 +476,10 @@ func (c *streamConn) screenListing(m jsonrpc.Message) {
 		return
 	}
 	c.listMu.Lock()
-	_, ours := c.listings[resp.ID]
-	delete(c.listings, resp.ID)
-	c.listingN.Store(int32(len(c.listings)))
+	ours := c.listed.Load() && resp.ID == c.listing
+	if ours {
+		c.listed.Store(false)
+	}
 	c.listMu.Unlock()
 	if !ours || resp.Error != nil {
 		return
@@ -583,22 +585,18 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) (err error)
 		}()
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.ID.IsValid() {
-		// The hub lists one page at a time, so a listing still waiting when the next starts was
-		// given up (its context ended) and will never be screened: it is dropped, not kept for
-		// the connection's life, and a late answer to it goes to the SDK as it came.
+		// A listing still waiting when the next starts was given up (its context ended): it is
+		// replaced, and a late answer to it goes to the SDK as it came.
 		c.listMu.Lock()
-		clear(c.listings)
-		if c.listings == nil {
-			c.listings = map[jsonrpc.ID]struct{}{}
-		}
-		c.listings[req.ID] = struct{}{}
-		c.listingN.Store(int32(len(c.listings)))
+		c.listing = req.ID
+		c.listed.Store(true)
 		c.listMu.Unlock()
 		defer func() {
 			if err != nil { // never sent: no answer will come
 				c.listMu.Lock()
-				delete(c.listings, req.ID)
-				c.listingN.Store(int32(len(c.listings)))
+				if c.listing == req.ID {
+					c.listed.Store(false)
+				}
 				c.listMu.Unlock()
 			}
 		}()
