@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -50,31 +51,44 @@ func lineError(b []byte, err error) error {
 // one the decoder's error is about when all before it is valid; ok is false when b is not an
 // object or every member scans.
 func memberAtFault(b []byte) (key string, ok bool) {
-	i := jsonscan.Space(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return "", false
-	}
-	i = jsonscan.Space(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		kEnd, flags := jsonscan.String(b, i)
-		if kEnd < 0 {
-			return "", false
+	for k, scans := range members(b) {
+		if !scans {
+			return k, true
 		}
-		key = unquote(b[i:kEnd], flags)
-		i = jsonscan.Space(b, kEnd)
-		if i >= len(b) || b[i] != ':' {
-			return "", false
-		}
-		if i = jsonscan.Value(b, jsonscan.Space(b, i+1), 1); i < 0 {
-			return key, true
-		}
-		i = jsonscan.Space(b, i)
-		if i >= len(b) || b[i] != ',' {
-			return "", false
-		}
-		i = jsonscan.Space(b, i+1)
 	}
 	return "", false
+}
+
+// members yields the keys of the object b in order, each with whether its value scans; it stops
+// after a value that does not, and at anything that is not an object's member.
+func members(b []byte) iter.Seq2[string, bool] {
+	return func(yield func(string, bool) bool) {
+		i := jsonscan.Space(b, 0)
+		if i >= len(b) || b[i] != '{' {
+			return
+		}
+		i = jsonscan.Space(b, i+1)
+		for i < len(b) && b[i] == '"' {
+			kEnd, flags := jsonscan.String(b, i)
+			if kEnd < 0 {
+				return
+			}
+			key := unquote(b[i:kEnd], flags)
+			i = jsonscan.Space(b, kEnd)
+			if i >= len(b) || b[i] != ':' {
+				return
+			}
+			i = jsonscan.Value(b, jsonscan.Space(b, i+1), 1)
+			if !yield(key, i >= 0) || i < 0 {
+				return
+			}
+			i = jsonscan.Space(b, i)
+			if i >= len(b) || b[i] != ',' {
+				return
+			}
+			i = jsonscan.Space(b, i+1)
+		}
+	}
 }
 
 // fieldLabel is a key as an error names it: a field's name bare, as the other errors name it,
@@ -144,39 +158,17 @@ func foldName(s string) string {
 func repeatedKey(b []byte) error {
 	var first [len(fileFields)]string
 	var seen [len(fileFields)]bool
-	i := jsonscan.Space(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil
-	}
-	i = jsonscan.Space(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		kEnd, flags := jsonscan.String(b, i)
-		if kEnd < 0 {
-			return nil
+	for key := range members(b) {
+		f, ok := fieldOfKey(key)
+		switch {
+		case !ok:
+		case !seen[f]:
+			seen[f], first[f] = true, key
+		case first[f] == key:
+			return fmt.Errorf("%s appears twice", quoteShort(key))
+		default:
+			return fmt.Errorf("%s: set twice, as %s and as %s", fileFields[f], quoteShort(first[f]), quoteShort(key))
 		}
-		key := unquote(b[i:kEnd], flags)
-		if f, ok := fieldOfKey(key); ok {
-			switch {
-			case !seen[f]:
-				seen[f], first[f] = true, key
-			case first[f] == key:
-				return fmt.Errorf("%s appears twice", quoteShort(key))
-			default:
-				return fmt.Errorf("%s: set twice, as %s and as %s", fileFields[f], quoteShort(first[f]), quoteShort(key))
-			}
-		}
-		i = jsonscan.Space(b, kEnd)
-		if i >= len(b) || b[i] != ':' {
-			return nil
-		}
-		if i = jsonscan.Value(b, jsonscan.Space(b, i+1), 1); i < 0 {
-			return nil
-		}
-		i = jsonscan.Space(b, i)
-		if i >= len(b) || b[i] != ',' {
-			return nil
-		}
-		i = jsonscan.Space(b, i+1)
 	}
 	return nil
 }
