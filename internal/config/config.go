@@ -211,8 +211,8 @@ func Errors(err error) []*Error {
 	return out
 }
 
-// JoinErrors sorts errs by path and rule and joins them; nil when there are none. A plugin
-// joins the errors of its section with it, so that they read in the order of the file's own.
+// JoinErrors sorts errs by path and rule and joins them; nil when there are none. The plugin host
+// joins a plugin's section errors with it, so that they read in the order of the file's own.
 func JoinErrors(errs []*Error) error { return joinErrors(errs) }
 
 // joinErrors sorts errs by path and rule and joins them; nil when there are none.

@@ -127,7 +127,8 @@ func StartWith(ctx context.Context, f Factory, raw json.RawMessage, host Host, p
 func FieldError(path, rule string) error { return &config.Error{Path: path, Rule: rule} }
 
 // sectionError names a plugin's config errors by their whole path, the one `nodmix config set`
-// takes (plugins.entries.tavily.config.webSearch.colour: unknown field). Other errors name the
+// takes (plugins.entries.tavily.config.webSearch.colour: unknown field), in the order of the
+// file's own (by path, then rule), whatever order the plugin found them in. Other errors name the
 // plugin and the step.
 func sectionError(id, stepName string, err error) error {
 	fields := fieldErrors(err)
@@ -135,7 +136,7 @@ func sectionError(id, stepName string, err error) error {
 		return fmt.Errorf("plugin %q: %s: %w", id, stepName, err)
 	}
 	section := "plugins.entries." + id + ".config"
-	out := make([]error, len(fields))
+	out := make([]*config.Error, len(fields))
 	for i, e := range fields {
 		path := section
 		if e.Path != "" {
@@ -143,7 +144,7 @@ func sectionError(id, stepName string, err error) error {
 		}
 		out[i] = &config.Error{Path: path, Rule: e.Rule}
 	}
-	return errors.Join(out...)
+	return config.JoinErrors(out)
 }
 
 // fieldErrors returns err's FieldErrors when err is one or a join of them, else nil: an error

@@ -3,6 +3,7 @@ package tavily
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nodmix/nodmix/internal/config"
+	"github.com/nodmix/nodmix/internal/plugin"
 )
 
 // Defaults of the plugin configuration.
@@ -58,7 +60,7 @@ func resolveKey(s config.Secret, lookupEnv func(string) (string, bool)) (value, 
 // section joined: a value that does not decode leaves its default, and the rest are still read.
 func decodeConfig(raw json.RawMessage) (pluginConfig, error) {
 	c, errs := decodeFields(raw)
-	return c, config.JoinErrors(errs)
+	return c, errors.Join(errs...)
 }
 
 // decodeChecked is decodeConfig that, when a value does not decode, adds the errors validate
@@ -66,12 +68,12 @@ func decodeConfig(raw json.RawMessage) (pluginConfig, error) {
 func decodeChecked(raw json.RawMessage) (pluginConfig, error) {
 	c, errs := decodeFields(raw)
 	if len(errs) > 0 {
-		return c, config.JoinErrors(append(errs, c.check()...))
+		return c, errors.Join(append(errs, c.check()...)...)
 	}
 	return c, nil
 }
 
-func decodeFields(raw json.RawMessage) (pluginConfig, []*config.Error) {
+func decodeFields(raw json.RawMessage) (pluginConfig, []error) {
 	var c pluginConfig
 	top, errs := objectFields("", raw, "webSearch")
 	ws, ok := top["webSearch"]
@@ -81,14 +83,14 @@ func decodeFields(raw json.RawMessage) (pluginConfig, []*config.Error) {
 	fields, wsErrs := objectFields("webSearch", ws, "apiKey", "baseUrl", "searchTimeoutSeconds", "extractTimeoutSeconds")
 	errs = append(errs, wsErrs...)
 	if v, ok := fields["apiKey"]; ok {
-		var err *config.Error
+		var err error
 		if c.apiKey, err = decodeSecret("webSearch.apiKey", v); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if v, ok := fields["baseUrl"]; ok && !isNull(v) {
 		if json.Unmarshal(v, &c.baseURL) != nil {
-			errs = append(errs, fieldError("webSearch.baseUrl", "must be a string"))
+			errs = append(errs, plugin.FieldError("webSearch.baseUrl", "must be a string"))
 		}
 	}
 	for _, t := range []struct {
@@ -98,20 +100,17 @@ func decodeFields(raw json.RawMessage) (pluginConfig, []*config.Error) {
 		if v, ok := fields[t.name]; ok && !isNull(v) {
 			if json.Unmarshal(v, t.dst) != nil {
 				*t.dst = 0 // the default: a half-decoded value is not checked again
-				errs = append(errs, fieldError("webSearch."+t.name, "must be a number of seconds"))
+				errs = append(errs, plugin.FieldError("webSearch."+t.name, "must be a number of seconds"))
 			}
 		}
 	}
 	return c, errs
 }
 
-// fieldError is plugin.FieldError as the *config.Error it is, to be joined with others.
-func fieldError(path, rule string) *config.Error { return &config.Error{Path: path, Rule: rule} }
-
-func decodeSecret(path string, raw json.RawMessage) (config.Secret, *config.Error) {
+func decodeSecret(path string, raw json.RawMessage) (config.Secret, error) {
 	var s config.Secret
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return config.Secret{}, fieldError(path, strings.TrimPrefix(err.Error(), "secret: "))
+		return config.Secret{}, plugin.FieldError(path, strings.TrimPrefix(err.Error(), "secret: "))
 	}
 	return s, nil
 }
@@ -121,29 +120,29 @@ var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 
 // validate checks values the decoder cannot: URLs, names, ranges. It reports every value that
 // breaks a rule, joined.
-func (c *pluginConfig) validate() error { return config.JoinErrors(c.check()) }
+func (c *pluginConfig) validate() error { return errors.Join(c.check()...) }
 
-func (c *pluginConfig) check() []*config.Error {
-	var errs []*config.Error
+func (c *pluginConfig) check() []error {
+	var errs []error
 	switch kind, target := c.apiKey.Ref(); {
 	case kind == "$file" && !filepath.IsAbs(target) && !strings.HasPrefix(target, "~/"):
 		// The plugin is not told where the config file is, so a relative path would depend on the
 		// gateway's working directory.
-		errs = append(errs, fieldError("webSearch.apiKey.$file", "must be an absolute path (or start with ~/)"))
+		errs = append(errs, plugin.FieldError("webSearch.apiKey.$file", "must be an absolute path (or start with ~/)"))
 	case kind == "" && c.apiKey.IsSet():
 		if v, _ := c.apiKey.Resolve(func(string) (string, bool) { return "", false }); strings.TrimSpace(v) == "" {
-			errs = append(errs, fieldError("webSearch.apiKey", "must not be blank"))
+			errs = append(errs, plugin.FieldError("webSearch.apiKey", "must not be blank"))
 		}
 	}
 	if b := strings.TrimSpace(c.baseURL); b != "" && !absHTTPURL(b) {
-		errs = append(errs, fieldError("webSearch.baseUrl", "must be an absolute http(s) URL like "+DefaultBaseURL))
+		errs = append(errs, plugin.FieldError("webSearch.baseUrl", "must be an absolute http(s) URL like "+DefaultBaseURL))
 	}
 	for _, t := range []struct {
 		name string
 		v    float64
 	}{{"searchTimeoutSeconds", c.searchTimeout}, {"extractTimeoutSeconds", c.extractTimeout}} {
 		if t.v != 0 && (math.IsNaN(t.v) || t.v < 1 || t.v > maxTimeoutSeconds) {
-			errs = append(errs, fieldError("webSearch."+t.name, fmt.Sprintf("must be from 1 to %d seconds", maxTimeoutSeconds)))
+			errs = append(errs, plugin.FieldError("webSearch."+t.name, fmt.Sprintf("must be from 1 to %d seconds", maxTimeoutSeconds)))
 		}
 	}
 	return errs
@@ -180,22 +179,22 @@ func endpoint(base, path string) string {
 
 // objectFields decodes raw as a JSON object whose keys must be among allowed. It returns nil for
 // null or an empty value, and with the unknown keys refused (each its own error) the known ones.
-func objectFields(path string, raw json.RawMessage, allowed ...string) (map[string]json.RawMessage, []*config.Error) {
+func objectFields(path string, raw json.RawMessage, allowed ...string) (map[string]json.RawMessage, []error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || isNull(raw) {
 		return nil, nil
 	}
 	var fields map[string]json.RawMessage
 	if raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
-		return nil, []*config.Error{fieldError(path, "must be an object")}
+		return nil, []error{plugin.FieldError(path, "must be an object")}
 	}
-	var errs []*config.Error
+	var errs []error
 	for _, k := range unknownKeys(fields, allowed) {
 		p := k
 		if path != "" {
 			p = path + "." + k
 		}
-		errs = append(errs, fieldError(p, "unknown field"))
+		errs = append(errs, plugin.FieldError(p, "unknown field"))
 		delete(fields, k)
 	}
 	return fields, errs
