@@ -77,22 +77,14 @@ type Message struct {
 // Text returns the concatenated text parts of m. It copies once, whatever the number of parts: a
 // client's message may hold a million of them.
 func (m *Message) Text() string {
-	n, last := 0, -1
-	for i, p := range m.Parts {
+	n, texts, only := 0, 0, ""
+	for _, p := range m.Parts {
 		if p.Kind == KindText && p.Text != "" {
-			n += len(p.Text)
-			if last < 0 {
-				last = i
-			} else {
-				last = len(m.Parts) // two or more
-			}
+			n, texts, only = n+len(p.Text), texts+1, p.Text
 		}
 	}
-	switch {
-	case last < 0:
-		return ""
-	case last < len(m.Parts):
-		return m.Parts[last].Text
+	if texts <= 1 {
+		return only
 	}
 	var b strings.Builder
 	b.Grow(n)
